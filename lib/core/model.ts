@@ -1,0 +1,76 @@
+/**
+ * The data the replicator moves. Bytes stay bytes: keys, values, header keys and header values
+ * are Buffers end to end, so a record is copied exactly even when it is not valid UTF-8.
+ */
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+export interface RecordHeader {
+  /** Header keys are raw bytes: Kafka defines them as strings, but we never re-encode them. */
+  readonly key: Buffer;
+  /** `null` is a distinct value on the wire (length -1) and is preserved. */
+  readonly value: Buffer | null;
+}
+
+/** One data record as read from a source partition. Headers keep their order and repeats. */
+export interface MirrorRecord {
+  /** Offset in the source partition. */
+  readonly offset: number;
+  /** Effective timestamp in ms since epoch (CreateTime, or the batch's LogAppendTime). */
+  readonly timestamp: number;
+  readonly key: Buffer | null;
+  /** `null` is a tombstone and stays a tombstone. */
+  readonly value: Buffer | null;
+  readonly headers: readonly RecordHeader[];
+}
+
+/** The result of one fetch of one source partition. */
+export interface FetchedRecords {
+  /**
+   * Data records at or after the requested offset, in offset order. Records below the requested
+   * offset (Kafka returns whole batches), control records and records of aborted transactions
+   * are already dropped.
+   */
+  readonly records: MirrorRecord[];
+  /**
+   * The next offset to read: one past the last offset covered by the returned batches, control
+   * batches and compaction gaps included. Equal to the requested offset when nothing was read.
+   * This is what gets checkpointed.
+   */
+  readonly nextOffset: number;
+  /** Source high watermark at the time of the fetch (the log end a consumer can reach). */
+  readonly highWatermark: number;
+  /** Source log start offset at the time of the fetch, or -1 when the broker did not say. */
+  readonly logStartOffset: number;
+  /** Sum of key, value and header sizes of `records`. */
+  readonly bytes: number;
+}
+
+export interface FetchLimits {
+  readonly maxRecords: number;
+  readonly maxBytes: number;
+  /** How long the broker may wait for data when the partition is caught up. */
+  readonly maxWaitMs: number;
+}
+
+export interface TopicInfo {
+  readonly name: string;
+  readonly partitions: number;
+}
+
+export interface PartitionOffsets {
+  readonly partition: number;
+  /** Earliest offset still in the log. */
+  readonly logStartOffset: number;
+  /** High watermark: one past the last committed offset. */
+  readonly logEndOffset: number;
+}
+
+export interface WriteResult {
+  /** Offset the target assigned to the first record, or -1 when unknown (duplicate resend). */
+  readonly baseOffset: number;
+  readonly records: number;
+}

@@ -1,0 +1,114 @@
+/**
+ * The interfaces the pure core depends on. Adapters implement them, one library each:
+ * lib/kafka implements SourceReader, TargetWriter and ClusterAdmin with kafkajs; lib/dynamodb
+ * implements LeaseStore with the AWS SDK. Tests use in-memory fakes of these, never of the
+ * libraries.
+ */
+import type {
+  FetchedRecords,
+  FetchLimits,
+  MirrorRecord,
+  PartitionOffsets,
+  TopicInfo,
+  TopicPartition,
+  WriteResult,
+} from "./model.js";
+
+/** Reads partitions of the source cluster from explicit offsets, with no consumer group. */
+export interface SourceReader {
+  /**
+   * Reads records of one partition starting at `offset`. Concurrent calls for partitions led by
+   * the same broker may be combined into one request. Throws ReplicatorError OFFSET_OUT_OF_RANGE
+   * when `offset` is outside the log, KAFKA_RETRIABLE for transient failures.
+   */
+  fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords>;
+  close(): Promise<void>;
+}
+
+/** Writes records to target partitions: acks=all, idempotent, retried. */
+export interface TargetWriter {
+  /**
+   * Appends `records` to `tp` in order, as one or more batches, and resolves only after the
+   * target acknowledged all of them with acks=all. A record the target refuses rejects the
+   * promise with RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.
+   */
+  write(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult>;
+  close(): Promise<void>;
+}
+
+/** Metadata and offsets of one cluster. */
+export interface ClusterAdmin {
+  /** Every topic of the cluster with its partition count (internal topics included). */
+  listTopics(): Promise<TopicInfo[]>;
+  /**
+   * Creates topics; a topic that already exists is not an error. Throws TOPIC_CREATE_FAILED
+   * naming the topic otherwise.
+   */
+  createTopics(specs: readonly { name: string; partitions: number; replicationFactor: number }[]): Promise<void>;
+  /** Log start and high watermark of the given partitions of one topic. */
+  listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * One lease item per source topic-partition. `counter` is the fencing token: it increases on
+ * every change of owner, and every write that decides ownership or progress is conditional on
+ * the owner and counter the writer observed.
+ */
+export interface Lease {
+  readonly topic: string;
+  readonly partition: number;
+  /** Worker id of the holder, or null when free. */
+  readonly owner: string | null;
+  readonly counter: number;
+  /** Epoch ms after which the lease is free to take; 0 when released. */
+  readonly expiresAt: number;
+  /** The next source offset to read, or null before the first checkpoint. */
+  readonly checkpoint: number | null;
+  /** Epoch ms of the last checkpoint that advanced, or null. */
+  readonly lastProgressAt: number | null;
+}
+
+export interface LeaseStore {
+  /** Creates a free lease item for each partition that has none. Existing items are untouched. */
+  ensure(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Every lease in the table, read consistently. */
+  list(): Promise<Lease[]>;
+  /**
+   * Takes `observed` for `owner` until `expiresAt`, if nobody changed it since it was read
+   * (same owner and counter). Used for free, expired and stolen leases alike. Returns the new
+   * lease, or null when another worker got there first.
+   */
+  claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null>;
+  /** Extends a held lease. Throws LEASE_LOST when it is no longer held. */
+  renew(held: Lease, expiresAt: number): Promise<Lease>;
+  /**
+   * Records progress. Succeeds only while the caller still holds the lease (owner, counter and
+   * an expiry after `now`). Throws LEASE_LOST otherwise.
+   */
+  checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease>;
+  /** Gives the lease up so others can take it at once. Returns false when it was not held. */
+  release(held: Lease): Promise<boolean>;
+}
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export type LogFields = Record<string, unknown>;
+
+/** Structured logging without payloads or secrets. */
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+/** What the worker reports as it goes; adapters turn it into EMF, console output, etc. */
+export interface ReplicationMetrics {
+  batchCopied(event: { topic: string; partition: number; records: number; bytes: number; nextOffset: number }): void;
+  recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
+  partitionError(event: { topic: string; partition: number; code: string }): void;
+}

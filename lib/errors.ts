@@ -1,0 +1,62 @@
+/**
+ * One error type for the whole replicator. Adapters translate library errors at the call site
+ * into a ReplicatorError with a code from this closed list and keep the original as `cause`, so
+ * the core can decide what to do (retry, stop a partition, give up a lease) without knowing
+ * which library failed.
+ */
+export const ErrorCodes = {
+  /** The configuration failed validation; `details` lists every bad field. */
+  CONFIG_INVALID: { retryable: false },
+  /** A topic-selection pattern is not a valid regular expression. */
+  PATTERN_INVALID: { retryable: false },
+  /** The target topic has fewer partitions than the source topic. */
+  TARGET_PARTITIONS_TOO_FEW: { retryable: false },
+  /** Creating a target topic failed for a reason other than "already exists". */
+  TOPIC_CREATE_FAILED: { retryable: true },
+  /** The target refused a record (too large, invalid, policy): the partition stops, nothing is skipped. */
+  RECORD_REJECTED: { retryable: false },
+  /** The idempotent producer's sequence state was lost or rejected; the partition must be restarted. */
+  PRODUCER_STATE_LOST: { retryable: true },
+  /** A Kafka request failed with an error that may succeed if retried (leader moved, broker down, timeout). */
+  KAFKA_RETRIABLE: { retryable: true },
+  /** A Kafka request failed with an error that will not go away by retrying. */
+  KAFKA_FATAL: { retryable: false },
+  /** The requested offset is outside the source partition's log. */
+  OFFSET_OUT_OF_RANGE: { retryable: false },
+  /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */
+  CORRUPT_BATCH: { retryable: false },
+  /** The caller no longer holds the lease (taken over, expired or released). */
+  LEASE_LOST: { retryable: false },
+  /** The lease table could not be reached or throttled us; the operation may be retried. */
+  LEASE_STORE_UNAVAILABLE: { retryable: true },
+  /** The lease table exists but is not in the expected shape (missing, wrong key schema). */
+  LEASE_STORE_INVALID: { retryable: false },
+} as const satisfies Record<string, { retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export interface ReplicatorErrorOptions {
+  cause?: unknown;
+  /** Structured, payload-free facts about the failure (topic, partition, offsets, broker). */
+  details?: Record<string, unknown>;
+  /** Overrides the code's default retryability where the call site knows better. */
+  retryable?: boolean;
+}
+
+export class ReplicatorError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: ReplicatorErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ReplicatorError";
+    this.code = code;
+    this.retryable = options.retryable ?? ErrorCodes[code].retryable;
+    this.details = options.details ?? {};
+  }
+}
+
+export function isReplicatorError(error: unknown, code?: ErrorCode): error is ReplicatorError {
+  return error instanceof ReplicatorError && (code === undefined || error.code === code);
+}
