@@ -112,3 +112,10 @@ export interface ReplicationMetrics {
   recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
   partitionError(event: { topic: string; partition: number; code: string }): void;
 }
+
+/** Which source topics are mirrored and under which name they land in the target. */
+export interface TopicMapping {
+  /** Whole-name whitelist match, not blacklisted, and never an internal topic. */
+  isSelected(sourceTopic: string): boolean;
+  targetTopic(sourceTopic: string): string;
+}
