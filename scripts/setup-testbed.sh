@@ -1,8 +1,31 @@
 #!/usr/bin/env bash
-# Builds everything the tests need into .testbed/ (ignored by git): librdkafka's mock Kafka
-# cluster behind our launcher, and DynamoDB Local. Each step skips itself when its output is
-# already there, so running this before every test run is cheap.
+# Builds everything the tests and the demo need into .testbed/ (ignored by git): librdkafka's
+# mock Kafka cluster behind our launcher, and DynamoDB Local. Each step skips itself when its
+# output is already there, so running this before every test run is cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# System packages: a C toolchain and zlib headers for the mock broker, kcat as an independent
+# (non-kafkajs) client, a JRE for DynamoDB Local. Installed here rather than only in CI so that
+# the README's Quickstart works on a fresh machine too.
+missing=()
+command -v gcc >/dev/null || missing+=(gcc)
+command -v make >/dev/null || missing+=(make)
+command -v kcat >/dev/null || missing+=(kcat)
+command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup-testbed: installing ${missing[*]} with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup-testbed: missing system packages: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
 bash scripts/testbed/build-mock-kafka.sh
 bash scripts/testbed/fetch-dynamodb-local.sh
