@@ -1,0 +1,162 @@
+/**
+ * Builds a kafkajs Cluster from our options and translates kafkajs errors into ReplicatorError.
+ * Every kafkajs error crosses into the rest of the code through `translateKafkajsError`, with the
+ * original kept as `cause`.
+ */
+import type { Logger } from "../core/ports.js";
+import { ReplicatorError } from "../errors.js";
+import { KafkaPartitionError, kafkaError } from "./error-codes.js";
+import {
+  Cluster,
+  createLogger,
+  createSocketFactory,
+  type KafkajsBroker,
+  type KafkajsCluster,
+  type KafkajsLogEntry,
+  type KafkajsRequest,
+  type KafkajsResponse,
+  LEVELS,
+} from "./kafkajs-internals.js";
+
+export interface KafkaConnectionOptions {
+  /** `host:port` of one or more bootstrap brokers. */
+  readonly brokers: readonly string[];
+  /** @default "kafka-mirror" */
+  readonly clientId?: string;
+  /** @default 10000 */
+  readonly connectionTimeoutMs?: number;
+  /** @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** @default 10000 */
+  readonly authenticationTimeoutMs?: number;
+  /** Diagnostics from kafkajs (never payloads). @default none */
+  readonly logger?: Logger;
+  // Seam for TLS and SASL: a later change adds `ssl` and `sasl` here and passes them to the
+  // Cluster below unchanged; nothing else in lib/kafka needs to know.
+}
+
+export const DEFAULT_CLIENT_ID = "kafka-mirror";
+
+export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsCluster {
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  return new Cluster({
+    logger: kafkajsLogger(options.logger),
+    socketFactory: createSocketFactory(),
+    brokers: [...options.brokers],
+    clientId: options.clientId ?? DEFAULT_CLIENT_ID,
+    // kafkajs has no usable defaults below its Kafka class: without these the first connect fails
+    // at once with "Connection timeout".
+    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+    authenticationTimeout: options.authenticationTimeoutMs ?? 10_000,
+    requestTimeout,
+    enforceRequestTimeout: true,
+    metadataMaxAge: 300_000,
+    // Our callers retry with their own deadlines; kafkajs's own retrier would multiply them.
+    retry: { retries: 0 },
+    // A metadata request must never create the topic it asks about on the source cluster.
+    allowAutoTopicCreation: false,
+    maxInFlightRequests: null,
+    isolationLevel: 1,
+  });
+}
+
+function kafkajsLogger(logger: Logger | undefined) {
+  if (logger === undefined) return createLogger({ level: LEVELS.NOTHING, logCreator: () => () => {} });
+  return createLogger({
+    level: LEVELS.WARN,
+    logCreator: () => (entry: KafkajsLogEntry) => {
+      // Only the message and the broker: kafkajs's extra fields may carry request data.
+      const fields = { namespace: entry.namespace, broker: entry.log.broker };
+      if (entry.level <= LEVELS.ERROR) logger.error(`kafkajs: ${entry.log.message}`, fields);
+      else logger.warn(`kafkajs: ${entry.log.message}`, fields);
+    },
+  });
+}
+
+/**
+ * Sends one of our request definitions over a kafkajs broker connection. `versions` lists the
+ * versions we implement, newest first; the best one the broker supports is used.
+ */
+export async function sendRequest<T>(
+  broker: KafkajsBroker,
+  apiName: string,
+  apiKey: number,
+  implemented: readonly number[],
+  build: (version: number) => { request: KafkajsRequest; response: KafkajsResponse<T> },
+  requestTimeout: number,
+): Promise<T> {
+  const version = negotiateVersion(broker, apiName, apiKey, implemented);
+  const { request, response } = build(version);
+  return broker.connectionPool.send({ request, response, requestTimeout });
+}
+
+export function negotiateVersion(
+  broker: KafkajsBroker,
+  apiName: string,
+  apiKey: number,
+  implemented: readonly number[],
+): number {
+  const range = broker.versions?.[apiKey];
+  const version = implemented.find(
+    (v) => range !== undefined && v >= range.minVersion && v <= range.maxVersion,
+  );
+  if (version === undefined) {
+    throw new ReplicatorError(
+      "KAFKA_FATAL",
+      `broker ${broker.nodeId} does not support ${apiName} v${implemented.join("/v")}`,
+      {
+        details: { broker: broker.nodeId, apiName, supported: range ?? null },
+      },
+    );
+  }
+  return version;
+}
+
+/** Errors kafkajs raises when a broker connection broke or timed out: retry after a metadata refresh. */
+const TRANSIENT_KAFKAJS_ERRORS = new Set([
+  "KafkaJSConnectionError",
+  "KafkaJSConnectionClosedError",
+  "KafkaJSRequestTimeoutError",
+  "KafkaJSBrokerNotFound",
+  "KafkaJSLockTimeout",
+  "KafkaJSMetadataNotLoaded",
+  "KafkaJSTopicMetadataNotLoaded",
+  "KafkaJSStaleTopicMetadataAssignment",
+  "KafkaJSNumberOfRetriesExceeded",
+]);
+
+export function isTransientKafkajsError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (TRANSIENT_KAFKAJS_ERRORS.has(error.name)) return true;
+  const code = protocolErrorCode(error);
+  return code !== undefined && kafkaError(code).retriable;
+}
+
+/** The Kafka error code carried by a KafkaJSProtocolError or a KafkaPartitionError, if any. */
+export function protocolErrorCode(error: unknown): number | undefined {
+  if (error instanceof KafkaPartitionError) return error.kafkaCode;
+  if (error instanceof Error && "code" in error && "type" in error && typeof error.code === "number") {
+    return error.code;
+  }
+  return undefined;
+}
+
+/**
+ * Wraps any error from a kafkajs call into a ReplicatorError (KAFKA_RETRIABLE or KAFKA_FATAL),
+ * leaving ReplicatorErrors as they are.
+ */
+export function translateKafkajsError(error: unknown, what: string, details: Record<string, unknown> = {}) {
+  if (error instanceof ReplicatorError) return error;
+  const code = protocolErrorCode(error);
+  const name = error instanceof Error ? error.name : "Error";
+  const kafkaName = code === undefined ? undefined : kafkaError(code).name;
+  const reason = kafkaName ?? (error instanceof Error ? `${name}: ${error.message}` : String(error));
+  return new ReplicatorError(
+    isTransientKafkajsError(error) ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
+    `${what} failed: ${reason}`,
+    {
+      cause: error,
+      details: { ...details, ...(code === undefined ? {} : { kafkaErrorCode: code, kafkaError: kafkaName }) },
+    },
+  );
+}

@@ -1,0 +1,179 @@
+/**
+ * Typed access to the parts of kafkajs 2.2.4 we use below its public API: the Cluster (connections,
+ * broker discovery, metadata, leader lookup), the Broker's connection pool (request framing,
+ * correlation, timeouts) and the Encoder/Decoder. kafkajs ships no types for these internals and
+ * is frozen upstream, so the shapes below are pinned to 2.2.4 and live only here.
+ */
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+export interface KafkajsLogEntry {
+  namespace: string;
+  level: number;
+  label: string;
+  log: { message: string; [field: string]: unknown };
+}
+
+export interface KafkajsLogger {
+  info(message: string, extra?: object): void;
+  error(message: string, extra?: object): void;
+  warn(message: string, extra?: object): void;
+  debug(message: string, extra?: object): void;
+  namespace(name: string, logLevel?: number): KafkajsLogger;
+}
+
+export interface KafkajsEncoder {
+  writeInt8(value: number): KafkajsEncoder;
+  writeInt16(value: number): KafkajsEncoder;
+  writeInt32(value: number): KafkajsEncoder;
+  writeInt64(value: number | bigint | string): KafkajsEncoder;
+  writeString(value: string | null): KafkajsEncoder;
+  writeBytes(value: Buffer | null): KafkajsEncoder;
+  writeArray(array: readonly (KafkajsEncoder | number | string)[]): KafkajsEncoder;
+  writeEncoder(value: KafkajsEncoder): KafkajsEncoder;
+  size(): number;
+  readonly buffer: Buffer;
+}
+
+export interface KafkajsDecoder {
+  readInt8(): number;
+  readInt16(): number;
+  readInt32(): number;
+  /** kafkajs 2.2.4 returns a signed bigint. */
+  readInt64(): bigint;
+  readString(): string | null;
+  readBytes(length?: number): Buffer | null;
+  readArray<T>(reader: (decoder: KafkajsDecoder) => T): T[];
+  canReadBytes(length: number): boolean;
+}
+
+/** A request definition as kafkajs's connection sends it. */
+export interface KafkajsRequest {
+  apiKey: number;
+  apiVersion: number;
+  apiName: string;
+  encode(): Promise<KafkajsEncoder>;
+  expectResponse?: () => boolean;
+}
+
+export interface KafkajsResponse<T> {
+  decode(payload: Buffer): Promise<T>;
+  parse(decoded: T): Promise<T>;
+}
+
+export interface KafkajsApiVersionRange {
+  minVersion: number;
+  maxVersion: number;
+}
+
+export interface KafkajsConnectionPool {
+  send<T>(protocolRequest: {
+    request: KafkajsRequest;
+    response: KafkajsResponse<T>;
+    requestTimeout?: number;
+    logResponseError?: boolean;
+  }): Promise<T>;
+}
+
+export interface KafkajsPartitionMetadata {
+  partitionErrorCode: number;
+  partitionId: number;
+  leader: number | null;
+  replicas: number[];
+  isr: number[];
+}
+
+export interface KafkajsTopicMetadata {
+  topicErrorCode: number;
+  topic: string;
+  isInternal?: boolean;
+  partitionMetadata: KafkajsPartitionMetadata[];
+}
+
+export interface KafkajsMetadata {
+  controllerId: number | null;
+  brokers: { nodeId: number; host: string; port: number }[];
+  topicMetadata: KafkajsTopicMetadata[];
+}
+
+export interface KafkajsBroker {
+  nodeId: number | null;
+  versions: Record<number, KafkajsApiVersionRange> | null;
+  connectionPool: KafkajsConnectionPool;
+  isConnected(): boolean;
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  metadata(topics?: string[]): Promise<KafkajsMetadata>;
+  initProducerId(request: {
+    transactionalId?: string | null;
+    transactionTimeout?: number;
+  }): Promise<{ producerId: string; producerEpoch: number }>;
+  listOffsets(request: {
+    replicaId?: number;
+    isolationLevel?: number;
+    topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[];
+  }): Promise<{
+    responses: { topic: string; partitions: { partition: number; errorCode: number; offset: string }[] }[];
+  }>;
+  createTopics(request: {
+    topics: { topic: string; numPartitions: number; replicationFactor: number }[];
+    validateOnly?: boolean;
+    timeout?: number;
+  }): Promise<unknown>;
+}
+
+export interface KafkajsClusterOptions {
+  logger: KafkajsLogger;
+  socketFactory: unknown;
+  brokers: string[];
+  ssl?: unknown;
+  sasl?: unknown;
+  clientId: string;
+  connectionTimeout: number;
+  authenticationTimeout: number;
+  requestTimeout: number;
+  enforceRequestTimeout: boolean;
+  metadataMaxAge: number;
+  retry: { retries: number; initialRetryTime?: number; maxRetryTime?: number };
+  allowAutoTopicCreation: boolean;
+  maxInFlightRequests: number | null;
+  isolationLevel: number;
+}
+
+export interface KafkajsCluster {
+  brokerPool: { metadata: KafkajsMetadata | null };
+  isConnected(): boolean;
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  refreshMetadata(): Promise<void>;
+  refreshMetadataIfNecessary(): Promise<void>;
+  addMultipleTargetTopics(topics: string[]): Promise<void>;
+  metadata(options?: { topics?: string[] }): Promise<KafkajsMetadata>;
+  findBroker(options: { nodeId: number }): Promise<KafkajsBroker>;
+  findControllerBroker(): Promise<KafkajsBroker>;
+  findTopicPartitionMetadata(topic: string): KafkajsPartitionMetadata[];
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+}
+
+interface EncoderConstructor {
+  new (): KafkajsEncoder;
+}
+interface DecoderConstructor {
+  new (buffer: Buffer): KafkajsDecoder;
+}
+interface ClusterConstructor {
+  new (options: KafkajsClusterOptions): KafkajsCluster;
+}
+
+export const Encoder = require("kafkajs/src/protocol/encoder.js") as EncoderConstructor;
+export const Decoder = require("kafkajs/src/protocol/decoder.js") as DecoderConstructor;
+export const Cluster = require("kafkajs/src/cluster/index.js") as ClusterConstructor;
+export const createSocketFactory = require("kafkajs/src/network/socketFactory.js") as () => unknown;
+export const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
+  createLogger(options: {
+    level: number;
+    logCreator: (level: number) => (entry: KafkajsLogEntry) => void;
+  }): KafkajsLogger;
+  LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number };
+};

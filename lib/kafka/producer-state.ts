@@ -1,0 +1,61 @@
+/**
+ * The idempotent producer's identity and per-partition sequence numbers. The broker de-duplicates a
+ * resent batch by (producer id, epoch, partition, base sequence), so a batch keeps its sequence
+ * across retries and the sequence advances only once the broker has acknowledged it.
+ *
+ * When a partition's state is lost or uncertain (the broker rejected the sequence, or retries ran
+ * out without knowing whether the batch landed), the identity is dropped: the next write asks for a
+ * new producer id and every partition starts again at sequence 0. Reusing the old sequence after an
+ * uncertain failure could make the broker take different records for duplicates and drop them.
+ */
+
+export interface ProducerIdentity {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  /** Increases with every new identity; partitions compare it to know when to restart at 0. */
+  readonly generation: number;
+}
+
+interface PartitionSequence {
+  generation: number;
+  nextSequence: number;
+}
+
+/** Sequences are int32 and wrap from 2^31-1 to 0, as in Kafka's producer. */
+const SEQUENCE_MODULUS = 2 ** 31;
+
+export class ProducerState {
+  private identity: ProducerIdentity | undefined;
+  private generation = 0;
+  private readonly sequences = new Map<string, PartitionSequence>();
+
+  current(): ProducerIdentity | undefined {
+    return this.identity;
+  }
+
+  adopt(producerId: bigint, producerEpoch: number): ProducerIdentity {
+    this.generation += 1;
+    this.identity = { producerId, producerEpoch, generation: this.generation };
+    return this.identity;
+  }
+
+  /** The base sequence of the next batch for `partitionKey` under `identity`. */
+  nextSequence(partitionKey: string, identity: ProducerIdentity): number {
+    const state = this.sequences.get(partitionKey);
+    return state === undefined || state.generation !== identity.generation ? 0 : state.nextSequence;
+  }
+
+  /** Called once the broker acknowledged `count` records sent with `baseSequence`. */
+  acknowledged(partitionKey: string, identity: ProducerIdentity, baseSequence: number, count: number): void {
+    this.sequences.set(partitionKey, {
+      generation: identity.generation,
+      nextSequence: (baseSequence + count) % SEQUENCE_MODULUS,
+    });
+  }
+
+  /** Drops `identity` (if still current) and the partition's sequence, so the next write starts clean. */
+  reset(partitionKey: string, identity: ProducerIdentity): void {
+    this.sequences.delete(partitionKey);
+    if (this.identity?.generation === identity.generation) this.identity = undefined;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * SourceReader over kafkajs's Cluster and our own Fetch v11: reads partitions from explicit
+ * offsets with no consumer group, decodes record batches with our codec so bytes and header order
+ * survive exactly.
+ */
+import type { FetchedRecords, FetchLimits, TopicPartition } from "../core/model.js";
+import type { Logger, SourceReader } from "../core/ports.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { backoffDelay, sleep } from "./backoff.js";
+import {
+  createKafkaCluster,
+  isTransientKafkajsError,
+  type KafkaConnectionOptions,
+  translateKafkajsError,
+} from "./connection.js";
+import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
+import { FetchCoalescer } from "./fetch-coalescer.js";
+import { slicePartition } from "./fetch-result.js";
+import type { KafkajsCluster } from "./kafkajs-internals.js";
+import { listPartitionOffsets } from "./list-offsets.js";
+import type { FetchPartitionResponse } from "./protocol/fetch.js";
+import { decodeRecordBatches, dropAborted } from "./record-batch.js";
+
+export interface KafkaSourceReaderOptions extends KafkaConnectionOptions {
+  /** Attempts per fetch before a transient failure becomes KAFKA_RETRIABLE. @default 6 */
+  readonly maxAttempts?: number;
+  /** First retry delay; doubles per attempt. @default 100 */
+  readonly retryBackoffMs?: number;
+}
+
+export class KafkaSourceReader implements SourceReader {
+  private readonly cluster: KafkajsCluster;
+  private readonly coalescer: FetchCoalescer;
+  private readonly maxAttempts: number;
+  private readonly retryBackoffMs: number;
+  private readonly logger: Logger | undefined;
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: KafkaSourceReaderOptions) {
+    this.cluster = createKafkaCluster(options);
+    this.coalescer = new FetchCoalescer(this.cluster, options.requestTimeoutMs ?? 30_000);
+    this.maxAttempts = options.maxAttempts ?? 6;
+    this.retryBackoffMs = options.retryBackoffMs ?? 100;
+    this.logger = options.logger;
+  }
+
+  async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    const details = { topic: tp.topic, partition: tp.partition, offset };
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
+      try {
+        return await this.fetchOnce(tp, offset, limits);
+      } catch (error) {
+        if (!isRetriable(error) || attempt >= this.maxAttempts) {
+          throw translateKafkajsError(error, `fetch ${tp.topic}/${tp.partition}@${offset}`, details);
+        }
+        this.logger?.debug("fetch retry", { ...details, attempt, error: describe(error) });
+        await this.refreshMetadata();
+        await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.cluster.disconnect();
+  }
+
+  private async fetchOnce(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    await this.connect();
+    await this.cluster.addMultipleTargetTopics([tp.topic]);
+    const partition = this.cluster
+      .findTopicPartitionMetadata(tp.topic)
+      .find((p) => p.partitionId === tp.partition);
+    if (partition === undefined || partition.leader === null || partition.leader < 0) {
+      throw new KafkaPartitionError(
+        partition === undefined
+          ? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          : KafkaErrorCode.LEADER_NOT_AVAILABLE,
+      );
+    }
+    const response = await this.coalescer.fetch(partition.leader, tp, offset, limits);
+    if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
+      throw await this.outOfRange(tp, offset, response);
+    if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);
+    return this.toFetchedRecords(response, offset, limits);
+  }
+
+  private async toFetchedRecords(
+    response: FetchPartitionResponse,
+    offset: number,
+    limits: FetchLimits,
+  ): Promise<FetchedRecords> {
+    const all = await decodeRecordBatches(response.records);
+    const visible = dropAborted(all, response.abortedTransactions);
+    const slice = slicePartition(all, visible, offset, limits.maxRecords);
+    return {
+      records: slice.records,
+      nextOffset: slice.nextOffset,
+      // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
+      highWatermark: response.lastStableOffset >= 0 ? response.lastStableOffset : response.highWatermark,
+      logStartOffset: response.logStartOffset,
+      bytes: slice.bytes,
+    };
+  }
+
+  private async outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {
+    let logStartOffset = response.logStartOffset;
+    let highWatermark = response.highWatermark;
+    if (logStartOffset < 0 || highWatermark < 0) {
+      // Brokers often send -1 with this error; the core needs the range to know what was lost.
+      try {
+        const [offsets] = await listPartitionOffsets(this.cluster, tp.topic, [tp.partition]);
+        if (offsets !== undefined) ({ logStartOffset, logEndOffset: highWatermark } = offsets);
+      } catch (error) {
+        this.logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
+          ...tp,
+          error: describe(error),
+        });
+      }
+    }
+    return new ReplicatorError(
+      "OFFSET_OUT_OF_RANGE",
+      `offset ${offset} is outside ${tp.topic}/${tp.partition} [${logStartOffset}, ${highWatermark})`,
+      { details: { topic: tp.topic, partition: tp.partition, offset, logStartOffset, highWatermark } },
+    );
+  }
+
+  private async connect(): Promise<void> {
+    if (this.cluster.isConnected()) return;
+    this.connecting ??= this.cluster.connect().finally(() => {
+      this.connecting = undefined;
+    });
+    await this.connecting;
+  }
+
+  private async refreshMetadata(): Promise<void> {
+    try {
+      await this.connect();
+      await this.cluster.refreshMetadata();
+    } catch (error) {
+      // The next attempt will fail on its own if the cluster is still unreachable.
+      this.logger?.debug("metadata refresh failed", { error: describe(error) });
+    }
+  }
+}
+
+function isRetriable(error: unknown): boolean {
+  if (error instanceof KafkaPartitionError) return error.retriable;
+  if (isReplicatorError(error)) return error.code === "KAFKA_RETRIABLE";
+  return isTransientKafkajsError(error);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

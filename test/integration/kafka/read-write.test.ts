@@ -1,0 +1,323 @@
+// Our writer and reader against librdkafka's mock cluster: bytes, headers, offsets and the error
+// paths the mock can inject.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { MirrorRecord } from "../../../lib/core/model.js";
+import { isReplicatorError } from "../../../lib/errors.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+
+const LIMITS = { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 100 };
+
+function topicName(): string {
+  return `test-topic-${randomUUID()}`;
+}
+
+function record(i: number, extra: Partial<MirrorRecord> = {}): MirrorRecord {
+  return {
+    offset: 1000 + i,
+    timestamp: 1_700_000_000_000 + i,
+    key: Buffer.from([0xff, 0x00, i & 0xff]),
+    value: Buffer.from(`value-${i}`),
+    headers: [
+      { key: Buffer.from("h"), value: Buffer.from([i & 0xff]) },
+      { key: Buffer.from("x"), value: null },
+      { key: Buffer.from("h"), value: Buffer.from([0xfe]) },
+    ],
+    ...extra,
+  };
+}
+
+/** Compares what was read with what was written; offsets differ (source vs target). */
+function assertSameContent(read: readonly MirrorRecord[], written: readonly MirrorRecord[]): void {
+  assert.deepEqual(
+    read.map(({ offset: _o, ...rest }) => rest),
+    written.map(({ offset: _o, ...rest }) => rest),
+  );
+}
+
+async function readAll(
+  reader: KafkaSourceReader,
+  topic: string,
+  partition: number,
+  from: number,
+  until: number,
+) {
+  const records: MirrorRecord[] = [];
+  let offset = from;
+  while (offset < until) {
+    const fetched = await reader.fetch({ topic, partition }, offset, LIMITS);
+    records.push(...fetched.records);
+    assert.ok(fetched.nextOffset > offset || fetched.records.length === 0);
+    if (fetched.nextOffset === offset) break;
+    offset = fetched.nextOffset;
+  }
+  return records;
+}
+
+describe("kafka adapter against the mock cluster", () => {
+  let kafka: MockKafka;
+  let reader: KafkaSourceReader;
+  let writer: KafkaTargetWriter;
+  let admin: KafkaClusterAdmin;
+
+  before(async () => {
+    kafka = await startMockKafka({ brokers: 3 });
+    const common = { brokers: kafka.bootstrapServers, requestTimeoutMs: 5000, connectionTimeoutMs: 2000 };
+    reader = new KafkaSourceReader({ ...common, retryBackoffMs: 100, maxAttempts: 8 });
+    writer = new KafkaTargetWriter({ ...common, retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    admin = new KafkaClusterAdmin(common);
+  });
+
+  after(async () => {
+    await Promise.allSettled([reader?.close(), writer?.close(), admin?.close()]);
+    await kafka?.stop();
+  });
+
+  it("reads back exactly what was written: bytes, nulls, repeated headers, timestamps, order, offsets", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 2, 1);
+    const records = [
+      ...Array.from({ length: 20 }, (_, i) => record(i)),
+      record(20, { key: null, value: null, headers: [] }),
+      record(21, { value: Buffer.alloc(0), key: Buffer.alloc(0) }),
+    ];
+
+    const result = await writer.write({ topic, partition: 1 }, records);
+    const fetched = await reader.fetch({ topic, partition: 1 }, 0, LIMITS);
+
+    assert.equal(result.baseOffset, 0);
+    assert.equal(result.records, records.length);
+    assertSameContent(fetched.records, records);
+    assert.deepEqual(
+      fetched.records.map((r) => r.offset),
+      records.map((_, i) => i),
+    );
+    assert.equal(fetched.nextOffset, records.length);
+    assert.equal(fetched.highWatermark, records.length);
+  });
+
+  it("drops records below a requested offset inside a batch", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    const records = Array.from({ length: 10 }, (_, i) => record(i));
+    await writer.write({ topic, partition: 0 }, records);
+
+    const fetched = await reader.fetch({ topic, partition: 0 }, 4, LIMITS);
+
+    assert.deepEqual(
+      fetched.records.map((r) => r.offset),
+      [4, 5, 6, 7, 8, 9],
+    );
+    assertSameContent(fetched.records, records.slice(4));
+    assert.equal(fetched.nextOffset, 10);
+  });
+
+  it("cuts at maxRecords and resumes from the first record not returned", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    const records = Array.from({ length: 10 }, (_, i) => record(i));
+    await writer.write({ topic, partition: 0 }, records);
+
+    const first = await reader.fetch({ topic, partition: 0 }, 2, { ...LIMITS, maxRecords: 3 });
+    const rest = await reader.fetch({ topic, partition: 0 }, first.nextOffset, LIMITS);
+
+    assert.deepEqual(
+      first.records.map((r) => r.offset),
+      [2, 3, 4],
+    );
+    assert.equal(first.nextOffset, 5);
+    assert.deepEqual(
+      rest.records.map((r) => r.offset),
+      [5, 6, 7, 8, 9],
+    );
+  });
+
+  it("reads across many batches written in several writes", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    const small = new KafkaTargetWriter({
+      brokers: kafka.bootstrapServers,
+      maxBatchRecords: 7,
+      compression: "gzip",
+    });
+    const records = Array.from({ length: 50 }, (_, i) => record(i));
+    try {
+      await small.write({ topic, partition: 0 }, records.slice(0, 30));
+      await small.write({ topic, partition: 0 }, records.slice(30));
+    } finally {
+      await small.close();
+    }
+
+    const read = await readAll(reader, topic, 0, 0, 50);
+
+    assertSameContent(read, records);
+  });
+
+  it("returns nothing and the same offset when caught up", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+
+    const fetched = await reader.fetch({ topic, partition: 0 }, 1, LIMITS);
+
+    assert.deepEqual(fetched.records, []);
+    assert.equal(fetched.nextOffset, 1);
+  });
+
+  it("coalesces concurrent fetches of partitions on one broker and answers each", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 6, 1);
+    for (let p = 0; p < 6; p++) await writer.write({ topic, partition: p }, [record(p)]);
+
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, p) => reader.fetch({ topic, partition: p }, 0, LIMITS)),
+    );
+
+    results.forEach((r, p) => {
+      assertSameContent(r.records, [record(p)]);
+    });
+  });
+
+  it("throws OFFSET_OUT_OF_RANGE with the log range for an offset past the end", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await writer.write({ topic, partition: 0 }, [record(0), record(1)]);
+
+    await assert.rejects(reader.fetch({ topic, partition: 0 }, 50, LIMITS), (error) => {
+      assert.ok(isReplicatorError(error, "OFFSET_OUT_OF_RANGE"), String(error));
+      assert.equal(error.details.logStartOffset, 0);
+      assert.equal(error.details.highWatermark, 2);
+      return true;
+    });
+  });
+
+  it("resends after injected retriable produce errors without duplicates", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await kafka.pushRequestErrors(ApiKey.Produce, [6, 7, 19]);
+    const records = Array.from({ length: 5 }, (_, i) => record(i));
+
+    await writer.write({ topic, partition: 0 }, records);
+    const read = await readAll(reader, topic, 0, 0, 5);
+
+    assertSameContent(read, records);
+    assert.deepEqual((await admin.listOffsets(topic, [0]))[0], {
+      partition: 0,
+      logStartOffset: 0,
+      logEndOffset: 5,
+    });
+  });
+
+  it("retries fetches after injected retriable fetch errors", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+    await kafka.pushRequestErrors(ApiKey.Fetch, [6, 5]);
+
+    const fetched = await reader.fetch({ topic, partition: 0 }, 0, LIMITS);
+
+    assertSameContent(fetched.records, [record(0)]);
+  });
+
+  it("rejects a single record the target refuses as too large, naming its source offset", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await kafka.pushRequestErrors(ApiKey.Produce, [10]);
+
+    await assert.rejects(writer.write({ topic, partition: 0 }, [record(7)]), (error) => {
+      assert.ok(isReplicatorError(error, "RECORD_REJECTED"), String(error));
+      assert.deepEqual(
+        {
+          topic: error.details.topic,
+          partition: error.details.partition,
+          sourceOffset: error.details.sourceOffset,
+        },
+        { topic, partition: 0, sourceOffset: 1007 },
+      );
+      return true;
+    });
+    const offsets = await admin.listOffsets(topic, [0]);
+    assert.equal(offsets[0]?.logEndOffset, 0);
+  });
+
+  it("splits a multi-record batch refused as too large and writes every record once", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await kafka.pushRequestErrors(ApiKey.Produce, [10]);
+    const records = Array.from({ length: 6 }, (_, i) => record(i));
+
+    await writer.write({ topic, partition: 0 }, records);
+
+    assertSameContent(await readAll(reader, topic, 0, 0, 6), records);
+  });
+
+  it("follows a leader move during writes and reads", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 3);
+    await kafka.setLeader(topic, 0, 1);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+    await reader.fetch({ topic, partition: 0 }, 0, LIMITS);
+
+    await kafka.setLeader(topic, 0, 2);
+    await writer.write({ topic, partition: 0 }, [record(1)]);
+    await kafka.setLeader(topic, 0, 3);
+    const read = await readAll(reader, topic, 0, 0, 2);
+
+    assertSameContent(read, [record(0), record(1)]);
+  });
+
+  it("rides out its partition leader going down and up", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 3);
+    await kafka.setLeader(topic, 0, 2);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+    await reader.fetch({ topic, partition: 0 }, 0, LIMITS);
+
+    await kafka.brokerDown(2);
+    const both = Promise.all([
+      writer.write({ topic, partition: 0 }, [record(1)]),
+      reader.fetch({ topic, partition: 0 }, 1, { ...LIMITS, maxWaitMs: 500 }),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await kafka.brokerUp(2);
+    await both;
+    const read = await readAll(reader, topic, 0, 0, 2);
+
+    assertSameContent(read, [record(0), record(1)]);
+  });
+
+  it("creates topics with the requested partitions and tolerates existing ones", async () => {
+    const a = topicName();
+    const b = topicName();
+
+    await admin.createTopics([
+      { name: a, partitions: 3, replicationFactor: 1 },
+      { name: b, partitions: 5, replicationFactor: 1 },
+    ]);
+    await admin.createTopics([{ name: a, partitions: 3, replicationFactor: 1 }]);
+    const topics = await admin.listTopics();
+
+    assert.equal(topics.find((t) => t.name === a)?.partitions, 3);
+    assert.equal(topics.find((t) => t.name === b)?.partitions, 5);
+  });
+
+  it("lists earliest and latest offsets after N records", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 2, 1);
+    await writer.write(
+      { topic, partition: 1 },
+      Array.from({ length: 13 }, (_, i) => record(i)),
+    );
+
+    const offsets = await admin.listOffsets(topic, [0, 1]);
+
+    assert.deepEqual(offsets, [
+      { partition: 0, logStartOffset: 0, logEndOffset: 0 },
+      { partition: 1, logStartOffset: 0, logEndOffset: 13 },
+    ]);
+  });
+});
