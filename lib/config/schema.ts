@@ -1,0 +1,175 @@
+/**
+ * The replicator's configuration: one strict schema, every field defaulted where a safe
+ * default exists. `parseConfig` refuses unknown keys (a misspelt key would otherwise be a
+ * silently ignored setting) and lists every bad field in one error.
+ */
+import type { z } from "zod";
+import { ReplicatorError } from "../errors.js";
+import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
+import { RENAME_MODES } from "../topics/rename.js";
+import { brokerList, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
+import { formatIssues } from "./issues.js";
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+// An alias becomes a topic-name prefix (`<alias>.<topic>`), so it uses topic-name characters.
+const alias = token(/^[a-zA-Z0-9._-]+$/, 1, 100, "a cluster alias of [a-zA-Z0-9._-]").refine(
+  (value) => !`${value}.`.startsWith(RESERVED_TOPIC_PREFIX),
+  { error: `must not put topics under kafka-mirror's reserved prefix "${RESERVED_TOPIC_PREFIX}"` },
+);
+
+// Kafka uses the client id in quotas and metric names; keep to characters every tool accepts.
+const clientId = token(/^[a-zA-Z0-9._-]+$/, 1, 255, "a client id of [a-zA-Z0-9._-]");
+
+const connection = {
+  /** Addresses to bootstrap from: a list, or one comma-separated string. */
+  brokers: brokerList(),
+  /** Kafka client id, visible in broker logs and quotas. */
+  clientId: clientId.default("kafka-mirror"),
+  /** Connect over TLS (MSK's TLS listeners); plaintext when false. */
+  tls: flag().default(false),
+  /** How long to wait for a TCP (and TLS) connection to a broker. */
+  connectionTimeoutMs: integer(100, 120_000).default(10_000),
+  /** How long to wait for a broker's answer to one request. */
+  requestTimeoutMs: integer(1_000, 300_000).default(30_000),
+};
+
+const sourceSchema = section({
+  ...connection,
+  /** Names the source cluster: the `prefix` rename's prefix and, later, provenance headers. */
+  alias: alias.default("source"),
+});
+
+const targetSchema = section({
+  ...connection,
+  /** Names the target cluster when it is mirrored back (active-active); its copies are not returned. */
+  alias: alias.optional(),
+  /** Codec of the batches written to the target. */
+  compression: oneOf(["none", "gzip", "snappy", "lz4", "zstd"]).default("none"),
+  /** Replication factor of topics the replicator creates; -1 leaves it to the broker default. */
+  replicationFactor: integer(-1, 32_767)
+    .refine((value) => value !== 0, {
+      error: "expected -1 (broker default) or an integer from 1 to 32767, got 0",
+    })
+    .default(-1),
+  /** Upper bound of one produced record batch; keep it at or below the target's max.message.bytes. */
+  maxBatchBytes: integer(KIB, 100 * MIB).default(MIB),
+});
+
+const topicsSchema = section({
+  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
+  whitelist: topicPattern(),
+  /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
+  blacklist: topicPattern(),
+  /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
+  rename: oneOf(RENAME_MODES).default("identity"),
+});
+
+const batchSchema = section({
+  /** Most records copied per fetch of one partition. */
+  maxRecords: integer(1, 1_000_000).default(10_000),
+  /** Most bytes fetched per partition per request (Kafka may exceed it to return one whole batch). */
+  maxBytes: integer(KIB, 100 * MIB).default(MIB),
+  /** How long the source broker may hold a fetch open when the partition has no new data. */
+  maxWaitMs: integer(0, 30_000).default(500),
+});
+
+const leasesSchema = section({
+  /** DynamoDB table holding one lease and checkpoint per source partition. */
+  table: token(/^[a-zA-Z0-9_.-]+$/, 3, 255, "a DynamoDB table name of [a-zA-Z0-9_.-]").default(
+    "kafka-mirror-leases",
+  ),
+  /** How long a lease stays valid without renewal; a dead worker's partitions wait this long. */
+  durationMs: integer(1_000, 3_600_000).default(30_000),
+  /** How often a worker renews the leases it holds. */
+  renewIntervalMs: integer(100, 1_800_000).default(10_000),
+  /** How often a worker looks for free or expired leases to take and balances load. */
+  rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
+}).superRefine((leases, ctx) => {
+  if (leases.renewIntervalMs >= leases.durationMs / 2) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["renewIntervalMs"],
+      input: leases.renewIntervalMs,
+      message:
+        `must be less than half of leases.durationMs (${leases.durationMs}), got ${leases.renewIntervalMs}: ` +
+        "one missed or slow renewal must not lose the lease",
+    });
+  }
+  if (leases.rebalanceIntervalMs > leases.durationMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["rebalanceIntervalMs"],
+      input: leases.rebalanceIntervalMs,
+      message:
+        `must be at most leases.durationMs (${leases.durationMs}), got ${leases.rebalanceIntervalMs}: ` +
+        "an expired lease would otherwise stay unowned longer than a lease lasts",
+    });
+  }
+});
+
+const workerSchema = section({
+  /** Owner id written into leases; the caller generates a unique one when absent. */
+  id: token(/^[\x21-\x7e]+$/, 1, 256, "printable ASCII without spaces").optional(),
+  /** Where a partition without a checkpoint starts: its log start, or its end (new records only). */
+  startFrom: oneOf(["earliest", "latest"]).default("earliest"),
+});
+
+export const mirrorConfigSchema = section({
+  source: sourceSchema,
+  target: targetSchema,
+  topics: topicsSchema.prefault({}),
+  batch: batchSchema.prefault({}),
+  leases: leasesSchema.prefault({}),
+  worker: workerSchema.prefault({}),
+}).superRefine((config, ctx) => {
+  // Zod skips this after a type error anywhere (the values could not be compared), so a
+  // cross-section problem may only show once the field errors are fixed.
+  if (config.source.requestTimeoutMs <= config.batch.maxWaitMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["source", "requestTimeoutMs"],
+      input: config.source.requestTimeoutMs,
+      message:
+        `must be greater than batch.maxWaitMs (${config.batch.maxWaitMs}), got ${config.source.requestTimeoutMs}: ` +
+        "a fetch of a caught-up partition legitimately waits that long and must not time out",
+    });
+  }
+  if (config.target.alias !== undefined && config.target.alias === config.source.alias) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["target", "alias"],
+      input: config.target.alias,
+      message: `must differ from source.alias, both are ${JSON.stringify(config.source.alias)}`,
+    });
+  }
+});
+
+/** The field names of each section, for loaders that address fields one by one. */
+export const CONFIG_FIELDS = {
+  source: Object.keys(sourceSchema.shape),
+  target: Object.keys(targetSchema.shape),
+  topics: Object.keys(topicsSchema.shape),
+  batch: Object.keys(batchSchema.shape),
+  leases: Object.keys(leasesSchema.shape),
+  worker: Object.keys(workerSchema.shape),
+} as const satisfies Record<keyof typeof mirrorConfigSchema.shape, readonly string[]>;
+
+/** The parsed configuration, defaults applied. */
+export type MirrorConfig = z.infer<typeof mirrorConfigSchema>;
+
+/** What a config file or event may contain before defaults are applied. */
+export type MirrorConfigInput = z.input<typeof mirrorConfigSchema>;
+
+/** Throws ReplicatorError CONFIG_INVALID naming every bad field (details.issues: path and message). */
+export function parseConfig(input: unknown): MirrorConfig {
+  const result = mirrorConfigSchema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const issues = formatIssues(result.error.issues);
+  throw new ReplicatorError(
+    "CONFIG_INVALID",
+    `invalid config: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`,
+    { details: { issues } },
+  );
+}
