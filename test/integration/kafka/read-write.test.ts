@@ -290,6 +290,40 @@ describe("kafka adapter against the mock cluster", () => {
     assertSameContent(read, [record(0), record(1)]);
   });
 
+  it("reports lost producer state for the partition and starts clean on the next write", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+    await kafka.pushRequestErrors(ApiKey.Produce, [45]);
+
+    await assert.rejects(writer.write({ topic, partition: 0 }, [record(1)]), (error) => {
+      assert.ok(isReplicatorError(error, "PRODUCER_STATE_LOST"), String(error));
+      assert.equal(error.details.kafkaError, "OUT_OF_ORDER_SEQUENCE_NUMBER");
+      return true;
+    });
+    await writer.write({ topic, partition: 0 }, [record(1)]);
+
+    assertSameContent(await readAll(reader, topic, 0, 0, 2), [record(0), record(1)]);
+  });
+
+  it("gives KAFKA_RETRIABLE with the kafkajs cause when no broker can be reached", async () => {
+    const unreachable = new KafkaSourceReader({
+      brokers: ["127.0.0.1:1"],
+      connectionTimeoutMs: 500,
+      maxAttempts: 2,
+      retryBackoffMs: 10,
+    });
+    try {
+      await assert.rejects(unreachable.fetch({ topic: "t", partition: 0 }, 0, LIMITS), (error) => {
+        assert.ok(isReplicatorError(error, "KAFKA_RETRIABLE"), String(error));
+        assert.ok(error.cause instanceof Error);
+        return true;
+      });
+    } finally {
+      await unreachable.close();
+    }
+  });
+
   it("creates topics with the requested partitions and tolerates existing ones", async () => {
     const a = topicName();
     const b = topicName();

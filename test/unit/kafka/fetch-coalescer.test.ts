@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { KafkaPartitionError } from "../../../lib/kafka/error-codes.js";
+import { FetchCoalescer, type FetchSender } from "../../../lib/kafka/fetch-coalescer.js";
+import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
+import type {
+  FetchPartitionResponse,
+  FetchRequest,
+  FetchResponse,
+} from "../../../lib/kafka/protocol/fetch.js";
+
+const LIMITS = { maxRecords: 10, maxBytes: 1000, maxWaitMs: 500 };
+const unusedCluster = {} as KafkajsCluster;
+
+function answer(partition: number, errorCode = 0): FetchPartitionResponse {
+  return {
+    partition,
+    errorCode,
+    highWatermark: partition,
+    lastStableOffset: partition,
+    logStartOffset: 0,
+    abortedTransactions: [],
+    records: Buffer.alloc(0),
+  };
+}
+
+/** A sender that records requests and answers every partition it was asked for. */
+function recordingSender(hold?: Promise<void>) {
+  const requests: { brokerId: number; request: FetchRequest }[] = [];
+  const send: FetchSender = async (brokerId, request) => {
+    requests.push({ brokerId, request });
+    await hold;
+    const response: FetchResponse = {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      topics: request.topics.map((t) => ({
+        topic: t.topic,
+        partitions: t.partitions.map((p) => answer(p.partition)),
+      })),
+    };
+    return response;
+  };
+  return { requests, send };
+}
+
+describe("FetchCoalescer", () => {
+  it("sends calls made together for one broker as one request, per-partition limits kept", async () => {
+    const { requests, send } = recordingSender();
+    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+
+    const results = await Promise.all([
+      coalescer.fetch(1, { topic: "a", partition: 0 }, 5, LIMITS),
+      coalescer.fetch(1, { topic: "a", partition: 1 }, 7, { ...LIMITS, maxBytes: 300, maxWaitMs: 0 }),
+      coalescer.fetch(1, { topic: "b", partition: 0 }, 9, LIMITS),
+      coalescer.fetch(2, { topic: "a", partition: 2 }, 1, LIMITS),
+    ]);
+
+    assert.deepEqual(
+      results.map((r) => r.partition),
+      [0, 1, 0, 2],
+    );
+    assert.equal(requests.length, 2);
+    const toBroker1 = requests.find((r) => r.brokerId === 1)?.request;
+    assert.deepEqual(toBroker1?.topics, [
+      {
+        topic: "a",
+        partitions: [
+          { partition: 0, fetchOffset: 5, maxBytes: 1000 },
+          { partition: 1, fetchOffset: 7, maxBytes: 300 },
+        ],
+      },
+      { topic: "b", partitions: [{ partition: 0, fetchOffset: 9, maxBytes: 1000 }] },
+    ]);
+    assert.equal(toBroker1?.maxWaitMs, 0);
+    assert.equal(toBroker1?.maxBytes, 2300);
+    assert.equal(toBroker1?.isolationLevel, 1);
+  });
+
+  it("queues calls made while a request is in flight into the next request", async () => {
+    let release = () => {};
+    const hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { requests, send } = recordingSender(hold);
+    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+
+    const first = coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = coalescer.fetch(1, { topic: "a", partition: 1 }, 0, LIMITS);
+    const third = coalescer.fetch(1, { topic: "a", partition: 2 }, 0, LIMITS);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(requests.length, 1);
+    release();
+    await Promise.all([first, second, third]);
+
+    assert.equal(requests.length, 2);
+    assert.deepEqual(
+      requests[1]?.request.topics[0]?.partitions.map((p) => p.partition),
+      [1, 2],
+    );
+  });
+
+  it("never names one partition twice in a request", async () => {
+    const { requests, send } = recordingSender();
+    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+
+    await Promise.all([
+      coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS),
+      coalescer.fetch(1, { topic: "a", partition: 0 }, 10, LIMITS),
+    ]);
+
+    assert.deepEqual(
+      requests.map((r) => r.request.topics[0]?.partitions[0]?.fetchOffset),
+      [0, 10],
+    );
+  });
+
+  it("fails every caller of a request that failed, and fails a partition missing from the answer", async () => {
+    const failing = new FetchCoalescer(unusedCluster, 1000, async () => {
+      throw new Error("connection closed");
+    });
+    const silent = new FetchCoalescer(unusedCluster, 1000, async () => ({
+      throttleTimeMs: 0,
+      errorCode: 0,
+      topics: [],
+    }));
+
+    const failed = await Promise.allSettled([
+      failing.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS),
+      failing.fetch(1, { topic: "a", partition: 1 }, 0, LIMITS),
+    ]);
+
+    assert.deepEqual(
+      failed.map((r) => r.status),
+      ["rejected", "rejected"],
+    );
+    await assert.rejects(silent.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS), KafkaPartitionError);
+  });
+});

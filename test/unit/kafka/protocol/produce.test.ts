@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  decodeProduceResponse,
+  encodeProduceRequest,
+  produceRequest,
+} from "../../../../lib/kafka/protocol/produce.js";
+
+const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex");
+
+describe("Produce request", () => {
+  it("encodes a null transactional id, acks, timeout and the batch bytes unchanged", () => {
+    const encoded = encodeProduceRequest({
+      acks: -1,
+      timeoutMs: 1000,
+      topics: [{ topic: "t", partitions: [{ partition: 2, records: Buffer.from([0xaa, 0xbb]) }] }],
+    });
+
+    assert.deepEqual(
+      encoded.buffer,
+      hex("ffff ffff 000003e8 00000001 0001 74 00000001 00000002 00000002 aabb"),
+    );
+  });
+
+  it("refuses versions whose layout it does not implement", () => {
+    assert.throws(() => produceRequest(8, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
+    assert.throws(() => produceRequest(2, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
+  });
+});
+
+describe("Produce response", () => {
+  const v5 = hex(`
+    00000001 0001 74
+      00000001 00000002 002e 0000000000000010 ffffffffffffffff 0000000000000003
+    00000000`);
+
+  it("reads log_start_offset from v5 on", () => {
+    assert.deepEqual(decodeProduceResponse(7, v5), {
+      topics: [
+        {
+          topic: "t",
+          partitions: [{ partition: 2, errorCode: 46, baseOffset: 16, logAppendTime: -1, logStartOffset: 3 }],
+        },
+      ],
+      throttleTimeMs: 0,
+    });
+  });
+
+  it("has no log_start_offset before v5", () => {
+    const v3 = hex("00000001 0001 74 00000001 00000002 0000 0000000000000010 ffffffffffffffff 00000005");
+
+    assert.deepEqual(decodeProduceResponse(3, v3), {
+      topics: [
+        {
+          topic: "t",
+          partitions: [{ partition: 2, errorCode: 0, baseOffset: 16, logAppendTime: -1, logStartOffset: -1 }],
+        },
+      ],
+      throttleTimeMs: 5,
+    });
+  });
+});
