@@ -1,0 +1,457 @@
+/**
+ * The copy loop of one held partition: fetch from the source, write to the target, checkpoint.
+ *
+ * Correctness rule: the checkpoint only ever moves past records the target acknowledged (or
+ * offsets that hold no data records), so killing the process at any instant loses nothing. The
+ * price is at-least-once delivery; duplicates arise only where a write reached the target but
+ * its checkpoint did not reach the store:
+ *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: at most
+ *    the one batch in flight is written again by the next holder;
+ *  - a write is retried after a timeout although the first attempt landed;
+ *  - during a lease-store outage the pump keeps copying while its lease is valid by its own
+ *    clock, and those batches are checkpointed only when the store answers again, so a crash in
+ *    an outage repeats at most one lease duration of data.
+ */
+import { isReplicatorError, ReplicatorError } from "../errors.js";
+import type { FetchedRecords, FetchLimits, MirrorRecord } from "./model.js";
+import type { PartitionRoute } from "./planner.js";
+import type {
+  Clock,
+  ClusterAdmin,
+  Lease,
+  LeaseStore,
+  Logger,
+  ReplicationMetrics,
+  SourceReader,
+  TargetWriter,
+} from "./ports.js";
+
+export type StartFrom = "earliest" | "latest";
+
+export interface PumpSettings {
+  readonly batch: FetchLimits;
+  /** Where a partition without a checkpoint starts: the log start or the log end. */
+  readonly startFrom: StartFrom;
+  /**
+   * A write starts only if now + this margin is still before the lease expiry. Must be at least
+   * the writer's request timeout (retries included), so a write that started in time also ends
+   * before another worker may take the lease.
+   */
+  readonly writeSafetyMarginMs: number;
+  /** Back-off for retryable failures. @default { initialMs: 100, maxMs: 5000 } */
+  readonly retry?: { readonly initialMs: number; readonly maxMs: number };
+  /** How often to look again at a lease too close to expiry to write, waiting for a renewal. @default 100 */
+  readonly leasePollMs?: number;
+}
+
+export interface PumpDeps {
+  readonly source: SourceReader;
+  readonly target: TargetWriter;
+  readonly sourceAdmin: ClusterAdmin;
+  readonly store: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+}
+
+/**
+ * A lease this worker holds, shared by its pump (which checkpoints) and the worker's renewer
+ * (which extends it). Both only ever move `lease` forward.
+ */
+export class HeldLease {
+  #lease: Lease;
+  #lost = false;
+  readonly route: PartitionRoute;
+  /** Expiries are capped here; once the lease reaches it no renewal can extend it. */
+  readonly hardDeadline: number;
+  readonly #stop = new AbortController();
+
+  constructor(lease: Lease, route: PartitionRoute, hardDeadline: number) {
+    this.#lease = lease;
+    this.route = route;
+    this.hardDeadline = hardDeadline;
+  }
+
+  get lease(): Lease {
+    return this.#lease;
+  }
+
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /** Aborts when the pump must stop: worker shutdown or lease lost. */
+  get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
+
+  /**
+   * Takes a lease version the store returned. A checkpoint answered after a concurrent renew
+   * carries the older expiry; the renew's expiry was written all the same, so keep the later one.
+   */
+  update(lease: Lease): void {
+    const expiresAt = Math.max(lease.expiresAt, this.#lease.expiresAt);
+    this.#lease = lease.counter === this.#lease.counter ? { ...lease, expiresAt } : lease;
+  }
+
+  markLost(): void {
+    this.#lost = true;
+    this.#stop.abort();
+  }
+
+  stop(): void {
+    this.#stop.abort();
+  }
+}
+
+export type PumpStopReason =
+  /** The worker asked it to stop. */
+  | "stopped"
+  /** The store said the lease is no longer ours (stolen, expired and taken, released). */
+  | "lease-lost"
+  /** The lease ran out by our own clock (e.g. the store was unreachable for renewals). */
+  | "lease-expired"
+  /** The lease reached the hard deadline and no write fits before it any more. */
+  | "deadline"
+  /** A non-retryable error; see `error`. */
+  | "error";
+
+export interface PumpStatus {
+  readonly records: number;
+  readonly bytes: number;
+  /** The next offset to read, or null before the start offset is known. */
+  readonly nextOffset: number | null;
+  /** The last offset the store accepted as checkpoint. */
+  readonly checkpoint: number | null;
+  /** The last fetch reached the high watermark and everything it returned is written and checkpointed. */
+  readonly caughtUp: boolean;
+  readonly stopReason: PumpStopReason | null;
+  readonly error: ReplicatorError | null;
+}
+
+type FetchOutcome =
+  | { readonly kind: "fetched"; readonly fetched: FetchedRecords }
+  | { readonly kind: "stopped" }
+  | { readonly kind: "failed"; readonly error: unknown };
+
+type Gate = "ok" | Exclude<PumpStopReason, "error">;
+
+const DEFAULT_RETRY = { initialMs: 100, maxMs: 5000 } as const;
+
+/**
+ * Errors are handled per partition: retryable ones are retried in place with back-off; a
+ * non-retryable one (RECORD_REJECTED, CORRUPT_BATCH, TARGET_PARTITIONS_TOO_FEW, ...) stops this
+ * partition only, is reported through metrics.partitionError and logger.error, and the lease is
+ * deliberately NOT released: the worker lets it run out, so a poison record is retried at most
+ * once per lease duration by the whole fleet instead of in a tight loop by every worker.
+ */
+export class PartitionPump {
+  readonly #deps: PumpDeps;
+  readonly #settings: PumpSettings;
+  readonly #held: HeldLease;
+  #records = 0;
+  #bytes = 0;
+  #nextOffset: number | null = null;
+  #checkpoint: number | null;
+  #caughtUp = false;
+  #stopReason: PumpStopReason | null = null;
+  #error: ReplicatorError | null = null;
+
+  constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
+    this.#deps = deps;
+    this.#settings = settings;
+    this.#held = held;
+    this.#checkpoint = held.lease.checkpoint;
+  }
+
+  get status(): PumpStatus {
+    return {
+      records: this.#records,
+      bytes: this.#bytes,
+      nextOffset: this.#nextOffset,
+      checkpoint: this.#checkpoint,
+      caughtUp: this.#caughtUp,
+      stopReason: this.#stopReason,
+      error: this.#error,
+    };
+  }
+
+  get held(): HeldLease {
+    return this.#held;
+  }
+
+  /** Runs until a stop condition; never rejects. */
+  async run(): Promise<PumpStatus> {
+    try {
+      this.#stopReason = await this.#loop();
+    } catch (error) {
+      this.#fail(error);
+    }
+    await this.#flushCheckpoint();
+    if (this.#stopReason === "lease-lost") {
+      this.#deps.logger.warn("lease lost, partition stopped", this.#fields());
+    } else {
+      this.#deps.logger.info("partition stopped", { ...this.#fields(), reason: this.#stopReason });
+    }
+    return this.status;
+  }
+
+  async #loop(): Promise<PumpStopReason> {
+    const held = this.#held;
+    const start = held.lease.checkpoint ?? (await this.#initialOffset());
+    if (start === null) return this.#stopOrLost();
+    this.#nextOffset = start;
+    // Pin where a "latest" start began: without it a crash before the first batch would make
+    // the next holder start at a later log end and skip what arrived in between.
+    if (held.lease.checkpoint === null) {
+      const pinned = await this.#storeCheckpoint(start);
+      if (pinned === "lost") return "lease-lost";
+    }
+
+    let pending = this.#fetch(start);
+    for (;;) {
+      const outcome = await this.#untilStopped(pending);
+      if (outcome.kind === "stopped") return this.#stopOrLost();
+      if (outcome.kind === "failed") throw outcome.error;
+      const { fetched } = outcome;
+
+      if (fetched.records.length > 0) {
+        const gate = await this.#leaseAllowsWrite();
+        if (gate !== "ok") return gate;
+        // One fetch ahead, overlapping the write; the order of writes is unchanged.
+        pending = this.#fetch(fetched.nextOffset);
+        const written = await this.#write(fetched.records);
+        if (written !== "ok") return written;
+        this.#records += fetched.records.length;
+        this.#bytes += fetched.bytes;
+        this.#deps.metrics.batchCopied({
+          ...this.#held.route.source,
+          records: fetched.records.length,
+          bytes: fetched.bytes,
+          nextOffset: fetched.nextOffset,
+        });
+      } else {
+        pending = this.#fetch(fetched.nextOffset);
+      }
+      this.#nextOffset = fetched.nextOffset;
+
+      // Also when only control batches or compaction gaps were skipped: no write, but progress.
+      if (fetched.nextOffset > (this.#checkpoint ?? -1)) {
+        const result = await this.#storeCheckpoint(fetched.nextOffset);
+        if (result === "lost") return "lease-lost";
+      }
+      this.#caughtUp = fetched.nextOffset >= fetched.highWatermark && this.#checkpoint === fetched.nextOffset;
+      if (held.signal.aborted) return this.#stopOrLost();
+    }
+  }
+
+  /** Resolves the start offset from the source's log bounds; null when stopped first. */
+  async #initialOffset(): Promise<number | null> {
+    const { topic, partition } = this.#held.route.source;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const offsets = await this.#deps.sourceAdmin.listOffsets(topic, [partition]);
+        const found = offsets.find((o) => o.partition === partition);
+        if (found === undefined) {
+          throw new ReplicatorError("KAFKA_FATAL", `source did not list offsets of ${topic}/${partition}`, {
+            details: { topic, partition },
+          });
+        }
+        return this.#settings.startFrom === "earliest" ? found.logStartOffset : found.logEndOffset;
+      } catch (error) {
+        if (!(await this.#retryable(error, attempt, "listing source offsets failed"))) throw error;
+        if (this.#held.signal.aborted) return null;
+      }
+    }
+  }
+
+  /** Never rejects, so a prefetch that is abandoned cannot become an unhandled rejection. */
+  async #fetch(offset: number): Promise<FetchOutcome> {
+    const { source } = this.#held.route;
+    let from = offset;
+    for (let attempt = 0; ; attempt++) {
+      if (this.#held.signal.aborted) return { kind: "stopped" };
+      try {
+        const fetched = await this.#deps.source.fetch(source, from, this.#settings.batch);
+        return { kind: "fetched", fetched };
+      } catch (error) {
+        if (isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) {
+          try {
+            from = await this.#outOfRange(from);
+          } catch (inner) {
+            if (!(await this.#retryable(inner, attempt, "listing source offsets failed"))) {
+              return { kind: "failed", error: inner };
+            }
+          }
+        } else if (!(await this.#retryable(error, attempt, "fetch failed"))) {
+          return { kind: "failed", error };
+        }
+      }
+    }
+  }
+
+  /**
+   * Below the log start, retention deleted records we had not copied yet: resume at the log
+   * start and report the loss loudly. Above the log end the checkpoint is from another log
+   * (topic re-created, unclean leader election): rewinding silently would re-copy or skip
+   * unknown data, so the partition stops. Inside the log it was transient: retry.
+   */
+  async #outOfRange(offset: number): Promise<number> {
+    const { topic, partition } = this.#held.route.source;
+    const offsets = await this.#deps.sourceAdmin.listOffsets(topic, [partition]);
+    const bounds = offsets.find((o) => o.partition === partition);
+    if (bounds === undefined) {
+      throw new ReplicatorError("KAFKA_FATAL", `source did not list offsets of ${topic}/${partition}`, {
+        details: { topic, partition },
+      });
+    }
+    if (offset < bounds.logStartOffset) {
+      const lost = { topic, partition, from: offset, to: bounds.logStartOffset };
+      this.#deps.metrics.recordsLost(lost);
+      this.#deps.logger.error("source records deleted before they were copied; resuming at log start", {
+        ...lost,
+        toExclusive: true,
+      });
+      return bounds.logStartOffset;
+    }
+    if (offset > bounds.logEndOffset) {
+      throw new ReplicatorError(
+        "OFFSET_OUT_OF_RANGE",
+        `checkpoint ${offset} is beyond the log end of ${topic}/${partition}`,
+        {
+          details: {
+            topic,
+            partition,
+            offset,
+            logStartOffset: bounds.logStartOffset,
+            logEndOffset: bounds.logEndOffset,
+          },
+        },
+      );
+    }
+    await this.#deps.clock.sleep(this.#backoff(0), this.#held.signal);
+    return offset;
+  }
+
+  async #write(records: readonly MirrorRecord[]): Promise<Gate> {
+    for (let attempt = 0; ; attempt++) {
+      const gate = await this.#leaseAllowsWrite();
+      if (gate !== "ok") return gate;
+      try {
+        await this.#deps.target.write(this.#held.route.target, records);
+        return "ok";
+      } catch (error) {
+        if (!(await this.#retryable(error, attempt, "write failed"))) throw error;
+      }
+    }
+  }
+
+  /**
+   * Never start a write that could still be running when the lease expires: after expiry another
+   * worker may hold the partition, and two writers would interleave. Short of time, wait for the
+   * renewer to extend the lease, unless the expiry already sits at the hard deadline.
+   */
+  async #leaseAllowsWrite(): Promise<Gate> {
+    const held = this.#held;
+    const margin = this.#settings.writeSafetyMarginMs;
+    for (;;) {
+      if (held.lost) return "lease-lost";
+      if (held.signal.aborted) return "stopped";
+      const now = this.#deps.clock.now();
+      const { expiresAt } = held.lease;
+      if (now + margin <= expiresAt) return "ok";
+      if (expiresAt >= held.hardDeadline) return "deadline";
+      if (now >= expiresAt) return "lease-expired";
+      await this.#deps.clock.sleep(this.#settings.leasePollMs ?? 100, held.signal);
+    }
+  }
+
+  async #storeCheckpoint(offset: number): Promise<"ok" | "lost" | "deferred"> {
+    const held = this.#held;
+    try {
+      held.update(await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now()));
+      this.#checkpoint = offset;
+      return "ok";
+    } catch (error) {
+      if (isReplicatorError(error, "LEASE_LOST")) {
+        held.markLost();
+        return "lost";
+      }
+      if (isReplicatorError(error) && error.retryable) {
+        // Copying may go on while the lease is valid by our clock; the next checkpoint carries
+        // this offset too, because a checkpoint covers everything before it.
+        this.#deps.logger.warn("checkpoint deferred", { ...this.#fields(), offset, code: error.code });
+        return "deferred";
+      }
+      throw error;
+    }
+  }
+
+  /** After the loop: one last try for progress a store outage kept from being recorded. */
+  async #flushCheckpoint(): Promise<void> {
+    const next = this.#nextOffset;
+    if (next === null || this.#held.lost || next <= (this.#checkpoint ?? -1)) return;
+    try {
+      await this.#storeCheckpoint(next);
+    } catch (error) {
+      this.#deps.logger.warn("final checkpoint failed", { ...this.#fields(), ...describe(error) });
+    }
+  }
+
+  async #retryable(error: unknown, attempt: number, what: string): Promise<boolean> {
+    if (!isReplicatorError(error) || !error.retryable || this.#held.signal.aborted) return false;
+    this.#deps.logger.warn(what, { ...this.#fields(), code: error.code, attempt, details: error.details });
+    await this.#deps.clock.sleep(this.#backoff(attempt), this.#held.signal);
+    return true;
+  }
+
+  #backoff(attempt: number): number {
+    const { initialMs, maxMs } = this.#settings.retry ?? DEFAULT_RETRY;
+    return Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 20));
+  }
+
+  /** A caught-up fetch may long-poll for maxWaitMs; a stop must not wait for it. */
+  #untilStopped(pending: Promise<FetchOutcome>): Promise<FetchOutcome> {
+    const signal = this.#held.signal;
+    if (signal.aborted) return Promise.resolve({ kind: "stopped" });
+    return new Promise((resolve) => {
+      const onAbort = () => resolve({ kind: "stopped" });
+      signal.addEventListener("abort", onAbort, { once: true });
+      void pending.then((outcome) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(outcome);
+      });
+    });
+  }
+
+  #stopOrLost(): PumpStopReason {
+    return this.#held.lost ? "lease-lost" : "stopped";
+  }
+
+  #fail(error: unknown): void {
+    const failure = isReplicatorError(error)
+      ? error
+      : new ReplicatorError("KAFKA_FATAL", "unexpected error in partition pump", { cause: error });
+    this.#error = failure;
+    this.#stopReason = "error";
+    this.#caughtUp = false;
+    const { topic, partition } = this.#held.route.source;
+    this.#deps.metrics.partitionError({ topic, partition, code: failure.code });
+    this.#deps.logger.error("partition stopped on error", { ...this.#fields(), ...describe(failure) });
+  }
+
+  #fields(): Record<string, unknown> {
+    const { source, target } = this.#held.route;
+    return {
+      topic: source.topic,
+      partition: source.partition,
+      targetTopic: target.topic,
+      leaseCounter: this.#held.lease.counter,
+    };
+  }
+}
+
+function describe(error: unknown): Record<string, unknown> {
+  if (isReplicatorError(error)) return { code: error.code, error: error.message, details: error.details };
+  return { error: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,458 @@
+/**
+ * In-memory fakes of OUR ports (never of kafkajs or the AWS SDK), for unit tests of the core.
+ * They follow the contracts in lib/core/ports.ts and model.ts literally; where a fake has to
+ * pick a behaviour the contract leaves open, the comment says which.
+ */
+
+import type {
+  FetchedRecords,
+  FetchLimits,
+  MirrorRecord,
+  PartitionOffsets,
+  TopicInfo,
+  TopicPartition,
+  WriteResult,
+} from "../../lib/core/model.js";
+import type {
+  Clock,
+  ClusterAdmin,
+  Lease,
+  LeaseStore,
+  LogFields,
+  Logger,
+  ReplicationMetrics,
+  SourceReader,
+  TargetWriter,
+  TopicMapping,
+} from "../../lib/core/ports.js";
+import { ReplicatorError } from "../../lib/errors.js";
+
+/**
+ * Virtual time. `sleep` registers a wake-up; once everything else is idle (a macrotask turn,
+ * since the fakes only ever wait on this clock) time jumps to the earliest wake-up. Tests of
+ * hours of worker time run in milliseconds and deterministically.
+ */
+export class FakeClock implements Clock {
+  #now: number;
+  #sleepers: { at: number; seq: number; wake: () => void }[] = [];
+  #seq = 0;
+  #scheduled = false;
+  readonly #autoAdvance: boolean;
+
+  constructor(start = 1_700_000_000_000, options: { autoAdvance?: boolean } = {}) {
+    this.#now = start;
+    this.#autoAdvance = options.autoAdvance ?? true;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  /** Moves time forward by hand and wakes whoever is due. */
+  advance(ms: number): void {
+    this.#now += ms;
+    this.#wakeDue();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const sleeper = {
+        at: this.#now + Math.max(0, ms),
+        seq: this.#seq++,
+        wake: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#sleepers.push(sleeper);
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (!this.#autoAdvance || this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      const next = this.#sleepers.reduce((min, s) => Math.min(min, s.at), Number.POSITIVE_INFINITY);
+      if (next === Number.POSITIVE_INFINITY) return;
+      this.#now = Math.max(this.#now, next);
+      this.#wakeDue();
+      if (this.#sleepers.length > 0) this.#schedule();
+    });
+  }
+
+  #wakeDue(): void {
+    const due = this.#sleepers.filter((s) => s.at <= this.#now).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    this.#sleepers = this.#sleepers.filter((s) => s.at > this.#now);
+    for (const s of due) s.wake();
+  }
+}
+
+/** A stored offset: a data record, or null for an offset that holds none (control batch, compaction gap). */
+type Slot = { readonly offset: number; readonly record: MirrorRecord | null };
+
+class PartitionLog {
+  slots: Slot[] = [];
+  logStart = 0;
+  end = 0;
+}
+
+export type NewRecord = Omit<MirrorRecord, "offset">;
+
+export interface ClusterHooks {
+  /** Runs before a fetch is served; throw to inject a failure, sleep on the clock to add latency. */
+  beforeFetch?(tp: TopicPartition, offset: number): void | Promise<void>;
+  /** Runs before a write lands; a throw means nothing was written. */
+  beforeWrite?(tp: TopicPartition, records: readonly MirrorRecord[]): void | Promise<void>;
+  /** Runs after a write landed; a throw means written but not acknowledged (a duplicate source). */
+  afterWrite?(tp: TopicPartition, records: readonly MirrorRecord[]): void | Promise<void>;
+}
+
+export function recordBytes(r: NewRecord): number {
+  let n = (r.key?.length ?? 0) + (r.value?.length ?? 0);
+  for (const h of r.headers) n += h.key.length + (h.value?.length ?? 0);
+  return n;
+}
+
+/** One Kafka cluster in memory: source reader, target writer and admin at once. */
+export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin {
+  readonly #clock: Clock;
+  readonly #topics = new Map<string, PartitionLog[]>();
+  hooks: ClusterHooks = {};
+  fetches = 0;
+  writes = 0;
+  createTopicCalls: { name: string; partitions: number; replicationFactor: number }[] = [];
+  closed = false;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  createTopic(name: string, partitions: number): void {
+    if (this.#topics.has(name)) return;
+    this.#topics.set(
+      name,
+      Array.from({ length: partitions }, () => new PartitionLog()),
+    );
+  }
+
+  /** Appends data records; returns their offsets. */
+  append(tp: TopicPartition, records: readonly NewRecord[]): number[] {
+    const log = this.#log(tp);
+    return records.map((r) => {
+      const offset = log.end++;
+      log.slots.push({ offset, record: { ...r, offset } });
+      return offset;
+    });
+  }
+
+  /** Appends `count` offsets that carry no data record (a transaction marker, a compacted gap). */
+  appendNonData(tp: TopicPartition, count = 1): void {
+    const log = this.#log(tp);
+    for (let i = 0; i < count; i++) log.slots.push({ offset: log.end++, record: null });
+  }
+
+  /** Retention: everything below `offset` is deleted. */
+  deleteBefore(tp: TopicPartition, offset: number): void {
+    const log = this.#log(tp);
+    log.logStart = Math.min(Math.max(log.logStart, offset), log.end);
+    log.slots = log.slots.filter((s) => s.offset >= log.logStart);
+  }
+
+  /** The data records of a partition, in offset order. */
+  records(tp: TopicPartition): MirrorRecord[] {
+    return this.#log(tp).slots.flatMap((s) => (s.record === null ? [] : [s.record]));
+  }
+
+  async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    this.fetches++;
+    await this.hooks.beforeFetch?.(tp, offset);
+    let log = this.#log(tp);
+    this.#checkRange(tp, log, offset);
+    // Like a broker: wait up to maxWaitMs for data when caught up (no early wake-up here).
+    if (offset === log.end && limits.maxWaitMs > 0) {
+      await this.#clock.sleep(limits.maxWaitMs);
+      log = this.#log(tp);
+      this.#checkRange(tp, log, offset);
+    }
+    const records: MirrorRecord[] = [];
+    let bytes = 0;
+    let nextOffset = offset;
+    for (const slot of log.slots) {
+      if (slot.offset < offset) continue;
+      if (slot.record !== null) {
+        const size = recordBytes(slot.record);
+        if (records.length >= limits.maxRecords) break;
+        // At least one record even when it alone exceeds maxBytes, as Kafka does.
+        if (records.length > 0 && bytes + size > limits.maxBytes) break;
+        records.push(slot.record);
+        bytes += size;
+      }
+      nextOffset = slot.offset + 1;
+    }
+    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes };
+  }
+
+  async write(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult> {
+    this.writes++;
+    await this.hooks.beforeWrite?.(tp, records);
+    const log = this.#log(tp);
+    const baseOffset = log.end;
+    for (const r of records) {
+      const offset = log.end++;
+      log.slots.push({ offset, record: { ...r, offset } });
+    }
+    await this.hooks.afterWrite?.(tp, records);
+    return { baseOffset, records: records.length };
+  }
+
+  async listTopics(): Promise<TopicInfo[]> {
+    return [...this.#topics].map(([name, logs]) => ({ name, partitions: logs.length }));
+  }
+
+  async createTopics(
+    specs: readonly { name: string; partitions: number; replicationFactor: number }[],
+  ): Promise<void> {
+    for (const spec of specs) {
+      this.createTopicCalls.push({ ...spec });
+      this.createTopic(spec.name, spec.partitions);
+    }
+  }
+
+  async listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {
+    return partitions.map((partition) => {
+      const log = this.#log({ topic, partition });
+      return { partition, logStartOffset: log.logStart, logEndOffset: log.end };
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  #log(tp: TopicPartition): PartitionLog {
+    const log = this.#topics.get(tp.topic)?.[tp.partition];
+    if (log === undefined) {
+      throw new ReplicatorError("KAFKA_FATAL", `unknown topic or partition ${tp.topic}/${tp.partition}`, {
+        details: { ...tp },
+      });
+    }
+    return log;
+  }
+
+  #checkRange(tp: TopicPartition, log: PartitionLog, offset: number): void {
+    if (offset < log.logStart || offset > log.end) {
+      throw new ReplicatorError("OFFSET_OUT_OF_RANGE", `offset ${offset} out of range`, {
+        details: { ...tp, offset, logStartOffset: log.logStart, logEndOffset: log.end },
+      });
+    }
+  }
+}
+
+/**
+ * The LeaseStore contract, exactly: claim is conditional on the observed owner and counter and
+ * bumps the counter; renew on owner and counter; checkpoint on owner, counter and an expiry
+ * after the caller's `now`; release on owner and counter (without a bump: the next claim bumps
+ * it, as lib/dynamodb does). Set `unavailable` to make every call fail with LEASE_STORE_UNAVAILABLE.
+ */
+export class InMemoryLeaseStore implements LeaseStore {
+  readonly #items = new Map<string, Lease>();
+  unavailable = false;
+  readonly calls = { ensure: 0, list: 0, claim: 0, renew: 0, checkpoint: 0, release: 0 };
+
+  async ensure(partitions: readonly TopicPartition[]): Promise<void> {
+    this.#call("ensure");
+    for (const { topic, partition } of partitions) {
+      const key = keyOf({ topic, partition });
+      if (this.#items.has(key)) continue;
+      this.#items.set(key, {
+        topic,
+        partition,
+        owner: null,
+        counter: 0,
+        expiresAt: 0,
+        checkpoint: null,
+        lastProgressAt: null,
+      });
+    }
+  }
+
+  async list(): Promise<Lease[]> {
+    this.#call("list");
+    return this.snapshot();
+  }
+
+  async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
+    this.#call("claim");
+    const current = this.#items.get(keyOf(observed));
+    if (current === undefined || current.owner !== observed.owner || current.counter !== observed.counter) {
+      return null;
+    }
+    return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt });
+  }
+
+  async renew(held: Lease, expiresAt: number): Promise<Lease> {
+    this.#call("renew");
+    const current = this.#held(held);
+    return this.#put({ ...current, expiresAt });
+  }
+
+  async checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease> {
+    this.#call("checkpoint");
+    const current = this.#held(held);
+    if (current.expiresAt <= now) throw lost(held);
+    const advanced = current.checkpoint === null || nextOffset > current.checkpoint;
+    return this.#put({
+      ...current,
+      checkpoint: nextOffset,
+      lastProgressAt: advanced ? now : current.lastProgressAt,
+    });
+  }
+
+  async release(held: Lease): Promise<boolean> {
+    this.#call("release");
+    const current = this.#items.get(keyOf(held));
+    if (
+      current === undefined ||
+      held.owner === null ||
+      current.owner !== held.owner ||
+      current.counter !== held.counter
+    ) {
+      return false;
+    }
+    // Like lib/dynamodb: releasing does not bump the counter; the next claim does.
+    this.#put({ ...current, owner: null, expiresAt: 0 });
+    return true;
+  }
+
+  /** Every lease, sorted, for assertions. */
+  snapshot(): Lease[] {
+    return [...this.#items.values()]
+      .map((l) => ({ ...l }))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+  }
+
+  get(tp: TopicPartition): Lease | undefined {
+    const lease = this.#items.get(keyOf(tp));
+    return lease === undefined ? undefined : { ...lease };
+  }
+
+  /** Test setup: overwrite an item as is. */
+  put(lease: Lease): void {
+    this.#put(lease);
+  }
+
+  #put(lease: Lease): Lease {
+    this.#items.set(keyOf(lease), { ...lease });
+    return { ...lease };
+  }
+
+  #held(held: Lease): Lease {
+    const current = this.#items.get(keyOf(held));
+    if (
+      current === undefined ||
+      held.owner === null ||
+      current.owner !== held.owner ||
+      current.counter !== held.counter
+    ) {
+      throw lost(held);
+    }
+    return current;
+  }
+
+  #call(op: keyof InMemoryLeaseStore["calls"]): void {
+    this.calls[op]++;
+    if (this.unavailable) {
+      throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", `lease store unavailable (${op})`);
+    }
+  }
+}
+
+function keyOf(tp: TopicPartition): string {
+  return `${tp.topic}/${tp.partition}`;
+}
+
+function lost(held: Lease): ReplicatorError {
+  return new ReplicatorError("LEASE_LOST", `lease ${held.topic}/${held.partition} is no longer held`, {
+    details: { topic: held.topic, partition: held.partition, owner: held.owner, counter: held.counter },
+  });
+}
+
+export interface LogEntry {
+  readonly level: "debug" | "info" | "warn" | "error";
+  readonly message: string;
+  readonly fields: LogFields;
+}
+
+export class CapturingLogger implements Logger {
+  readonly entries: LogEntry[] = [];
+  debug(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "debug", message, fields });
+  }
+  info(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "info", message, fields });
+  }
+  warn(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "warn", message, fields });
+  }
+  error(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "error", message, fields });
+  }
+  at(level: LogEntry["level"]): LogEntry[] {
+    return this.entries.filter((e) => e.level === level);
+  }
+}
+
+export class CapturingMetrics implements ReplicationMetrics {
+  readonly batches: Parameters<ReplicationMetrics["batchCopied"]>[0][] = [];
+  readonly lost: Parameters<ReplicationMetrics["recordsLost"]>[0][] = [];
+  readonly errors: Parameters<ReplicationMetrics["partitionError"]>[0][] = [];
+  batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
+    this.batches.push(event);
+  }
+  recordsLost(event: Parameters<ReplicationMetrics["recordsLost"]>[0]): void {
+    this.lost.push(event);
+  }
+  partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
+    this.errors.push(event);
+  }
+}
+
+/** A TopicMapping from two functions; selects everything not starting with "__" by default. */
+export function fakeMapping(
+  options: { select?: (topic: string) => boolean; rename?: (topic: string) => string } = {},
+): TopicMapping {
+  return {
+    isSelected: options.select ?? ((t) => !t.startsWith("__")),
+    targetTopic: options.rename ?? ((t) => t),
+  };
+}
+
+/** Records with distinct, non-UTF-8 values so a mix-up or re-encoding shows. */
+export function makeRecords(count: number, tag: number, timestamp = 1_700_000_000_000): NewRecord[] {
+  return Array.from({ length: count }, (_, i) => ({
+    timestamp: timestamp + i,
+    key: Buffer.from([0xff, tag & 0xff, (i >> 8) & 0xff, i & 0xff]),
+    value: Buffer.from([0xfe, tag & 0xff, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff]),
+    headers: [{ key: Buffer.from("h"), value: Buffer.from([0xc3, 0x28]) }],
+  }));
+}
+
+/** A seeded PRNG (mulberry32) so lease-choice randomness is reproducible. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,263 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { decideClaims, LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
+import type { Lease } from "../../../lib/core/ports.js";
+import { InMemoryLeaseStore, seededRandom } from "../../helpers/fakes.js";
+
+const NOW = 1_000_000;
+const DURATION = 10_000;
+const FAR = Number.MAX_SAFE_INTEGER;
+
+function lease(partition: number, owner: string | null, expiresAt = NOW + DURATION): Lease {
+  return {
+    topic: "t",
+    partition,
+    owner,
+    counter: owner === null ? 0 : 1,
+    expiresAt: owner === null ? 0 : expiresAt,
+    checkpoint: null,
+    lastProgressAt: null,
+  };
+}
+
+/** `spec` maps owner to how many live leases it holds; then `free` free ones. */
+function table(spec: Record<string, number>, free = 0): Lease[] {
+  const leases: Lease[] = [];
+  for (const [owner, n] of Object.entries(spec))
+    for (let i = 0; i < n; i++) leases.push(lease(leases.length, owner));
+  for (let i = 0; i < free; i++) leases.push(lease(leases.length, null));
+  return leases;
+}
+
+function counts(leases: readonly Lease[], now: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const l of leases)
+    if (l.owner !== null && l.expiresAt > now) out.set(l.owner, (out.get(l.owner) ?? 0) + 1);
+  return out;
+}
+
+/** A fleet sharing one in-memory store; each round every live worker renews, then rebalances. */
+class Fleet {
+  readonly store = new InMemoryLeaseStore();
+  now = NOW;
+  claims = 0;
+  readonly #coordinators = new Map<string, LeaseCoordinator>();
+  readonly dead = new Set<string>();
+
+  constructor(workers: string[], seed: number) {
+    const random = seededRandom(seed);
+    for (const id of workers) {
+      this.#coordinators.set(
+        id,
+        new LeaseCoordinator({ store: this.store, workerId: id, durationMs: DURATION, random }),
+      );
+    }
+  }
+
+  async round(): Promise<void> {
+    this.now += 1_000;
+    for (const [id, coordinator] of this.#coordinators) {
+      if (this.dead.has(id)) continue;
+      for (const l of await this.store.list()) {
+        if (l.owner === id && l.expiresAt > this.now) await this.store.renew(l, this.now + DURATION);
+      }
+      const { acquired } = await coordinator.rebalance(this.now, FAR);
+      this.claims += acquired.length;
+    }
+  }
+
+  async counts(): Promise<number[]> {
+    const byOwner = counts(await this.store.list(), this.now);
+    return [...this.#coordinators.keys()].map((id) => byOwner.get(id) ?? 0);
+  }
+}
+
+async function fleetOver(partitions: number, workers: string[], seed = 7): Promise<Fleet> {
+  const fleet = new Fleet(workers, seed);
+  await fleet.store.ensure(Array.from({ length: partitions }, (_, p) => ({ topic: "t", partition: p })));
+  return fleet;
+}
+
+describe("decideClaims", () => {
+  it("takes free leases up to ceil(total / live workers), in random order", () => {
+    // Prepare: A holds 2, 6 are free; with me that is 2 live workers, target 4.
+    const leases = table({ A: 2 }, 6);
+
+    // Act
+    const first = decideClaims({ leases, me: "me", now: NOW, random: seededRandom(1) });
+    const second = decideClaims({ leases, me: "me", now: NOW, random: seededRandom(2) });
+
+    // Assess
+    assert.equal(first.target, 4);
+    assert.equal(first.liveWorkers, 2);
+    assert.equal(first.take.length, 4);
+    assert.ok(first.take.every((l) => l.owner === null));
+    assert.equal(first.steal, null);
+    assert.notDeepEqual(
+      first.take.map((l) => l.partition),
+      second.take.map((l) => l.partition),
+      "two workers with different randomness should not race for the same leases in the same order",
+    );
+  });
+
+  it("treats expired leases as free and does not count their owner as live", () => {
+    const leases = [...table({ A: 3 }), lease(3, "dead", NOW - 1), lease(4, "dead", NOW)];
+
+    const decision = decideClaims({ leases, me: "me", now: NOW, random: seededRandom(1) });
+
+    assert.equal(decision.liveWorkers, 2);
+    assert.equal(decision.target, 3);
+    assert.deepEqual(decision.take.map((l) => l.partition).sort(), [3, 4]);
+  });
+
+  it("steals exactly one lease, from the most loaded worker, when nothing is free", () => {
+    // 16 leases over A, B and me: target 6. A (10) is the only one above target.
+    const leases = table({ A: 10, B: 6 });
+
+    for (let seed = 1; seed <= 20; seed++) {
+      const decision = decideClaims({ leases, me: "me", now: NOW, random: seededRandom(seed) });
+      assert.equal(decision.take.length, 0);
+      assert.equal(decision.steal?.owner, "A", `seed ${seed}`);
+    }
+  });
+
+  it("does not steal from a worker that holds only its fair share", () => {
+    // 24 over 5 workers, settled at 5/5/5/5/4: the one with 4 must stay put.
+    const leases = table({ A: 5, B: 5, C: 5, D: 5, me: 4 });
+
+    const decision = decideClaims({ leases, me: "me", now: NOW });
+
+    assert.equal(decision.target, 5);
+    assert.equal(decision.steal, null);
+    assert.equal(decision.take.length, 0);
+  });
+
+  it("prefers free leases over stealing", () => {
+    const leases = table({ A: 10 }, 1);
+
+    const decision = decideClaims({ leases, me: "me", now: NOW });
+
+    assert.equal(decision.steal, null);
+    assert.deepEqual(
+      decision.take.map((l) => l.partition),
+      [10],
+    );
+  });
+
+  it("never takes excluded partitions", () => {
+    const leases = table({}, 3);
+
+    const decision = decideClaims({ leases, me: "me", now: NOW, exclude: new Set(["t\u00000", "t\u00002"]) });
+
+    assert.deepEqual(
+      decision.take.map((l) => l.partition),
+      [1],
+    );
+    assert.equal(decision.available, 1);
+  });
+});
+
+describe("leaseExpiry", () => {
+  it("caps the expiry at the hard deadline", () => {
+    assert.equal(leaseExpiry(NOW, DURATION, NOW + 3_000), NOW + 3_000);
+    assert.equal(leaseExpiry(NOW, DURATION, FAR), NOW + DURATION);
+  });
+});
+
+describe("LeaseCoordinator", () => {
+  it("claims with an expiry that never exceeds the hard deadline", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const coordinator = new LeaseCoordinator({ store, workerId: "me", durationMs: DURATION });
+
+    const { acquired } = await coordinator.rebalance(NOW, NOW + 2_500);
+
+    assert.equal(acquired.length, 1);
+    assert.equal(acquired[0]?.expiresAt, NOW + 2_500);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, "me");
+  });
+
+  it("treats a lost claim race as normal", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const [observed] = await store.list();
+    assert.ok(observed);
+    await store.claim(observed, "other", NOW + DURATION);
+
+    // The coordinator decided on a stale read: its claim loses and it must not throw.
+    const coordinator = new LeaseCoordinator({
+      store: {
+        ensure: (p) => store.ensure(p),
+        list: async () => [observed],
+        claim: (o, w, e) => store.claim(o, w, e),
+        renew: (h, e) => store.renew(h, e),
+        checkpoint: (h, n, t) => store.checkpoint(h, n, t),
+        release: (h) => store.release(h),
+      },
+      workerId: "me",
+      durationMs: DURATION,
+    });
+    const { acquired } = await coordinator.rebalance(NOW, FAR);
+
+    assert.deepEqual(acquired, []);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, "other");
+  });
+
+  it("3 workers over 24 partitions settle at 8 each and then stop moving leases", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C"]);
+
+    for (let i = 0; i < 40; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+
+    const claimsWhenBalanced = fleet.claims;
+    for (let i = 0; i < 20; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+    assert.equal(fleet.claims, claimsWhenBalanced, "a balanced fleet must not flap");
+  });
+
+  it("24 partitions over 5 workers settle at 5,5,5,5,4 without flapping", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C", "D", "E"], 11);
+
+    for (let i = 0; i < 60; i++) await fleet.round();
+    const settled = await fleet.counts();
+    assert.deepEqual([...settled].sort(), [4, 5, 5, 5, 5]);
+
+    const claimsWhenBalanced = fleet.claims;
+    for (let i = 0; i < 20; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), settled);
+    assert.equal(fleet.claims, claimsWhenBalanced);
+  });
+
+  it("a newcomer steals at most one lease per round", async () => {
+    const fleet = await fleetOver(12, ["A"]);
+    await fleet.round();
+    assert.deepEqual(await fleet.counts(), [12]);
+
+    const store = fleet.store;
+    const newcomer = new LeaseCoordinator({ store, workerId: "N", durationMs: DURATION });
+    for (let round = 1; round <= 3; round++) {
+      const { acquired, decision } = await newcomer.rebalance(fleet.now, FAR);
+      assert.equal(acquired.length, 1);
+      assert.notEqual(decision.steal, null);
+      assert.equal(counts(await store.list(), fleet.now).get("N"), round);
+    }
+  });
+
+  it("the partitions of a worker that stops renewing go to the others after expiry", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C"], 3);
+    for (let i = 0; i < 40; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+
+    fleet.dead.add("C");
+    // Before expiry nobody may take C's leases.
+    await fleet.round();
+    const early = counts(await fleet.store.list(), fleet.now);
+    assert.equal(early.get("C"), 8);
+    assert.equal((early.get("A") ?? 0) + (early.get("B") ?? 0), 16);
+
+    for (let i = 0; i < 12; i++) await fleet.round();
+    const late = counts(await fleet.store.list(), fleet.now);
+    assert.equal(late.get("C"), undefined);
+    assert.deepEqual([late.get("A"), late.get("B")], [12, 12]);
+  });
+});

@@ -1,0 +1,332 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import type { LeaseStore } from "../../../lib/core/ports.js";
+import { checkWorkerSettings, Worker, type WorkerSettings } from "../../../lib/core/worker.js";
+import {
+  CapturingLogger,
+  CapturingMetrics,
+  FakeClock,
+  fakeMapping,
+  InMemoryCluster,
+  InMemoryLeaseStore,
+  makeRecords,
+  seededRandom,
+} from "../../helpers/fakes.js";
+
+const SETTINGS: WorkerSettings = {
+  batch: { maxRecords: 20, maxBytes: 1 << 20, maxWaitMs: 500 },
+  leases: { durationMs: 10_000, renewIntervalMs: 3_000, rebalanceIntervalMs: 2_000 },
+  startFrom: "earliest",
+  replicationFactor: 1,
+  writeSafetyMarginMs: 1_000,
+};
+
+const TOPICS = { orders: 4, events: 3 } as const;
+
+function env() {
+  const clock = new FakeClock();
+  const source = new InMemoryCluster(clock);
+  const target = new InMemoryCluster(clock);
+  let tag = 0;
+  for (const [topic, partitions] of Object.entries(TOPICS)) {
+    source.createTopic(topic, partitions);
+    for (let p = 0; p < partitions; p++) source.append({ topic, partition: p }, makeRecords(100, tag++));
+  }
+  return {
+    clock,
+    source,
+    target,
+    store: new InMemoryLeaseStore(),
+    logger: new CapturingLogger(),
+    metrics: new CapturingMetrics(),
+  };
+}
+type Env = ReturnType<typeof env>;
+
+function partitions(): TopicPartition[] {
+  return Object.entries(TOPICS).flatMap(([topic, n]) =>
+    Array.from({ length: n }, (_, partition) => ({ topic, partition })),
+  );
+}
+
+function workerFor(
+  e: Env,
+  workerId: string,
+  seed: number,
+  ports: { source?: InMemoryCluster; target?: InMemoryCluster; leases?: LeaseStore } = {},
+): Worker {
+  return new Worker({
+    workerId,
+    source: ports.source ?? e.source,
+    target: ports.target ?? e.target,
+    sourceAdmin: ports.source ?? e.source,
+    targetAdmin: ports.target ?? e.target,
+    leases: ports.leases ?? e.store,
+    mapping: fakeMapping({ rename: (t) => `dr.${t}` }),
+    settings: SETTINGS,
+    clock: e.clock,
+    logger: e.logger,
+    metrics: e.metrics,
+    random: seededRandom(seed),
+  });
+}
+
+const copied = (e: Env, tp: TopicPartition) =>
+  e.target.records({ topic: `dr.${tp.topic}`, partition: tp.partition });
+const valuesOf = (records: readonly MirrorRecord[]) => records.map((r) => r.value?.toString("hex"));
+
+/** After a crash the target holds the source with some records repeated; nothing may be missing. */
+function assertNothingLost(e: Env, tp: TopicPartition, maxDuplicates: number): number {
+  const expected = valuesOf(e.source.records(tp));
+  const actual = valuesOf(copied(e, tp));
+  const firstSeen = actual.filter((v, i) => actual.indexOf(v) === i);
+  assert.deepEqual(firstSeen, expected, `${tp.topic}/${tp.partition} lost or reordered records`);
+  const duplicates = actual.length - expected.length;
+  assert.ok(duplicates <= maxDuplicates, `${tp.topic}/${tp.partition}: ${duplicates} duplicates`);
+  return duplicates;
+}
+
+/** Makes every call of `target` hang forever once `killSwitch.killed` is set: a frozen process. */
+function killable<T extends object>(target: T, killSwitch: { killed: boolean }): T {
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value = Reflect.get(obj, prop, obj);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => (killSwitch.killed ? new Promise(() => {}) : value.apply(obj, args));
+    },
+  });
+}
+
+describe("Worker", () => {
+  it("two workers copy every record exactly once and in order when nothing fails", async () => {
+    // Prepare
+    const e = env();
+    const deadline = e.clock.now() + 60_000;
+    const a = workerFor(e, "A", 1);
+    const b = workerFor(e, "B", 2);
+    // More data arrives during the run.
+    void e.clock.sleep(5_000).then(() => {
+      for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(30, 50 + i));
+    });
+
+    // Act
+    const [sa, sb] = await Promise.all([a.replicate(deadline), b.replicate(deadline)]);
+
+    // Assess
+    for (const tp of partitions()) {
+      assert.deepEqual(
+        valuesOf(copied(e, tp)),
+        valuesOf(e.source.records(tp)),
+        `${tp.topic}/${tp.partition}`,
+      );
+      const lease = e.store.get(tp);
+      assert.equal(lease?.checkpoint, 130);
+      assert.equal(lease?.owner, null, "every lease is released at the end");
+    }
+    assert.deepEqual(sa.errors, []);
+    assert.deepEqual(sb.errors, []);
+    assert.ok(
+      sa.partitions.length > 0 && sb.partitions.length > 0,
+      "both workers should have held partitions",
+    );
+    const total = [...sa.partitions, ...sb.partitions].reduce((n, p) => n + p.records, 0);
+    assert.equal(total, 7 * 130);
+    assert.ok(sa.endedAt <= deadline + 1_000);
+  });
+
+  it("a worker killed mid-run loses nothing; the next one repeats at most one batch per partition", async () => {
+    const e = env();
+    const killSwitch = { killed: false };
+    let writes = 0;
+    e.target.hooks.afterWrite = () => {
+      // Killed after a write landed but before it was checkpointed: the worst instant.
+      if (++writes === 9) killSwitch.killed = true;
+    };
+    const doomed = workerFor(e, "doomed", 1, {
+      source: killable(e.source, killSwitch),
+      target: killable(e.target, killSwitch),
+      leases: killable(e.store, killSwitch),
+    });
+    void doomed.replicate(e.clock.now() + 600_000);
+    const killedAt = await (async () => {
+      while (!killSwitch.killed) await e.clock.sleep(10);
+      return e.clock.now();
+    })();
+    e.target.hooks.afterWrite = undefined;
+
+    const survivor = workerFor(e, "survivor", 2);
+    const summary = await survivor.replicate(killedAt + 60_000);
+
+    let duplicates = 0;
+    for (const tp of partitions()) duplicates += assertNothingLost(e, tp, SETTINGS.batch.maxRecords);
+    assert.ok(duplicates > 0, "the batch written just before the kill must have been repeated");
+    assert.deepEqual(summary.errors, []);
+    assert.equal(summary.partitions.length, 7);
+    // The survivor could only start on the doomed worker's partitions once their leases expired.
+    assert.ok(summary.partitions.every((p) => p.caughtUp));
+  });
+
+  it("never takes or renews a lease past the deadline, nor writes after it", async () => {
+    const e = env();
+    const expiries: number[] = [];
+    const writeEnds: number[] = [];
+    const store = e.store;
+    const watched: LeaseStore = {
+      ensure: (p) => store.ensure(p),
+      list: () => store.list(),
+      claim: (observed, owner, expiresAt) => {
+        expiries.push(expiresAt);
+        return store.claim(observed, owner, expiresAt);
+      },
+      renew: (held, expiresAt) => {
+        expiries.push(expiresAt);
+        return store.renew(held, expiresAt);
+      },
+      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
+      release: (held) => store.release(held),
+    };
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(400);
+      writeEnds.push(e.clock.now());
+    };
+    for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(2_000, 50 + i));
+    const deadline = e.clock.now() + 25_000;
+
+    const summary = await workerFor(e, "A", 1, { leases: watched }).replicate(deadline);
+
+    assert.ok(expiries.length > 7);
+    assert.ok(
+      expiries.every((x) => x <= deadline),
+      `expiry ${Math.max(...expiries) - deadline} ms past the deadline`,
+    );
+    assert.ok(expiries.includes(deadline), "late renewals should be capped at the deadline");
+    assert.ok(writeEnds.length > 0 && writeEnds.every((t) => t <= deadline - 400));
+    assert.equal(summary.endReason, "deadline");
+    assert.ok(summary.partitions.every((p) => !p.caughtUp));
+    for (const tp of partitions()) assert.equal(e.store.get(tp)?.owner, null);
+    // Whatever was written was checkpointed: nothing to repeat next run.
+    for (const tp of partitions()) assert.equal(e.store.get(tp)?.checkpoint, copied(e, tp).length);
+  });
+
+  it("ends early with stopWhenCaughtUp once everything it holds is caught up", async () => {
+    const e = env();
+    const deadline = e.clock.now() + 600_000;
+
+    const summary = await workerFor(e, "A", 1).replicate(deadline, { stopWhenCaughtUp: true });
+
+    assert.equal(summary.endReason, "caught-up");
+    assert.equal(summary.caughtUp, true);
+    assert.ok(summary.endedAt < deadline - 500_000);
+    for (const tp of partitions()) {
+      assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
+      assert.equal(e.store.get(tp)?.owner, null);
+    }
+  });
+
+  it("rides out a lease-store outage without writing past its leases and without losing records", async () => {
+    const e = env();
+    for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(1_000, 50 + i));
+    const writeEnds: number[] = [];
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(100);
+      writeEnds.push(e.clock.now());
+    };
+    const start = e.clock.now();
+    const outageStart = start + 4_000;
+    const outageEnd = start + 40_000;
+    void e.clock.sleep(4_000).then(() => {
+      e.store.unavailable = true;
+    });
+    void e.clock.sleep(40_000).then(() => {
+      e.store.unavailable = false;
+    });
+
+    const summary = await workerFor(e, "A", 1).replicate(start + 300_000, { stopWhenCaughtUp: true });
+
+    // Leases were last renewed before the outage; no write may end after they ran out.
+    const lastRenewBefore = outageStart;
+    const duringOutage = writeEnds.filter((t) => t > outageStart && t < outageEnd);
+    assert.ok(duringOutage.length > 0, "copying should go on while the leases are valid");
+    assert.ok(duringOutage.every((t) => t <= lastRenewBefore + SETTINGS.leases.durationMs));
+    assert.equal(summary.endReason, "caught-up");
+    for (const tp of partitions()) assertNothingLost(e, tp, 1_000);
+    assert.ok(e.logger.at("warn").some((l) => l.fields.code === "LEASE_STORE_UNAVAILABLE"));
+  });
+
+  it("reports a topic it cannot mirror and copies the others", async () => {
+    const e = env();
+    e.target.createTopic("dr.events", 2);
+
+    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+
+    assert.deepEqual(
+      summary.errors.map((x) => [x.topic, x.code]),
+      [["events", "TARGET_PARTITIONS_TOO_FEW"]],
+    );
+    assert.equal(summary.caughtUp, false);
+    assert.deepEqual(
+      summary.partitions.map((p) => p.source.topic),
+      ["orders", "orders", "orders", "orders"],
+    );
+    assert.equal(copied(e, { topic: "orders", partition: 3 }).length, 100);
+  });
+
+  it("keeps the lease of a partition stopped on a rejected record until it expires", async () => {
+    const e = env();
+    e.target.hooks.beforeWrite = (tp) => {
+      if (tp.topic === "dr.orders" && tp.partition === 1)
+        throw new Error("not a ReplicatorError: an adapter bug");
+    };
+    const deadline = e.clock.now() + 60_000;
+
+    const summary = await workerFor(e, "A", 1).replicate(deadline);
+
+    const failed = summary.partitions.find((p) => p.source.topic === "orders" && p.source.partition === 1);
+    assert.equal(failed?.error?.code, "KAFKA_FATAL");
+    assert.equal(failed?.terms, 1, "a failed partition is not retried within the run");
+    assert.equal(e.store.get({ topic: "orders", partition: 1 })?.owner, "A");
+    assert.equal(e.store.get({ topic: "orders", partition: 0 })?.owner, null);
+    assert.equal(copied(e, { topic: "orders", partition: 0 }).length, 100);
+    assert.deepEqual(
+      summary.errors.map((x) => [x.topic, x.partition, x.code]),
+      [["orders", 1, "KAFKA_FATAL"]],
+    );
+  });
+});
+
+describe("checkWorkerSettings", () => {
+  it("lists every problem at once", () => {
+    const problems = checkWorkerSettings({
+      ...SETTINGS,
+      batch: { maxRecords: 0, maxBytes: 1, maxWaitMs: -1 },
+      leases: { durationMs: 5_000, renewIntervalMs: 4_500, rebalanceIntervalMs: 1_000 },
+    });
+
+    assert.equal(problems.length, 3);
+    assert.match(problems.join("\n"), /batch\.maxRecords/);
+    assert.match(problems.join("\n"), /batch\.maxWaitMs/);
+    assert.match(problems.join("\n"), /renewIntervalMs \+ writeSafetyMarginMs/);
+  });
+
+  it("makes the Worker constructor throw CONFIG_INVALID", () => {
+    const e = env();
+    assert.throws(
+      () =>
+        new Worker({
+          workerId: "A",
+          source: e.source,
+          target: e.target,
+          sourceAdmin: e.source,
+          targetAdmin: e.target,
+          leases: e.store,
+          mapping: fakeMapping(),
+          settings: { ...SETTINGS, writeSafetyMarginMs: 0 },
+          clock: e.clock,
+          logger: e.logger,
+          metrics: e.metrics,
+        }),
+      (error: unknown) => error instanceof Error && "code" in error && error.code === "CONFIG_INVALID",
+    );
+  });
+});
