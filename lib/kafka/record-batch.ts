@@ -1,0 +1,369 @@
+/**
+ * Kafka record batches (magic v2) to and from MirrorRecords, byte for byte: keys, values, header
+ * keys and header values stay Buffers (views into the fetched or decompressed bytes), null stays
+ * null, headers keep their order and repeats. kafkajs decodes headers into an object, which loses
+ * interleaved repeats, so the replicator reads and writes batches itself.
+ *
+ * Batch layout (DefaultRecordBatch.java):
+ *   0 baseOffset int64 | 8 batchLength int32 | 12 partitionLeaderEpoch int32 | 16 magic int8
+ *   17 crc uint32 (CRC-32C of bytes 21..end) | 21 attributes int16 | 23 lastOffsetDelta int32
+ *   27 baseTimestamp int64 | 35 maxTimestamp int64 | 43 producerId int64 | 51 producerEpoch int16
+ *   53 baseSequence int32 | 57 recordCount int32 | 61 records (compressed as one block, if any)
+ */
+
+import type { MirrorRecord, RecordHeader } from "../core/model.js";
+import { ReplicatorError } from "../errors.js";
+import { CODEC_IDS, type CompressionCodec, codecFromId, compress, decompress } from "./compression.js";
+import { crc32c } from "./crc32c.js";
+import { ByteReader, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from "./varint.js";
+
+const LOG_OVERHEAD = 12; // baseOffset + batchLength: the bytes batchLength does not count
+const HEADER_SIZE = 61;
+const MAGIC_OFFSET = 16;
+const CRC_OFFSET = 17;
+const ATTRIBUTES_OFFSET = 21;
+const CURRENT_MAGIC = 2;
+const NO_PARTITION_LEADER_EPOCH = -1;
+
+const CODEC_MASK = 0x07;
+const LOG_APPEND_TIME_FLAG = 0x08;
+const TRANSACTIONAL_FLAG = 0x10;
+const CONTROL_FLAG = 0x20;
+
+const CONTROL_TYPE_ABORT = 0;
+const CONTROL_TYPE_COMMIT = 1;
+
+const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
+
+/** What a control batch marks: the end of a transaction, or another marker (leader change, ...). */
+export type ControlType = "abort" | "commit" | "other";
+
+export interface DecodedBatch {
+  baseOffset: number;
+  /** baseOffset + lastOffsetDelta: the batch covers offsets up to here, compaction gaps included. */
+  lastOffset: number;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  isTransactional: boolean;
+  isControl: boolean;
+  /** Control batches only: the marker type, which dropAborted needs. null for data batches. */
+  controlType: ControlType | null;
+  /** Data records with absolute offsets; [] for control batches. */
+  records: MirrorRecord[];
+  /** Bytes of this batch on the wire. */
+  sizeInBytes: number;
+}
+
+export interface EncodeOptions {
+  compression: CompressionCodec;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+function corrupt(message: string, details: Record<string, unknown> = {}): ReplicatorError {
+  return new ReplicatorError("CORRUPT_BATCH", message, { details });
+}
+
+/** A signed int64 as a number; throws CORRUPT_BATCH rather than round beyond 2^53. */
+function readSafeInt64(buf: Buffer, pos: number, field: string): number {
+  const high = buf.readInt32BE(pos);
+  const value = high * 0x100000000 + buf.readUInt32BE(pos + 4);
+  if (high >= 0x200000 || high < -0x200000 || !Number.isSafeInteger(value)) {
+    throw corrupt(`${field} beyond Number.MAX_SAFE_INTEGER`, { field });
+  }
+  return value;
+}
+
+function writeInt64(buf: Buffer, pos: number, value: number): void {
+  buf.writeBigInt64BE(BigInt(value), pos);
+}
+
+/**
+ * Decodes every complete batch in a Fetch response's record set. A truncated trailing batch is
+ * ignored (the broker may cut the last one at maxBytes). Throws ReplicatorError CORRUPT_BATCH on
+ * a CRC mismatch, an unknown codec, a malformed record, or magic 0/1 (legacy message sets).
+ */
+export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]> {
+  const batches: DecodedBatch[] = [];
+  let pos = 0;
+  while (pos + LOG_OVERHEAD <= data.length) {
+    const batchLength = data.readInt32BE(pos + 8);
+    const size = LOG_OVERHEAD + batchLength;
+    if (pos + size > data.length) break;
+    batches.push(await decodeBatch(data, pos, size));
+    pos += size;
+  }
+  return batches;
+}
+
+async function decodeBatch(data: Buffer, start: number, size: number): Promise<DecodedBatch> {
+  const end = start + size;
+  const baseOffset = readSafeInt64(data, start, "baseOffset");
+  if (size < HEADER_SIZE) {
+    // Also what a v0/v1 message of a few bytes looks like; say which when we can.
+    const magic = size > MAGIC_OFFSET ? data[start + MAGIC_OFFSET] : undefined;
+    if (magic === 0 || magic === 1) throw unsupportedMagic(magic, baseOffset);
+    throw corrupt("record batch shorter than its header", { baseOffset, size });
+  }
+  const magic = data.readInt8(start + MAGIC_OFFSET);
+  if (magic === 0 || magic === 1) throw unsupportedMagic(magic, baseOffset);
+  if (magic !== CURRENT_MAGIC) throw corrupt(`unknown record batch magic ${magic}`, { baseOffset, magic });
+
+  const expectedCrc = data.readUInt32BE(start + CRC_OFFSET);
+  const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, end);
+  if (expectedCrc !== actualCrc) {
+    throw corrupt("record batch CRC mismatch", { baseOffset, expectedCrc, actualCrc });
+  }
+
+  const attributes = data.readInt16BE(start + 21);
+  const lastOffsetDelta = data.readInt32BE(start + 23);
+  const baseTimestamp = readSafeInt64(data, start + 27, "baseTimestamp");
+  const maxTimestamp = readSafeInt64(data, start + 35, "maxTimestamp");
+  const producerId = data.readBigInt64BE(start + 43);
+  const producerEpoch = data.readInt16BE(start + 51);
+  const baseSequence = data.readInt32BE(start + 53);
+  const recordCount = data.readInt32BE(start + 57);
+  const lastOffset = baseOffset + lastOffsetDelta;
+  if (!Number.isSafeInteger(lastOffset)) throw corrupt("lastOffset beyond Number.MAX_SAFE_INTEGER");
+  if (recordCount < 0) throw corrupt("negative record count", { baseOffset, recordCount });
+
+  const codecId = attributes & CODEC_MASK;
+  const codec = codecFromId(codecId);
+  if (codec === undefined) throw corrupt(`unknown compression codec id ${codecId}`, { baseOffset, codecId });
+  const isControl = (attributes & CONTROL_FLAG) !== 0;
+
+  let records = data;
+  let recordsStart = start + HEADER_SIZE;
+  let recordsEnd = end;
+  if (codec !== "none") {
+    try {
+      records = await decompress(codec, data.subarray(recordsStart, end));
+    } catch (error) {
+      if (error instanceof ReplicatorError) error.details.baseOffset = baseOffset;
+      throw error;
+    }
+    recordsStart = 0;
+    recordsEnd = records.length;
+  }
+
+  const reader = new ByteReader(records, recordsStart, recordsEnd);
+  const logAppendTimestamp = (attributes & LOG_APPEND_TIME_FLAG) !== 0 ? maxTimestamp : null;
+  return {
+    baseOffset,
+    lastOffset,
+    producerId,
+    producerEpoch,
+    baseSequence,
+    isTransactional: (attributes & TRANSACTIONAL_FLAG) !== 0,
+    isControl,
+    controlType: isControl ? readControlType(reader, recordCount, baseOffset) : null,
+    records: isControl ? [] : readRecords(reader, recordCount, baseOffset, logAppendTimestamp, baseTimestamp),
+    sizeInBytes: size,
+  };
+}
+
+function unsupportedMagic(magic: number, baseOffset: number): ReplicatorError {
+  return corrupt(`unsupported message format v${magic}`, { baseOffset, magic });
+}
+
+function readRecords(
+  reader: ByteReader,
+  count: number,
+  baseOffset: number,
+  logAppendTimestamp: number | null,
+  baseTimestamp: number,
+): MirrorRecord[] {
+  const records: MirrorRecord[] = [];
+  const batchEnd = reader.end;
+  for (let i = 0; i < count; i++) {
+    const length = reader.varint();
+    const recordEnd = reader.pos + length;
+    if (length < 0 || recordEnd > batchEnd)
+      throw corrupt("record runs past the end of its batch", { baseOffset });
+    reader.end = recordEnd;
+    reader.pos++; // record attributes: unused since 0.11
+    const timestampDelta = reader.varlong();
+    const offset = baseOffset + reader.varint();
+    const key = reader.nullableBytes();
+    const value = reader.nullableBytes();
+    const headerCount = reader.varint();
+    let headers = NO_HEADERS;
+    if (headerCount !== 0) {
+      if (headerCount < 0) throw corrupt("negative header count", { baseOffset, offset });
+      const list: RecordHeader[] = [];
+      for (let h = 0; h < headerCount; h++) {
+        const keyLength = reader.varint();
+        if (keyLength < 0) throw corrupt("null header key", { baseOffset, offset });
+        const headerKey = reader.take(keyLength);
+        list.push({ key: headerKey, value: reader.nullableBytes() });
+      }
+      headers = list;
+    }
+    if (reader.pos !== recordEnd)
+      throw corrupt("record length does not match its fields", { baseOffset, offset });
+    reader.end = batchEnd;
+    const timestamp = logAppendTimestamp ?? baseTimestamp + timestampDelta;
+    if (!Number.isSafeInteger(timestamp) || offset > Number.MAX_SAFE_INTEGER) {
+      throw corrupt("record offset or timestamp beyond Number.MAX_SAFE_INTEGER", { baseOffset });
+    }
+    records.push({ offset, timestamp, key, value, headers });
+  }
+  if (reader.pos !== batchEnd) throw corrupt("bytes left after the batch's declared records", { baseOffset });
+  return records;
+}
+
+/** A control batch holds one record whose key is (version int16, type int16). */
+function readControlType(reader: ByteReader, count: number, baseOffset: number): ControlType {
+  if (count < 1) throw corrupt("control batch without a control record", { baseOffset });
+  const length = reader.varint();
+  const recordEnd = reader.pos + length;
+  if (length < 0 || recordEnd > reader.end)
+    throw corrupt("control record runs past its batch", { baseOffset });
+  reader.end = recordEnd;
+  reader.pos++;
+  reader.varlong();
+  reader.varint();
+  const key = reader.nullableBytes();
+  if (key === null || key.length < 4) throw corrupt("control record key too short", { baseOffset });
+  const type = key.readInt16BE(2);
+  if (type === CONTROL_TYPE_ABORT) return "abort";
+  if (type === CONTROL_TYPE_COMMIT) return "commit";
+  return "other";
+}
+
+function sizeOfBytes(bytes: Buffer | null): number {
+  return bytes === null ? 1 : sizeOfVarint(bytes.length) + bytes.length;
+}
+
+function writeBytes(buf: Buffer, pos: number, bytes: Buffer | null): number {
+  if (bytes === null) return writeVarint(buf, pos, -1);
+  const at = writeVarint(buf, pos, bytes.length);
+  buf.set(bytes, at);
+  return at + bytes.length;
+}
+
+function timestampDelta(timestamp: number, baseTimestamp: number): number {
+  const delta = timestamp - baseTimestamp;
+  if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(delta)) {
+    throw new RangeError("record timestamps must be safe integers less than 2^53 ms apart");
+  }
+  return delta;
+}
+
+/**
+ * One magic-v2 batch: CreateTime timestamps (the first record's is the base), not transactional,
+ * offsets relative from 0, partitionLeaderEpoch -1 (as producers send it). Records are written
+ * straight into one buffer sized beforehand; only a compressed batch needs a second buffer.
+ */
+export async function encodeRecordBatch(
+  records: readonly MirrorRecord[],
+  options: EncodeOptions,
+): Promise<Buffer> {
+  const [first] = records;
+  if (first === undefined) throw new RangeError("a record batch needs at least one record");
+  const count = records.length;
+  const baseTimestamp = first.timestamp;
+  let maxTimestamp = baseTimestamp;
+  const bodySizes = new Int32Array(count);
+  let recordsSize = 0;
+  for (let i = 0; i < count; i++) {
+    const record = records[i] as MirrorRecord;
+    if (record.timestamp > maxTimestamp) maxTimestamp = record.timestamp;
+    let body =
+      1 +
+      sizeOfVarlong(timestampDelta(record.timestamp, baseTimestamp)) +
+      sizeOfVarint(i) +
+      sizeOfBytes(record.key) +
+      sizeOfBytes(record.value) +
+      sizeOfVarint(record.headers.length);
+    for (const header of record.headers) body += sizeOfBytes(header.key) + sizeOfBytes(header.value);
+    bodySizes[i] = body;
+    recordsSize += sizeOfVarint(body) + body;
+  }
+
+  const codec = options.compression;
+  let batch: Buffer;
+  if (codec === "none") {
+    batch = Buffer.allocUnsafe(HEADER_SIZE + recordsSize);
+    writeRecords(batch, HEADER_SIZE, records, bodySizes, baseTimestamp);
+  } else {
+    const plain = Buffer.allocUnsafe(recordsSize);
+    writeRecords(plain, 0, records, bodySizes, baseTimestamp);
+    const compressed = await compress(codec, plain);
+    batch = Buffer.allocUnsafe(HEADER_SIZE + compressed.length);
+    compressed.copy(batch, HEADER_SIZE);
+  }
+
+  writeInt64(batch, 0, 0);
+  batch.writeInt32BE(batch.length - LOG_OVERHEAD, 8);
+  batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, 12);
+  batch.writeInt8(CURRENT_MAGIC, MAGIC_OFFSET);
+  batch.writeInt16BE(CODEC_IDS[codec], ATTRIBUTES_OFFSET);
+  batch.writeInt32BE(count - 1, 23);
+  writeInt64(batch, 27, baseTimestamp);
+  writeInt64(batch, 35, maxTimestamp);
+  batch.writeBigInt64BE(options.producerId, 43);
+  batch.writeInt16BE(options.producerEpoch, 51);
+  batch.writeInt32BE(options.baseSequence, 53);
+  batch.writeInt32BE(count, 57);
+  batch.writeUInt32BE(crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET);
+  return batch;
+}
+
+function writeRecords(
+  buf: Buffer,
+  start: number,
+  records: readonly MirrorRecord[],
+  bodySizes: Int32Array,
+  baseTimestamp: number,
+): void {
+  let pos = start;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i] as MirrorRecord;
+    pos = writeVarint(buf, pos, bodySizes[i] as number);
+    buf[pos++] = 0; // record attributes
+    pos = writeVarlong(buf, pos, record.timestamp - baseTimestamp);
+    pos = writeVarint(buf, pos, i);
+    pos = writeBytes(buf, pos, record.key);
+    pos = writeBytes(buf, pos, record.value);
+    pos = writeVarint(buf, pos, record.headers.length);
+    for (const header of record.headers) {
+      pos = writeBytes(buf, pos, header.key);
+      pos = writeBytes(buf, pos, header.value);
+    }
+  }
+}
+
+/**
+ * read_committed for a fetched partition, as the Java consumer does it: walking batches in
+ * offset order, each aborted transaction (producerId, firstOffset) from the Fetch response
+ * becomes active once a batch reaches its firstOffset; that producer's transactional data batches
+ * are aborted until its ABORT marker. Aborted batches stay in the result with `records: []`, so
+ * offset accounting (lastOffset, nextOffset) still sees them; control batches are kept as they are.
+ */
+export function dropAborted(
+  batches: DecodedBatch[],
+  aborted: readonly { producerId: bigint; firstOffset: number }[],
+): DecodedBatch[] {
+  if (aborted.length === 0) return batches;
+  const pending = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
+  let next = 0;
+  const abortedProducers = new Set<bigint>();
+  return batches.map((batch) => {
+    for (
+      let txn = pending[next];
+      txn !== undefined && txn.firstOffset <= batch.lastOffset;
+      txn = pending[++next]
+    ) {
+      abortedProducers.add(txn.producerId);
+    }
+    if (batch.isControl) {
+      if (batch.controlType === "abort") abortedProducers.delete(batch.producerId);
+      return batch;
+    }
+    if (batch.isTransactional && abortedProducers.has(batch.producerId)) return { ...batch, records: [] };
+    return batch;
+  });
+}
