@@ -43,6 +43,11 @@ const sourceSchema = section({
 
 const targetSchema = section({
   ...connection,
+  /**
+   * How long to wait for the target's answer to one produce. Shorter than the source's default:
+   * a write must finish well inside a lease (see the leases check below).
+   */
+  requestTimeoutMs: integer(1_000, 300_000).default(15_000),
   /** Names the target cluster when it is mirrored back (active-active); its copies are not returned. */
   alias: alias.optional(),
   /** Codec of the batches written to the target. */
@@ -81,7 +86,7 @@ const leasesSchema = section({
     "kafka-mirror-leases",
   ),
   /** How long a lease stays valid without renewal; a dead worker's partitions wait this long. */
-  durationMs: integer(1_000, 3_600_000).default(30_000),
+  durationMs: integer(1_000, 3_600_000).default(60_000),
   /** How often a worker renews the leases it holds. */
   renewIntervalMs: integer(100, 1_800_000).default(10_000),
   /** How often a worker looks for free or expired leases to take and balances load. */
@@ -136,6 +141,20 @@ export const mirrorConfigSchema = section({
         "a fetch of a caught-up partition legitimately waits that long and must not time out",
     });
   }
+  // A write may retry until one request timeout has passed and its last attempt may take another:
+  // it must be able to finish inside the lease, after a renewal interval of slack, or a worker
+  // could never start a write (the worker stops writing that long before its lease expires).
+  const writeWindowMs = writeSafetyMarginMs(config);
+  if (config.leases.renewIntervalMs + writeWindowMs >= config.leases.durationMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["leases", "durationMs"],
+      input: config.leases.durationMs,
+      message:
+        `must be greater than leases.renewIntervalMs (${config.leases.renewIntervalMs}) + 2 x target.requestTimeoutMs ` +
+        `(${writeWindowMs}), got ${config.leases.durationMs}: a write must fit inside a lease`,
+    });
+  }
   if (config.target.alias !== undefined && config.target.alias === config.source.alias) {
     ctx.addIssue({
       code: "custom",
@@ -145,6 +164,16 @@ export const mirrorConfigSchema = section({
     });
   }
 });
+
+/**
+ * How long before its lease (or run) ends a worker stops starting writes: a write retries until one
+ * target request timeout has passed, and its last attempt may take one more.
+ */
+export function writeSafetyMarginMs(config: {
+  readonly target: { readonly requestTimeoutMs: number };
+}): number {
+  return 2 * config.target.requestTimeoutMs;
+}
 
 /** The field names of each section, for loaders that address fields one by one. */
 export const CONFIG_FIELDS = {

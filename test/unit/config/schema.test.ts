@@ -44,7 +44,7 @@ describe("parseConfig: valid input", () => {
         clientId: "kafka-mirror",
         tls: false,
         connectionTimeoutMs: 10_000,
-        requestTimeoutMs: 30_000,
+        requestTimeoutMs: 15_000,
         compression: "none",
         replicationFactor: -1,
         maxBatchBytes: 1024 * 1024,
@@ -53,7 +53,7 @@ describe("parseConfig: valid input", () => {
       batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500 },
       leases: {
         table: "kafka-mirror-leases",
-        durationMs: 30_000,
+        durationMs: 60_000,
         renewIntervalMs: 10_000,
         rebalanceIntervalMs: 5_000,
       },
@@ -273,13 +273,13 @@ describe("parseConfig: each malformed field is refused by name", () => {
     },
     {
       name: "a renewal interval of half the lease or more",
-      patch: (c) => ({ ...c, leases: { durationMs: 20_000, renewIntervalMs: 10_000 } }),
+      patch: (c) => ({ ...c, leases: { durationMs: 100_000, renewIntervalMs: 50_000 } }),
       path: "leases.renewIntervalMs",
-      says: /less than half of leases\.durationMs \(20000\), got 10000: one missed/,
+      says: /less than half of leases\.durationMs \(100000\), got 50000: one missed/,
     },
     {
       name: "a rebalance interval longer than a lease",
-      patch: (c) => ({ ...c, leases: { rebalanceIntervalMs: 40_000 } }),
+      patch: (c) => ({ ...c, leases: { rebalanceIntervalMs: 70_000 } }),
       path: "leases.rebalanceIntervalMs",
       says: /at most leases\.durationMs/,
     },
@@ -288,6 +288,12 @@ describe("parseConfig: each malformed field is refused by name", () => {
       patch: (c) => ({ ...c, source: { ...c.source, requestTimeoutMs: 5_000 }, batch: { maxWaitMs: 5_000 } }),
       path: "source.requestTimeoutMs",
       says: /greater than batch\.maxWaitMs \(5000\)/,
+    },
+    {
+      name: "a lease too short for a write to fit",
+      patch: (c) => ({ ...c, target: { ...c.target, requestTimeoutMs: 30_000 } }),
+      path: "leases.durationMs",
+      says: /greater than leases\.renewIntervalMs \(10000\) \+ 2 x target\.requestTimeoutMs \(60000\), got 60000/,
     },
     {
       name: "the same alias on both sides",
