@@ -1,0 +1,104 @@
+/**
+ * How a Lease is stored as a DynamoDB item, and the strict way back. Items are read from a table
+ * that people and other versions of this code can write to, so nothing read is trusted: a
+ * missing or mistyped attribute is a LEASE_STORE_INVALID naming the key and the attribute, never
+ * an `undefined` travelling into the lease rules.
+ *
+ * Layout (one item per source topic-partition):
+ *   leaseKey        S  "topic:partition" (partition key)
+ *   topic           S  source topic
+ *   partition       N  source partition
+ *   owner           S  worker id of the holder; absent while the lease is free
+ *   counter         N  fencing token; +1 on every claim
+ *   expiresAt       N  epoch ms; 0 when released or never claimed
+ *   checkpoint      N  next source offset to read; absent before the first checkpoint
+ *   lastProgressAt  N  epoch ms of the last checkpoint that advanced; absent before it
+ *   updatedAt       N  epoch ms of the last write of any kind (for operators, never decides anything)
+ */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { TopicPartition } from "../core/model.js";
+import type { Lease } from "../core/ports.js";
+import { ReplicatorError } from "../errors.js";
+import { LEASE_KEY_ATTRIBUTE, leaseKey } from "./lease-table.js";
+
+/** Attribute names, used through ExpressionAttributeNames so reserved words never bite. */
+export const Attr = {
+  key: LEASE_KEY_ATTRIBUTE,
+  topic: "topic",
+  partition: "partition",
+  owner: "owner",
+  counter: "counter",
+  expiresAt: "expiresAt",
+  checkpoint: "checkpoint",
+  lastProgressAt: "lastProgressAt",
+  updatedAt: "updatedAt",
+} as const;
+
+export type Item = Record<string, AttributeValue>;
+
+export function keyOf(tp: TopicPartition): Item {
+  return { [Attr.key]: { S: leaseKey(tp) } };
+}
+
+export function num(value: number): AttributeValue {
+  return { N: String(value) };
+}
+
+/** The item `ensure` writes for a partition that has no lease yet: free, never claimed. */
+export function freeLeaseItem(tp: TopicPartition, now: number): Item {
+  return {
+    ...keyOf(tp),
+    [Attr.topic]: { S: tp.topic },
+    [Attr.partition]: num(tp.partition),
+    [Attr.counter]: num(0),
+    [Attr.expiresAt]: num(0),
+    [Attr.updatedAt]: num(now),
+  };
+}
+
+export function leaseFromItem(item: Item): Lease {
+  const keyValue = item[Attr.key]?.S;
+  const key = keyValue ?? "(missing key)";
+  const invalid = (attribute: string, problem: string): ReplicatorError =>
+    new ReplicatorError("LEASE_STORE_INVALID", `lease item ${key}: attribute "${attribute}" ${problem}`, {
+      details: { leaseKey: key, attribute },
+    });
+
+  const string = (attribute: string): string | null => {
+    const value = item[attribute];
+    if (value === undefined) return null;
+    if (value.S === undefined || value.S === "") throw invalid(attribute, "must be a non-empty string (S)");
+    return value.S;
+  };
+  const integer = (attribute: string): number | null => {
+    const value = item[attribute];
+    if (value === undefined) return null;
+    const parsed = value.N === undefined ? Number.NaN : Number(value.N);
+    // Offsets and epoch ms are JS numbers in the core; anything beyond 2^53 would silently
+    // round and could move a checkpoint, so it is rejected rather than approximated.
+    if (!Number.isSafeInteger(parsed) || parsed < 0) {
+      throw invalid(attribute, "must be a non-negative safe integer (N)");
+    }
+    return parsed;
+  };
+  const required = <T>(attribute: string, value: T | null): T => {
+    if (value === null) throw invalid(attribute, "is missing");
+    return value;
+  };
+
+  if (keyValue === undefined) throw invalid(Attr.key, "is missing or not a string");
+  const topic = required(Attr.topic, string(Attr.topic));
+  const partition = required(Attr.partition, integer(Attr.partition));
+  if (leaseKey({ topic, partition }) !== keyValue) {
+    throw invalid(Attr.key, `does not match topic "${topic}" and partition ${partition}`);
+  }
+  return {
+    topic,
+    partition,
+    owner: string(Attr.owner),
+    counter: required(Attr.counter, integer(Attr.counter)),
+    expiresAt: required(Attr.expiresAt, integer(Attr.expiresAt)),
+    checkpoint: integer(Attr.checkpoint),
+    lastProgressAt: integer(Attr.lastProgressAt),
+  };
+}

@@ -1,0 +1,418 @@
+/**
+ * LeaseStore on a DynamoDB table, modelled on the Kinesis Client Library's lease table: one item
+ * per source topic-partition (layout in lease-item.ts), an owner, and a counter that is the
+ * fencing token. Two rules make it safe with any number of workers and any clock skew between
+ * them:
+ *   1. Every write that decides ownership or progress is conditional on what the writer saw
+ *      (owner and counter), so a worker acting on a stale view fails instead of overwriting.
+ *   2. The counter grows on every claim, so a holder that lost the lease and got it back (or a
+ *      worker id that is reused) can never be mistaken for the holder it used to be.
+ * A failed condition is translated here; every other SDK error goes through translateDynamoDbError.
+ */
+import {
+  BatchGetItemCommand,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  PutItemCommand,
+  ScanCommand,
+  type ScanCommandOutput,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from "@aws-sdk/client-dynamodb";
+import type { TopicPartition } from "../core/model.js";
+import type { Lease, LeaseStore } from "../core/ports.js";
+import { ReplicatorError } from "../errors.js";
+import { translateDynamoDbError } from "./errors.js";
+import { Attr, freeLeaseItem, type Item, keyOf, leaseFromItem, num } from "./lease-item.js";
+import { leaseKey } from "./lease-table.js";
+
+export interface DynamoDbLeaseStoreOptions {
+  /** Built once by the caller (cold start), with the timeouts and retries it wants. */
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /**
+   * Source of `updatedAt`, which is informational only: no condition ever compares it.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+/** BatchGetItem's limit per request. */
+const BATCH_GET_MAX_KEYS = 100;
+/** Parallel PutItems in `ensure`: enough to create thousands of leases quickly, few enough not to self-throttle. */
+const ENSURE_CONCURRENCY = 16;
+
+/** Why a conditional write on a held lease failed, read from the item DynamoDB returned. */
+type LossReason = "missing" | "released" | "taken" | "expired" | "checkpoint-ahead";
+
+type UpdateOutcome =
+  | { readonly ok: true; readonly item: Item }
+  | { readonly ok: false; readonly current?: Item };
+
+export class DynamoDbLeaseStore implements LeaseStore {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #now: () => number;
+
+  constructor(options: DynamoDbLeaseStoreOptions) {
+    this.#client = options.client;
+    this.#tableName = options.tableName;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async ensure(partitions: readonly TopicPartition[]): Promise<void> {
+    const unique = new Map(partitions.map((tp) => [leaseKey(tp), tp]));
+    const existing = await this.#existingKeys([...unique.keys()]);
+    const missing = [...unique.entries()].filter(([key]) => !existing.has(key)).map(([, tp]) => tp);
+    await forEachLimited(missing, ENSURE_CONCURRENCY, (tp) => this.#putIfAbsent(tp));
+  }
+
+  async list(): Promise<Lease[]> {
+    const leases: Lease[] = [];
+    let startKey: Item | undefined;
+    do {
+      let page: ScanCommandOutput;
+      try {
+        page = await this.#client.send(
+          new ScanCommand({
+            TableName: this.#tableName,
+            // A claim decided on an eventually consistent read would be refused anyway (the
+            // counter moved), but every such miss costs a write and a lease-balancing round.
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+      } catch (error) {
+        throw translateDynamoDbError(error, "Scan", this.#tableName);
+      }
+      for (const item of page.Items ?? []) leases.push(leaseFromItem(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return leases;
+  }
+
+  async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
+    assertEpochMs(expiresAt, "expiresAt");
+    if (owner === "") throw new RangeError("claim: owner must be a non-empty worker id");
+    // The claim succeeds only if the item is exactly as the claimer saw it. Timeline it prevents:
+    //   t0  A and B both list: lease free (or expired), counter 7
+    //   t1  A claims: condition holds, owner A, counter 8
+    //   t2  B claims: without a condition B would overwrite A, and both would copy the partition
+    //       (A believing its counter 8 is current). With it, counter 8 != 7 and B gets null.
+    // The counter check also fails on a missing item, so a claim never creates a lease.
+    const observedOwner =
+      observed.owner === null ? "attribute_not_exists(#owner)" : "#owner = :observedOwner";
+    const outcome = await this.#update(
+      observed,
+      "claim",
+      {
+        UpdateExpression:
+          "SET #owner = :owner, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now",
+        ConditionExpression: `${observedOwner} AND #counter = :observedCounter`,
+        ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+        ExpressionAttributeValues: {
+          ":owner": { S: owner },
+          ":nextCounter": num(observed.counter + 1),
+          ":observedCounter": num(observed.counter),
+          ":expiresAt": num(expiresAt),
+          ":now": num(this.#now()),
+          ...(observed.owner === null ? {} : { ":observedOwner": { S: observed.owner } }),
+        },
+      },
+      false,
+    );
+    return outcome.ok ? leaseFromItem(outcome.item) : null;
+  }
+
+  async renew(held: Lease, expiresAt: number): Promise<Lease> {
+    assertEpochMs(expiresAt, "expiresAt");
+    const holder = requireHolder(held, "renew");
+    // Renewal must not resurrect a lease someone else took. Timeline it prevents:
+    //   t0  A holds counter 8 and stalls (GC pause, slow network) past expiresAt
+    //   t1  B claims the expired lease: owner B, counter 9
+    //   t2  A wakes and renews: unconditionally it would push B's expiry as if A still held it,
+    //       or (writing owner) take it back behind B's back. The counter check refuses A.
+    // Like the KCL, an expired lease that nobody took yet may still be renewed by its holder:
+    // nobody else has acted on it, and a claimer racing us is itself conditional on the counter.
+    const outcome = await this.#update(held, "renew", {
+      UpdateExpression: "SET #expiresAt = :expiresAt, #updatedAt = :now",
+      ConditionExpression: "#owner = :owner AND #counter = :counter",
+      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+      ExpressionAttributeValues: {
+        ":owner": { S: holder },
+        ":counter": num(held.counter),
+        ":expiresAt": num(expiresAt),
+        ":now": num(this.#now()),
+      },
+    });
+    if (!outcome.ok) throw this.#lost(held, "renew", currentLease(outcome), null);
+    return leaseFromItem(outcome.item);
+  }
+
+  /**
+   * Throws LEASE_LOST both when the lease is no longer ours and when `nextOffset` is behind the
+   * stored checkpoint (details.reason "checkpoint-ahead"). Under the same owner and counter only
+   * this holder ever wrote the checkpoint, so a stored value ahead of ours means our view of the
+   * lease is not the truth any more (a delayed duplicate write, or a second loop on the same
+   * lease): the only safe reaction is the one LEASE_LOST already triggers, stop the partition
+   * and let the next claim resume from what is stored. A retryable error would loop forever.
+   * Writing the same checkpoint again succeeds and changes nothing but `updatedAt`, which makes
+   * an SDK retry of a write that did land harmless.
+   */
+  async checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease> {
+    if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
+      throw new RangeError(`checkpoint: nextOffset must be a non-negative safe integer, got ${nextOffset}`);
+    }
+    assertEpochMs(now, "now");
+    const holder = requireHolder(held, "checkpoint");
+    if (held.checkpoint !== null && nextOffset < held.checkpoint) {
+      throw this.#lost(held, "checkpoint", undefined, nextOffset, "checkpoint-ahead");
+    }
+    const advances = held.checkpoint === null || nextOffset > held.checkpoint;
+    // Progress is recorded only by the current holder, before its lease runs out. Timeline:
+    //   t0  A holds counter 8, copies 100..199; its checkpoint request is delayed (GC, network)
+    //   t1  A's lease expires; B claims it (counter 9) and resumes from checkpoint 100
+    //   t2  B copies 100..149 and checkpoints 150
+    //   t3  A's checkpoint 200 arrives: unconditionally, the item would mix two writers' progress,
+    //       and B's next checkpoint (180) would rewind it or be refused; if A is a zombie whose
+    //       writes the target fenced, 150..199 would be recorded as copied when they were not.
+    // The owner/counter check refuses A at t3; `#expiresAt > :now` refuses it already between t1
+    // and B's claim, because once expired anyone may be reading the stored checkpoint to resume.
+    // `now` is the caller's clock, so a holder whose clock runs late gets a little grace; the
+    // counter still fences it the moment anyone claims.
+    // The checkpoint bound refuses a move backwards: a late duplicate of an older write (an SDK
+    // retry whose first attempt landed after a newer one) would otherwise rewind the partition
+    // and make the next holder copy records the target already has.
+    const checkpointBound = advances
+      ? "(attribute_not_exists(#checkpoint) OR #checkpoint < :offset)"
+      : "#checkpoint = :offset";
+    const outcome = await this.#update(held, "checkpoint", {
+      // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
+      UpdateExpression: advances
+        ? "SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now"
+        : "SET #updatedAt = :now",
+      ConditionExpression: `#owner = :owner AND #counter = :counter AND #expiresAt > :now AND ${checkpointBound}`,
+      // DynamoDB rejects names the expressions do not use, so lastProgressAt only when it is set.
+      ExpressionAttributeNames: advances
+        ? names("owner", "counter", "expiresAt", "checkpoint", "updatedAt", "lastProgressAt")
+        : names("owner", "counter", "expiresAt", "checkpoint", "updatedAt"),
+      ExpressionAttributeValues: {
+        ":owner": { S: holder },
+        ":counter": num(held.counter),
+        ":now": num(now),
+        ":offset": num(nextOffset),
+      },
+    });
+    if (outcome.ok) return leaseFromItem(outcome.item);
+    const current = currentLease(outcome);
+    if (current !== undefined && this.#lossReason(held, current, now) === null) {
+      // Still ours, so the checkpoint bound failed: equal means our own earlier attempt landed.
+      if (current.checkpoint === nextOffset) return current;
+      throw this.#lost(held, "checkpoint", current, nextOffset, "checkpoint-ahead");
+    }
+    throw this.#lost(held, "checkpoint", current, nextOffset);
+  }
+
+  async release(held: Lease): Promise<boolean> {
+    if (held.owner === null) return false;
+    // Only the holder may free the lease. Timeline it prevents:
+    //   t0  A holds counter 8, stalls past expiry; B claims (counter 9)
+    //   t1  A shuts down and releases: unconditionally it would free B's lease, and a third
+    //       worker C would claim and copy the partition alongside B.
+    // The counter is not bumped: the next claim bumps it, and a stale holder's owner check
+    // already fails against the absent owner.
+    const outcome = await this.#update(held, "release", {
+      UpdateExpression: "REMOVE #owner SET #expiresAt = :zero, #updatedAt = :now",
+      ConditionExpression: "#owner = :owner AND #counter = :counter",
+      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+      ExpressionAttributeValues: {
+        ":owner": { S: held.owner },
+        ":counter": num(held.counter),
+        ":zero": num(0),
+        ":now": num(this.#now()),
+      },
+    });
+    return outcome.ok;
+  }
+
+  async #existingKeys(keys: readonly string[]): Promise<Set<string>> {
+    const existing = new Set<string>();
+    for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
+      const chunk = keys.slice(i, i + BATCH_GET_MAX_KEYS);
+      let found: Item[];
+      try {
+        const out = await this.#client.send(
+          new BatchGetItemCommand({
+            RequestItems: {
+              [this.#tableName]: {
+                Keys: chunk.map((key) => ({ [Attr.key]: { S: key } })),
+                ConsistentRead: true,
+                ProjectionExpression: "#key",
+                ExpressionAttributeNames: { "#key": Attr.key },
+              },
+            },
+          }),
+        );
+        found = out.Responses?.[this.#tableName] ?? [];
+      } catch (error) {
+        throw translateDynamoDbError(error, "BatchGetItem", this.#tableName, { keys: chunk.length });
+      }
+      // Keys DynamoDB left unprocessed simply count as missing: the put that follows is
+      // conditional, so treating an existing lease as missing costs one refused write, nothing more.
+      for (const item of found) {
+        const key = item[Attr.key]?.S;
+        if (key !== undefined) existing.add(key);
+      }
+    }
+    return existing;
+  }
+
+  async #putIfAbsent(tp: TopicPartition): Promise<void> {
+    try {
+      // Put only if absent. Timeline it prevents: worker A has held the lease and checkpointed
+      // offset 5000 when worker B (cold start, same partition list) runs ensure; a plain put would
+      // replace A's item with a free one, dropping owner, counter and checkpoint, and the
+      // partition would restart from its policy start offset while A keeps copying.
+      await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: freeLeaseItem(tp, this.#now()),
+          ConditionExpression: "attribute_not_exists(#key)",
+          ExpressionAttributeNames: { "#key": Attr.key },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return; // another worker created it
+      throw translateDynamoDbError(error, "PutItem", this.#tableName, { leaseKey: leaseKey(tp) });
+    }
+  }
+
+  /** One conditional UpdateItem on `tp`'s item; a failed condition is an outcome, not an error. */
+  async #update(
+    tp: TopicPartition,
+    operation: string,
+    input: Omit<UpdateItemCommandInput, "TableName" | "Key">,
+    wantCurrent = true,
+  ): Promise<UpdateOutcome> {
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          ...input,
+          TableName: this.#tableName,
+          Key: keyOf(tp),
+          ReturnValues: "ALL_NEW",
+          ...(wantCurrent ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
+        }),
+      );
+      if (out.Attributes === undefined) {
+        throw new ReplicatorError(
+          "LEASE_STORE_INVALID",
+          `UpdateItem on ${leaseKey(tp)} returned no attributes`,
+          {
+            details: { leaseKey: leaseKey(tp), operation },
+          },
+        );
+      }
+      return { ok: true, item: out.Attributes };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        return error.Item === undefined ? { ok: false } : { ok: false, current: error.Item };
+      }
+      if (error instanceof ReplicatorError) throw error;
+      throw translateDynamoDbError(error, `UpdateItem (${operation})`, this.#tableName, {
+        leaseKey: leaseKey(tp),
+      });
+    }
+  }
+
+  /** Null when `current` is still held by `held`'s owner and counter (and unexpired at `now`). */
+  #lossReason(held: Lease, current: Lease | undefined, now: number | null): LossReason | null {
+    if (current === undefined) return "missing";
+    if (current.counter !== held.counter) return "taken";
+    if (current.owner === null) return "released";
+    if (current.owner !== held.owner) return "taken";
+    if (now !== null && current.expiresAt <= now) return "expired";
+    return null;
+  }
+
+  #lost(
+    held: Lease,
+    operation: string,
+    current: Lease | undefined,
+    nextOffset: number | null,
+    reason?: LossReason,
+  ): ReplicatorError {
+    // Without a current item to compare, the condition can only have failed on expiry.
+    const why = reason ?? this.#lossReason(held, current, null) ?? "expired";
+    return new ReplicatorError(
+      "LEASE_LOST",
+      `${operation} refused: lease ${leaseKey(held)} (owner ${held.owner}, counter ${held.counter}) is ${why}`,
+      {
+        details: {
+          topic: held.topic,
+          partition: held.partition,
+          owner: held.owner,
+          counter: held.counter,
+          reason: why,
+          ...(nextOffset === null ? {} : { nextOffset }),
+          ...(current === undefined
+            ? {}
+            : {
+                currentOwner: current.owner,
+                currentCounter: current.counter,
+                currentExpiresAt: current.expiresAt,
+                currentCheckpoint: current.checkpoint,
+              }),
+        },
+      },
+    );
+  }
+}
+
+/** The item as DynamoDB saw it when the condition failed; a malformed one is LEASE_STORE_INVALID. */
+function currentLease(outcome: UpdateOutcome): Lease | undefined {
+  return outcome.ok || outcome.current === undefined ? undefined : leaseFromItem(outcome.current);
+}
+
+function requireHolder(held: Lease, operation: string): string {
+  if (held.owner === null) {
+    throw new ReplicatorError("LEASE_LOST", `${operation} refused: lease ${leaseKey(held)} has no owner`, {
+      details: { topic: held.topic, partition: held.partition, counter: held.counter, reason: "released" },
+    });
+  }
+  return held.owner;
+}
+
+function assertEpochMs(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${name} must be a non-negative integer epoch ms, got ${value}`);
+  }
+}
+
+function names(...attributes: (keyof typeof Attr)[]): Record<string, string> {
+  return Object.fromEntries(attributes.map((a) => [`#${a}`, Attr[a]]));
+}
+
+/** Runs `run` over `items`, at most `limit` at a time; stops taking new items after a failure. */
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next];
+      next += 1;
+      if (item === undefined) continue;
+      try {
+        await run(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

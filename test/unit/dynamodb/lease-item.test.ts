@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { freeLeaseItem, type Item, leaseFromItem } from "../../../lib/dynamodb/lease-item.js";
+import { isReplicatorError } from "../../../lib/errors.js";
+
+function heldItem(): Item {
+  return {
+    leaseKey: { S: "orders.v1:12" },
+    topic: { S: "orders.v1" },
+    partition: { N: "12" },
+    owner: { S: "worker-a" },
+    counter: { N: "3" },
+    expiresAt: { N: "1700000060000" },
+    checkpoint: { N: "9007199254740991" },
+    lastProgressAt: { N: "1700000000000" },
+    updatedAt: { N: "1700000000000" },
+  };
+}
+
+function invalidAttribute(item: Item): unknown {
+  try {
+    leaseFromItem(item);
+  } catch (error) {
+    assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"), String(error));
+    return error.details.attribute;
+  }
+  assert.fail("expected LEASE_STORE_INVALID");
+}
+
+describe("leaseFromItem", () => {
+  it("reads a held lease with a checkpoint at the largest safe offset", () => {
+    assert.deepEqual(leaseFromItem(heldItem()), {
+      topic: "orders.v1",
+      partition: 12,
+      owner: "worker-a",
+      counter: 3,
+      expiresAt: 1700000060000,
+      checkpoint: 9007199254740991,
+      lastProgressAt: 1700000000000,
+    });
+  });
+
+  it("reads the item ensure writes as a free lease without checkpoint", () => {
+    const lease = leaseFromItem(freeLeaseItem({ topic: "t", partition: 0 }, 5));
+
+    assert.deepEqual(lease, {
+      topic: "t",
+      partition: 0,
+      owner: null,
+      counter: 0,
+      expiresAt: 0,
+      checkpoint: null,
+      lastProgressAt: null,
+    });
+  });
+
+  const cases: [string, (item: Item) => void, string][] = [
+    ["missing counter", (i) => delete i.counter, "counter"],
+    ["counter stored as a string", (i) => (i.counter = { S: "3" }), "counter"],
+    ["negative expiresAt", (i) => (i.expiresAt = { N: "-1" }), "expiresAt"],
+    ["fractional checkpoint", (i) => (i.checkpoint = { N: "1.5" }), "checkpoint"],
+    ["checkpoint beyond 2^53", (i) => (i.checkpoint = { N: "9007199254740993" }), "checkpoint"],
+    ["empty owner", (i) => (i.owner = { S: "" }), "owner"],
+    ["numeric owner", (i) => (i.owner = { N: "1" }), "owner"],
+    ["missing topic", (i) => delete i.topic, "topic"],
+    ["missing partition", (i) => delete i.partition, "partition"],
+    ["key not matching topic and partition", (i) => (i.leaseKey = { S: "orders.v1:13" }), "leaseKey"],
+    ["numeric key", (i) => (i.leaseKey = { N: "1" }), "leaseKey"],
+  ];
+  for (const [name, corrupt, attribute] of cases) {
+    it(`rejects ${name} naming the attribute`, () => {
+      const item = heldItem();
+      corrupt(item);
+
+      assert.equal(invalidAttribute(item), attribute);
+    });
+  }
+
+  it("names the lease key in the error", () => {
+    const item = heldItem();
+    delete item.expiresAt;
+
+    assert.throws(
+      () => leaseFromItem(item),
+      (error: unknown) => {
+        assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"));
+        assert.equal(error.details.leaseKey, "orders.v1:12");
+        assert.match(error.message, /orders\.v1:12.*"expiresAt" is missing/);
+        return true;
+      },
+    );
+  });
+});
