@@ -4,6 +4,7 @@ import type { ClusterAdmin, Logger } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import {
+  ClusterConnector,
   createKafkaCluster,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
@@ -33,10 +34,11 @@ export class KafkaClusterAdmin implements ClusterAdmin {
   private readonly retryBackoffMs: number;
   private readonly createTimeoutMs: number;
   private readonly logger: Logger | undefined;
-  private connecting: Promise<void> | undefined;
+  private readonly connector: ClusterConnector;
 
   constructor(options: KafkaClusterAdminOptions) {
     this.cluster = createKafkaCluster(options);
+    this.connector = new ClusterConnector(this.cluster);
     this.maxAttempts = options.maxAttempts ?? 5;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.createTimeoutMs = options.createTimeoutMs ?? 10_000;
@@ -61,7 +63,18 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     if (specs.length === 0) return;
     let pending = [...specs];
     for (let attempt = 1; ; attempt++) {
-      const failures = await this.createOnce(pending);
+      let failures: TopicCreateError[];
+      try {
+        failures = await this.createOnce(pending);
+      } catch (error) {
+        // A broken connection may or may not have delivered the request: the next attempt then
+        // meets TOPIC_ALREADY_EXISTS, which counts as success.
+        if (!isReplicatorError(error) || !error.retryable || attempt >= this.maxAttempts) throw error;
+        this.logger?.debug("create topics: retrying", { attempt, error: error.message });
+        await this.refreshMetadata();
+        await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
+        continue;
+      }
       const fatal = failures.find((f) => !kafkaError(f.code).retriable);
       const retry = failures.filter((f) => kafkaError(f.code).retriable);
       if (fatal !== undefined || (retry.length > 0 && attempt >= this.maxAttempts)) {
@@ -156,12 +169,8 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     return this.cluster.findBroker({ nodeId });
   }
 
-  private async connect(): Promise<void> {
-    if (this.cluster.isConnected()) return;
-    this.connecting ??= this.cluster.connect().finally(() => {
-      this.connecting = undefined;
-    });
-    await this.connecting;
+  private connect(): Promise<void> {
+    return this.connector.connect();
   }
 
   private async refreshMetadata(): Promise<void> {

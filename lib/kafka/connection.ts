@@ -3,6 +3,7 @@
  * Every kafkajs error crosses into the rest of the code through `translateKafkajsError`, with the
  * original kept as `cause`.
  */
+import kafkajs from "kafkajs";
 import type { Logger } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { KafkaPartitionError, kafkaError } from "./error-codes.js";
@@ -60,17 +61,55 @@ export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsClus
   });
 }
 
-function kafkajsLogger(logger: Logger | undefined) {
+/** Forwards kafkajs's warnings and errors to our logger (exported for its tests). */
+export function kafkajsLogger(logger: Logger | undefined) {
   if (logger === undefined) return createLogger({ level: LEVELS.NOTHING, logCreator: () => () => {} });
   return createLogger({
     level: LEVELS.WARN,
     logCreator: () => (entry: KafkajsLogEntry) => {
       // Only the message and the broker: kafkajs's extra fields may carry request data.
       const fields = { namespace: entry.namespace, broker: entry.log.broker };
-      if (entry.level <= LEVELS.ERROR) logger.error(`kafkajs: ${entry.log.message}`, fields);
-      else logger.warn(`kafkajs: ${entry.log.message}`, fields);
+      const message = `kafkajs: ${entry.log.message}`;
+      if (isHandledResponseError(entry)) logger.debug(message, fields);
+      else if (entry.level <= LEVELS.ERROR) logger.error(message, fields);
+      else logger.warn(message, fields);
     },
   });
+}
+
+const RESPONSE_ERROR = /^Response \w+\(key: \d+, version: \d+\)$/;
+
+/**
+ * kafkajs's Connection logs every error response at ERROR (e.g. CreateTopics answering
+ * TOPIC_ALREADY_EXISTS) and then throws the same error to the caller. Our call sites translate
+ * and decide on every such error, so the log line is noise that would page operators.
+ */
+function isHandledResponseError(entry: KafkajsLogEntry): boolean {
+  return (
+    entry.level === LEVELS.ERROR && entry.namespace === "Connection" && RESPONSE_ERROR.test(entry.log.message)
+  );
+}
+
+/**
+ * One connect at a time per cluster, shared by every concurrent caller. kafkajs reports a cluster
+ * connected as soon as the seed broker's socket is open, before its ApiVersions round trip has
+ * set up request lookup; a caller that trusted `isConnected()` then failed with "Broker not
+ * connected". So an in-flight connect is always awaited, whatever `isConnected()` says.
+ */
+export class ClusterConnector {
+  private pending: Promise<void> | undefined;
+
+  constructor(private readonly cluster: KafkajsCluster) {}
+
+  connect(): Promise<void> {
+    if (this.pending !== undefined) return this.pending;
+    if (this.cluster.isConnected()) return Promise.resolve();
+    const pending = this.cluster.connect().finally(() => {
+      if (this.pending === pending) this.pending = undefined;
+    });
+    this.pending = pending;
+    return pending;
+  }
 }
 
 /**
@@ -125,11 +164,26 @@ const TRANSIENT_KAFKAJS_ERRORS = new Set([
   "KafkaJSNumberOfRetriesExceeded",
 ]);
 
+/**
+ * kafkajs throws this plain Error when a request is built on a Broker whose connect has not yet
+ * finished (or that a concurrent metadata refresh has just replaced): a connection state, not a
+ * fault of the request.
+ */
+const BROKER_NOT_CONNECTED = "Broker not connected";
+
 export function isTransientKafkajsError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (TRANSIENT_KAFKAJS_ERRORS.has(error.name)) return true;
+  if (error instanceof kafkajs.KafkaJSConnectionError) return true;
+  if (error.name === "Error" && error.message === BROKER_NOT_CONNECTED) return true;
   const code = protocolErrorCode(error);
-  return code !== undefined && kafkaError(code).retriable;
+  if (code !== undefined) return kafkaError(code).retriable || isRetriableKafkajsError(error);
+  return isRetriableKafkajsError(error);
+}
+
+/** kafkajs marks the errors it would retry itself; its own retrier is off, so ours takes over. */
+function isRetriableKafkajsError(error: Error): boolean {
+  return error instanceof kafkajs.KafkaJSError && error.retriable;
 }
 
 /** The Kafka error code carried by a KafkaJSProtocolError or a KafkaPartitionError, if any. */

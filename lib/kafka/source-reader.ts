@@ -8,6 +8,7 @@ import type { Logger, SourceReader } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import {
+  ClusterConnector,
   createKafkaCluster,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
@@ -34,11 +35,12 @@ export class KafkaSourceReader implements SourceReader {
   private readonly maxAttempts: number;
   private readonly retryBackoffMs: number;
   private readonly logger: Logger | undefined;
-  private connecting: Promise<void> | undefined;
+  private readonly connector: ClusterConnector;
   private closed = false;
 
   constructor(options: KafkaSourceReaderOptions) {
     this.cluster = createKafkaCluster(options);
+    this.connector = new ClusterConnector(this.cluster);
     this.coalescer = new FetchCoalescer(this.cluster, options.requestTimeoutMs ?? 30_000);
     this.maxAttempts = options.maxAttempts ?? 6;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
@@ -127,12 +129,8 @@ export class KafkaSourceReader implements SourceReader {
     );
   }
 
-  private async connect(): Promise<void> {
-    if (this.cluster.isConnected()) return;
-    this.connecting ??= this.cluster.connect().finally(() => {
-      this.connecting = undefined;
-    });
-    await this.connecting;
+  private connect(): Promise<void> {
+    return this.connector.connect();
   }
 
   private async refreshMetadata(): Promise<void> {

@@ -10,6 +10,7 @@ import { backoffDelay, sleep } from "./backoff.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
 import {
+  ClusterConnector,
   createKafkaCluster,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
@@ -70,11 +71,12 @@ export class KafkaTargetWriter implements TargetWriter {
   private readonly requestTimeoutMs: number;
   private readonly logger: Logger | undefined;
   private initializing: Promise<ProducerIdentity> | undefined;
-  private connecting: Promise<void> | undefined;
+  private readonly connector: ClusterConnector;
   private closed = false;
 
   constructor(options: KafkaTargetWriterOptions) {
     this.cluster = createKafkaCluster(options);
+    this.connector = new ClusterConnector(this.cluster);
     this.compression = options.compression ?? "none";
     this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
@@ -307,12 +309,8 @@ export class KafkaTargetWriter implements TargetWriter {
     }
   }
 
-  private async connect(): Promise<void> {
-    if (this.cluster.isConnected()) return;
-    this.connecting ??= this.cluster.connect().finally(() => {
-      this.connecting = undefined;
-    });
-    await this.connecting;
+  private connect(): Promise<void> {
+    return this.connector.connect();
   }
 
   private async refreshMetadata(): Promise<void> {
