@@ -23,7 +23,10 @@ export interface ClaimDecisionInput {
 export interface ClaimDecision {
   /** Free or expired leases to claim, already in random order. */
   readonly take: Lease[];
-  /** A live lease to steal from the most loaded worker, or null. */
+  /**
+   * A live lease of the most loaded worker to ask for (a handoff request, not a takeover: the
+   * holder finishes its batch and releases, so stealing copies nothing twice), or null.
+   */
   readonly steal: Lease | null;
   /** The most leases any worker should hold: ceil(leases / live workers). */
   readonly target: number;
@@ -58,11 +61,14 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
 
   const counts = new Map<string, number>([[me, 0]]);
   const candidates: Lease[] = [];
+  // Leases someone already asked for are on their way: they count for the asker, not the holder,
+  // so neither the asker nor anyone else asks for more than the imbalance.
   for (const lease of leases) {
     if (isExpired(lease, now)) {
       if (!exclude.has(leaseKey(lease))) candidates.push(lease);
     } else if (lease.owner !== null) {
-      counts.set(lease.owner, (counts.get(lease.owner) ?? 0) + 1);
+      const holder = lease.handoffTo ?? lease.owner;
+      counts.set(holder, (counts.get(holder) ?? 0) + 1);
     }
   }
   const liveWorkers = counts.size;
@@ -89,7 +95,9 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
   }
   const victim = pick(mostLoaded, random);
   if (victim === undefined) return { ...base, take: [], steal: null };
-  const theirs = leases.filter((l) => l.owner === victim && !isExpired(l, now) && !exclude.has(leaseKey(l)));
+  const theirs = leases.filter(
+    (l) => l.owner === victim && l.handoffTo === null && !isExpired(l, now) && !exclude.has(leaseKey(l)),
+  );
   return { ...base, take: [], steal: pick(theirs, random) ?? null };
 }
 
@@ -116,8 +124,10 @@ export interface RebalanceScope {
 }
 
 export interface RebalanceResult {
-  /** Leases this worker now holds that it did not hold before the round. */
+  /** Leases this worker now holds and was not working on: claimed, or handed over to it. */
   readonly acquired: Lease[];
+  /** The lease whose holder this worker asked to hand it over, if the request landed. */
+  readonly requested: Lease | null;
   readonly decision: ClaimDecision;
 }
 
@@ -146,13 +156,20 @@ export class LeaseCoordinator {
       ...(random === undefined ? {} : { random }),
     });
     const expiresAt = leaseExpiry(now, durationMs, hardDeadline);
-    const wanted = decision.steal === null ? decision.take : [decision.steal];
-    const acquired: Lease[] = [];
-    for (const observed of wanted) {
+    // Leases handed over to us (see LeaseStore.handOver) are ours already: adopt them.
+    const excluded = exclude ?? new Set<string>();
+    const acquired: Lease[] = leases.filter(
+      (l) => l.owner === workerId && !isExpired(l, now) && !excluded.has(leaseKey(l)),
+    );
+    for (const observed of decision.take) {
       const claimed = await store.claim(observed, workerId, expiresAt);
       if (claimed !== null) acquired.push(claimed);
     }
-    return { acquired, decision };
+    const requested =
+      decision.steal !== null && (await store.requestHandoff(decision.steal, workerId))
+        ? decision.steal
+        : null;
+    return { acquired, requested, decision };
   }
 }
 

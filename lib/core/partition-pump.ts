@@ -92,6 +92,16 @@ export class HeldLease {
   update(lease: Lease): void {
     const expiresAt = Math.max(lease.expiresAt, this.#lease.expiresAt);
     this.#lease = lease.counter === this.#lease.counter ? { ...lease, expiresAt } : lease;
+    // Another worker asked for this lease: finish the batch in flight, checkpoint, then let the
+    // worker release it. Stopping here, where every fresh lease version arrives, means the
+    // request is honoured at the next renewal or checkpoint, whichever comes first.
+    if (this.handedOff) this.#stop.abort();
+  }
+
+  /** True once another worker asked for the lease; the worker releases it when the pump ends. */
+  get handedOff(): boolean {
+    const { handoffTo, owner } = this.#lease;
+    return handoffTo !== null && handoffTo !== owner;
   }
 
   markLost(): void {

@@ -44,7 +44,9 @@ export interface ClusterAdmin {
    * Creates topics; a topic that already exists is not an error. Throws TOPIC_CREATE_FAILED
    * naming the topic otherwise.
    */
-  createTopics(specs: readonly { name: string; partitions: number; replicationFactor: number }[]): Promise<void>;
+  createTopics(
+    specs: readonly { name: string; partitions: number; replicationFactor: number }[],
+  ): Promise<void>;
   /** Log start and high watermark of the given partitions of one topic. */
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
   close(): Promise<void>;
@@ -67,6 +69,12 @@ export interface Lease {
   readonly checkpoint: number | null;
   /** Epoch ms of the last checkpoint that advanced, or null. */
   readonly lastProgressAt: number | null;
+  /**
+   * A worker that wants this lease for a fairer share: the holder finishes its in-flight batch,
+   * checkpoints and releases, instead of having the lease taken from under a write (which would
+   * copy that batch twice). Null when nobody asked. Cleared by claim, release and hand-over.
+   */
+  readonly handoffTo: string | null;
 }
 
 export interface LeaseStore {
@@ -89,6 +97,19 @@ export interface LeaseStore {
   checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease>;
   /** Gives the lease up so others can take it at once. Returns false when it was not held. */
   release(held: Lease): Promise<boolean>;
+  /**
+   * Asks the holder of `observed` to hand it over to `requester` (the graceful form of stealing).
+   * Succeeds only if the lease is still held as observed and nobody else asked first. Returns
+   * false otherwise. The holder learns of it from the lease that renew and checkpoint return.
+   */
+  requestHandoff(observed: Lease, requester: string): Promise<boolean>;
+  /**
+   * Passes a held lease straight to the worker that asked for it (`held.handoffTo`), keeping its
+   * expiry and checkpoint and bumping the counter, which fences the old holder. A plain release
+   * would not do: until the asker holds a lease nobody counts it as live, so the releaser (or a
+   * third worker) would take the lease straight back. Returns false when it was not held.
+   */
+  handOver(held: Lease): Promise<boolean>;
 }
 
 export interface Clock {
@@ -108,7 +129,13 @@ export interface Logger {
 
 /** What the worker reports as it goes; adapters turn it into EMF, console output, etc. */
 export interface ReplicationMetrics {
-  batchCopied(event: { topic: string; partition: number; records: number; bytes: number; nextOffset: number }): void;
+  batchCopied(event: {
+    topic: string;
+    partition: number;
+    records: number;
+    bytes: number;
+    nextOffset: number;
+  }): void;
   recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
   partitionError(event: { topic: string; partition: number; code: string }): void;
 }

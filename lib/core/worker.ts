@@ -219,6 +219,9 @@ class Run {
   readonly #toRelease = new Map<string, HeldLease>();
   /** Partitions stopped on a non-retryable error: not taken again in this run. */
   readonly #failed = new Set<string>();
+  /** Handoff releases under way; the run waits for them before it returns. */
+  readonly #releasing = new Set<Promise<void>>();
+  #stopping = false;
   readonly #tallies = new Map<string, PartitionTally>();
   readonly #errors: RunError[] = [];
   #lastDecision: ClaimDecision | null = null;
@@ -324,7 +327,7 @@ class Run {
   async #rebalance(now: number): Promise<void> {
     const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
     try {
-      const { acquired, decision } = await this.#coordinator.rebalance(now, this.#deadline, {
+      const { acquired, requested, decision } = await this.#coordinator.rebalance(now, this.#deadline, {
         exclude,
         relevant: (lease) => this.#routes.has(leaseKey(lease)),
       });
@@ -334,7 +337,15 @@ class Run {
         this.#o.logger.info("leases taken", {
           workerId: this.#o.workerId,
           taken: acquired.map((l) => `${l.topic}/${l.partition}`),
-          stolen: decision.steal !== null,
+          target: decision.target,
+          liveWorkers: decision.liveWorkers,
+        });
+      }
+      if (requested !== null) {
+        this.#o.logger.info("lease handoff requested", {
+          workerId: this.#o.workerId,
+          lease: `${requested.topic}/${requested.partition}`,
+          holder: requested.owner,
           target: decision.target,
           liveWorkers: decision.liveWorkers,
         });
@@ -408,9 +419,39 @@ class Run {
         this.#failed.add(term.key);
         const { topic, partition } = term.held.route.source;
         this.#errors.push({ topic, partition, code: status.error.code, message: status.error.message });
+      } else if (!term.held.lost && term.held.handedOff && !this.#stopping) {
+        // The asker is waiting for it: hand it over now, not at the end of the run.
+        const release = this.#handOver(term.held).finally(() => this.#releasing.delete(release));
+        this.#releasing.add(release);
       } else if (!term.held.lost) {
         this.#toRelease.set(term.key, term.held);
       }
+    }
+  }
+
+  async #handOver(held: HeldLease): Promise<void> {
+    try {
+      const handed = await this.#o.leases.handOver(held.lease);
+      this.#o.logger.info(handed ? "lease handed over" : "lease handover refused; it will expire", {
+        ...held.route.source,
+        to: held.lease.handoffTo,
+      });
+    } catch (error) {
+      this.#o.logger.warn("handing lease over failed; it will expire", {
+        ...held.route.source,
+        ...describeError(error),
+      });
+    }
+  }
+
+  async #release(held: HeldLease): Promise<void> {
+    try {
+      await this.#o.leases.release(held.lease);
+    } catch (error) {
+      this.#o.logger.warn("releasing lease failed; it will expire", {
+        ...held.route.source,
+        ...describeError(error),
+      });
     }
   }
 
@@ -427,6 +468,7 @@ class Run {
    * Leases of failed partitions are kept until they expire (see PartitionPump).
    */
   async #windDown(): Promise<void> {
+    this.#stopping = true;
     const terms = [...this.#active.values()];
     for (const term of terms) term.held.stop();
     await Promise.all(terms.map((t) => t.done));
@@ -434,19 +476,9 @@ class Run {
     for (const term of terms)
       if (!this.#finished.includes(term) && this.#active.has(term.key)) this.#finished.push(term);
     this.#reap();
-    await Promise.all(
-      [...this.#toRelease.values()].map(async (held) => {
-        try {
-          await this.#o.leases.release(held.lease);
-        } catch (error) {
-          this.#o.logger.warn("releasing lease failed; it will expire", {
-            ...held.route.source,
-            ...describeError(error),
-          });
-        }
-      }),
-    );
+    await Promise.all([...this.#toRelease.values()].map((held) => this.#release(held)));
     this.#toRelease.clear();
+    await Promise.all([...this.#releasing]);
   }
 
   #summary(endReason: RunEndReason): RunSummary {

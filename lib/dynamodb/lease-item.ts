@@ -14,6 +14,7 @@
  *   checkpoint      N  next source offset to read; absent before the first checkpoint
  *   lastProgressAt  N  epoch ms of the last checkpoint that advanced; absent before it
  *   updatedAt       N  epoch ms of the last write of any kind (for operators, never decides anything)
+ *   handoffTo       S  worker id that asked the holder to hand the lease over; absent otherwise
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
@@ -32,6 +33,7 @@ export const Attr = {
   checkpoint: "checkpoint",
   lastProgressAt: "lastProgressAt",
   updatedAt: "updatedAt",
+  handoffTo: "handoffTo",
 } as const;
 
 export type Item = Record<string, AttributeValue>;
@@ -100,5 +102,6 @@ export function leaseFromItem(item: Item): Lease {
     expiresAt: required(Attr.expiresAt, integer(Attr.expiresAt)),
     checkpoint: integer(Attr.checkpoint),
     lastProgressAt: integer(Attr.lastProgressAt),
+    handoffTo: string(Attr.handoffTo),
   };
 }

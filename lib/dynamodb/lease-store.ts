@@ -106,10 +106,11 @@ export class DynamoDbLeaseStore implements LeaseStore {
       observed,
       "claim",
       {
+        // A handoff request is addressed to the previous holder; the new one starts without it.
         UpdateExpression:
-          "SET #owner = :owner, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now",
+          "SET #owner = :owner, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
         ConditionExpression: `${observedOwner} AND #counter = :observedCounter`,
-        ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+        ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
         ExpressionAttributeValues: {
           ":owner": { S: owner },
           ":nextCounter": num(observed.counter + 1),
@@ -222,9 +223,9 @@ export class DynamoDbLeaseStore implements LeaseStore {
     // The counter is not bumped: the next claim bumps it, and a stale holder's owner check
     // already fails against the absent owner.
     const outcome = await this.#update(held, "release", {
-      UpdateExpression: "REMOVE #owner SET #expiresAt = :zero, #updatedAt = :now",
+      UpdateExpression: "REMOVE #owner, #handoffTo SET #expiresAt = :zero, #updatedAt = :now",
       ConditionExpression: "#owner = :owner AND #counter = :counter",
-      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
       ExpressionAttributeValues: {
         ":owner": { S: held.owner },
         ":counter": num(held.counter),
@@ -232,6 +233,67 @@ export class DynamoDbLeaseStore implements LeaseStore {
         ":now": num(this.#now()),
       },
     });
+    return outcome.ok;
+  }
+
+  async requestHandoff(observed: Lease, requester: string): Promise<boolean> {
+    if (observed.owner === null) return false;
+    if (requester === "" || requester === observed.owner) {
+      throw new RangeError("requestHandoff: requester must be a non-empty worker id other than the owner");
+    }
+    // The request is only a flag; ownership changes later by the holder's release and an
+    // ordinary claim, both fenced by the counter. The condition makes sure the flag lands on the
+    // holding we judged overloaded. Timeline it prevents:
+    //   t0  B lists: A holds the lease, counter 8, A has too many leases
+    //   t1  A releases; C claims (counter 9)
+    //   t2  B's request would land on C, who may hold only its fair share, and C would give the
+    //       lease up for nothing. With `#counter = :counter` it lands only on A's term.
+    // `attribute_not_exists(#handoffTo)` keeps two requesters from overwriting each other's
+    // request, so one holder is asked once, not once per newcomer.
+    const outcome = await this.#update(
+      observed,
+      "requestHandoff",
+      {
+        UpdateExpression: "SET #handoffTo = :requester, #updatedAt = :now",
+        ConditionExpression: "#owner = :owner AND #counter = :counter AND attribute_not_exists(#handoffTo)",
+        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "updatedAt"),
+        ExpressionAttributeValues: {
+          ":owner": { S: observed.owner },
+          ":counter": num(observed.counter),
+          ":requester": { S: requester },
+          ":now": num(this.#now()),
+        },
+      },
+      false,
+    );
+    return outcome.ok;
+  }
+
+  async handOver(held: Lease): Promise<boolean> {
+    if (held.owner === null || held.handoffTo === null) return false;
+    // Ownership moves from holder to asker in one conditional write. Timeline it prevents:
+    //   t0  A holds counter 8, B asked for it; A finishes its batch and checkpoints
+    //   t1  A's lease expires while A is slow; C claims it (counter 9)
+    //   t2  A hands over: unconditionally B and C would both copy the partition.
+    // The owner/counter check refuses A at t2. The new counter fences A's later writes, and
+    // `#handoffTo = :to` makes sure the lease goes to the worker that asked, not a stale asker.
+    const outcome = await this.#update(
+      held,
+      "handOver",
+      {
+        UpdateExpression: "SET #owner = :to, #counter = :nextCounter, #updatedAt = :now REMOVE #handoffTo",
+        ConditionExpression: "#owner = :owner AND #counter = :counter AND #handoffTo = :to",
+        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "updatedAt"),
+        ExpressionAttributeValues: {
+          ":owner": { S: held.owner },
+          ":counter": num(held.counter),
+          ":nextCounter": num(held.counter + 1),
+          ":to": { S: held.handoffTo },
+          ":now": num(this.#now()),
+        },
+      },
+      false,
+    );
     return outcome.ok;
   }
 

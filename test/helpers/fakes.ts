@@ -265,7 +265,16 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 export class InMemoryLeaseStore implements LeaseStore {
   readonly #items = new Map<string, Lease>();
   unavailable = false;
-  readonly calls = { ensure: 0, list: 0, claim: 0, renew: 0, checkpoint: 0, release: 0 };
+  readonly calls = {
+    ensure: 0,
+    list: 0,
+    claim: 0,
+    renew: 0,
+    checkpoint: 0,
+    release: 0,
+    requestHandoff: 0,
+    handOver: 0,
+  };
 
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
     this.#call("ensure");
@@ -280,6 +289,7 @@ export class InMemoryLeaseStore implements LeaseStore {
         expiresAt: 0,
         checkpoint: null,
         lastProgressAt: null,
+        handoffTo: null,
       });
     }
   }
@@ -295,7 +305,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     if (current === undefined || current.owner !== observed.owner || current.counter !== observed.counter) {
       return null;
     }
-    return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt });
+    return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt, handoffTo: null });
   }
 
   async renew(held: Lease, expiresAt: number): Promise<Lease> {
@@ -328,7 +338,40 @@ export class InMemoryLeaseStore implements LeaseStore {
       return false;
     }
     // Like lib/dynamodb: releasing does not bump the counter; the next claim does.
-    this.#put({ ...current, owner: null, expiresAt: 0 });
+    this.#put({ ...current, owner: null, expiresAt: 0, handoffTo: null });
+    return true;
+  }
+
+  async requestHandoff(observed: Lease, requester: string): Promise<boolean> {
+    this.#call("requestHandoff");
+    const current = this.#items.get(keyOf(observed));
+    if (
+      current === undefined ||
+      observed.owner === null ||
+      current.owner !== observed.owner ||
+      current.counter !== observed.counter ||
+      current.handoffTo !== null
+    ) {
+      return false;
+    }
+    this.#put({ ...current, handoffTo: requester });
+    return true;
+  }
+
+  async handOver(held: Lease): Promise<boolean> {
+    this.#call("handOver");
+    const current = this.#items.get(keyOf(held));
+    if (
+      current === undefined ||
+      held.owner === null ||
+      current.owner !== held.owner ||
+      current.counter !== held.counter ||
+      current.handoffTo === null ||
+      current.handoffTo !== held.handoffTo
+    ) {
+      return false;
+    }
+    this.#put({ ...current, owner: current.handoffTo, counter: current.counter + 1, handoffTo: null });
     return true;
   }
 

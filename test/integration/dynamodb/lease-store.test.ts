@@ -80,6 +80,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         expiresAt: 0,
         checkpoint: null,
         lastProgressAt: null,
+        handoffTo: null,
       })),
     );
   });
@@ -214,6 +215,48 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     assert.equal(stored?.owner, "worker-b");
   });
 
+  it("a handoff request is seen by the holder, and handOver passes the lease to the asker", async () => {
+    const { store } = await freshStore();
+    const now = Date.now();
+    const held = await claimed(store, await ensureOne(store), "worker-a", now + MINUTE);
+
+    // Asking does not move the lease; a second asker cannot overwrite the first request.
+    assert.equal(await store.requestHandoff(held, "worker-b"), true);
+    assert.equal(await store.requestHandoff(held, "worker-c"), false);
+    const renewed = await store.renew(held, now + 2 * MINUTE);
+    assert.equal(renewed.owner, "worker-a");
+    assert.equal(renewed.handoffTo, "worker-b");
+    const checkpointed = await store.checkpoint(renewed, 42, Date.now());
+
+    // Act
+    assert.equal(await store.handOver(checkpointed), true);
+
+    // Assess: B holds it with A's checkpoint and expiry; A is fenced by the new counter.
+    const [after] = await store.list();
+    assert.equal(after?.owner, "worker-b");
+    assert.equal(after?.counter, held.counter + 1);
+    assert.equal(after?.checkpoint, 42);
+    assert.equal(after?.expiresAt, now + 2 * MINUTE);
+    assert.equal(after?.handoffTo, null);
+    await assert.rejects(store.checkpoint(checkpointed, 50, Date.now()), assertCode("LEASE_LOST"));
+    assert.equal(await store.handOver(checkpointed), false);
+  });
+
+  it("a handoff request lands only on the holding it was made against", async () => {
+    const { store } = await freshStore();
+    const now = Date.now();
+    const first = await claimed(store, await ensureOne(store), "worker-a", now + MINUTE);
+    assert.equal(await store.release(first), true);
+    const [free] = await store.list();
+    assert.ok(free);
+    await claimed(store, free, "worker-c", now + MINUTE);
+
+    // B judged A overloaded from a stale view; C's holding must not be asked to give up.
+    assert.equal(await store.requestHandoff(first, "worker-b"), false);
+    const [current] = await store.list();
+    assert.equal(current?.handoffTo, null);
+  });
+
   it("a claim based on a stale view returns null and changes nothing", async () => {
     const { store } = await freshStore();
     const free = await ensureOne(store);
@@ -237,6 +280,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
       expiresAt: 0,
       checkpoint: null,
       lastProgressAt: null,
+      handoffTo: null,
     };
 
     assert.equal(await store.claim(ghost, "worker-a", Date.now() + MINUTE), null);

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decideClaims, LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
+import {
+  decideClaims,
+  LeaseCoordinator,
+  leaseExpiry,
+  leaseKey,
+} from "../../../lib/core/lease-coordinator.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { InMemoryLeaseStore, seededRandom } from "../../helpers/fakes.js";
 
@@ -17,6 +22,7 @@ function lease(partition: number, owner: string | null, expiresAt = NOW + DURATI
     expiresAt: owner === null ? 0 : expiresAt,
     checkpoint: null,
     lastProgressAt: null,
+    handoffTo: null,
   };
 }
 
@@ -36,12 +42,17 @@ function counts(leases: readonly Lease[], now: number): Map<string, number> {
   return out;
 }
 
-/** A fleet sharing one in-memory store; each round every live worker renews, then rebalances. */
+/**
+ * A fleet sharing one in-memory store; each round every live worker renews, then rebalances.
+ * Like the Worker, a holder whose renewed lease carries a handoff request releases it.
+ */
 class Fleet {
   readonly store = new InMemoryLeaseStore();
   now = NOW;
   claims = 0;
   readonly #coordinators = new Map<string, LeaseCoordinator>();
+  /** What each worker is already working on, as the Worker passes its active pumps as `exclude`. */
+  readonly #working = new Map<string, Set<string>>();
   readonly dead = new Set<string>();
 
   constructor(workers: string[], seed: number) {
@@ -59,9 +70,16 @@ class Fleet {
     for (const [id, coordinator] of this.#coordinators) {
       if (this.dead.has(id)) continue;
       for (const l of await this.store.list()) {
-        if (l.owner === id && l.expiresAt > this.now) await this.store.renew(l, this.now + DURATION);
+        if (l.owner !== id || l.expiresAt <= this.now) continue;
+        const renewed = await this.store.renew(l, this.now + DURATION);
+        if (renewed.handoffTo !== null) await this.store.handOver(renewed);
       }
-      const { acquired } = await coordinator.rebalance(this.now, FAR);
+      const working = this.#working.get(id) ?? new Set<string>();
+      for (const l of await this.store.list())
+        if (l.owner !== id || l.expiresAt <= this.now) working.delete(leaseKey(l));
+      const { acquired } = await coordinator.rebalance(this.now, FAR, { exclude: working });
+      for (const l of acquired) working.add(leaseKey(l));
+      this.#working.set(id, working);
       this.claims += acquired.length;
     }
   }
@@ -193,6 +211,8 @@ describe("LeaseCoordinator", () => {
         renew: (h, e) => store.renew(h, e),
         checkpoint: (h, n, t) => store.checkpoint(h, n, t),
         release: (h) => store.release(h),
+        requestHandoff: (o, r) => store.requestHandoff(o, r),
+        handOver: (h) => store.handOver(h),
       },
       workerId: "me",
       durationMs: DURATION,
@@ -228,19 +248,30 @@ describe("LeaseCoordinator", () => {
     assert.equal(fleet.claims, claimsWhenBalanced);
   });
 
-  it("a newcomer steals at most one lease per round", async () => {
+  it("a newcomer asks for one lease per round and takes it only after the holder lets go", async () => {
     const fleet = await fleetOver(12, ["A"]);
     await fleet.round();
     assert.deepEqual(await fleet.counts(), [12]);
 
     const store = fleet.store;
     const newcomer = new LeaseCoordinator({ store, workerId: "N", durationMs: DURATION });
+    const mine = new Set<string>();
     for (let round = 1; round <= 3; round++) {
-      const { acquired, decision } = await newcomer.rebalance(fleet.now, FAR);
-      assert.equal(acquired.length, 1);
-      assert.notEqual(decision.steal, null);
-      assert.equal(counts(await store.list(), fleet.now).get("N"), round);
+      const { acquired, requested, decision } = await newcomer.rebalance(fleet.now, FAR, { exclude: mine });
+      for (const l of acquired) mine.add(leaseKey(l));
+      // Asking is not taking: the lease stays A's until A releases it.
+      assert.equal(requested?.owner, "A");
+      assert.equal(decision.steal?.owner, "A");
+      assert.equal(acquired.length, round === 1 ? 0 : 1, `round ${round}`);
+      const pending = (await store.list()).filter((l) => l.handoffTo === "N");
+      assert.equal(pending.length, 1, "one request at a time");
+      assert.equal(pending[0]?.owner, "A");
+      // A renews, sees the request and releases (as the Worker does after its in-flight batch).
+      await fleet.round();
     }
+    const { acquired } = await newcomer.rebalance(fleet.now, FAR, { exclude: mine });
+    assert.equal(acquired.length, 1);
+    assert.equal(counts(await store.list(), fleet.now).get("N"), 3);
   });
 
   it("the partitions of a worker that stops renewing go to the others after expiry", async () => {

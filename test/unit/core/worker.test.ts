@@ -185,6 +185,8 @@ describe("Worker", () => {
       },
       checkpoint: (held, next, now) => store.checkpoint(held, next, now),
       release: (held) => store.release(held),
+      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+      handOver: (held) => store.handOver(held),
     };
     e.target.hooks.beforeWrite = async () => {
       await e.clock.sleep(400);

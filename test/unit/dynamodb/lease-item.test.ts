@@ -37,6 +37,7 @@ describe("leaseFromItem", () => {
       expiresAt: 1700000060000,
       checkpoint: 9007199254740991,
       lastProgressAt: 1700000000000,
+      handoffTo: null,
     });
   });
 
@@ -51,6 +52,7 @@ describe("leaseFromItem", () => {
       expiresAt: 0,
       checkpoint: null,
       lastProgressAt: null,
+      handoffTo: null,
     });
   });
 
