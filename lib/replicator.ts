@@ -1,0 +1,123 @@
+/**
+ * The composition root: turns a parsed config into a ready Worker with its Kafka and DynamoDB
+ * adapters. The Lambda handlers, the CLI and the integration tests all build workers here, so a
+ * worker is wired one way only.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
+import type { Clock, Logger, ReplicationMetrics } from "./core/ports.js";
+import { systemClock, Worker, type WorkerSettings } from "./core/worker.js";
+import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
+import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
+import type { KafkaConnectionOptions } from "./kafka/connection.js";
+import { KafkaSourceReader } from "./kafka/source-reader.js";
+import { KafkaTargetWriter } from "./kafka/target-writer.js";
+import { createTopicMapping } from "./topics/selection.js";
+
+export interface ReplicatorDependencies {
+  /** Built once by the caller (cold start) with its endpoint, timeouts and retries. */
+  readonly dynamodb: DynamoDBClient;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+  /** @default config.worker.id, else `<hostname>-<pid>-<random>` */
+  readonly workerId?: string;
+  /** @default the system clock */
+  readonly clock?: Clock;
+}
+
+export interface Replicator {
+  readonly workerId: string;
+  readonly worker: Worker;
+  /** Closes every connection the replicator opened; the DynamoDB client stays the caller's. */
+  close(): Promise<void>;
+}
+
+/** A worker id that stays unique across hosts, processes and restarts of the same process. */
+export function defaultWorkerId(): string {
+  return `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+export function workerSettings(config: MirrorConfig): WorkerSettings {
+  return {
+    batch: config.batch,
+    leases: {
+      durationMs: config.leases.durationMs,
+      renewIntervalMs: config.leases.renewIntervalMs,
+      rebalanceIntervalMs: config.leases.rebalanceIntervalMs,
+    },
+    startFrom: config.worker.startFrom,
+    replicationFactor: config.target.replicationFactor,
+    writeSafetyMarginMs: writeSafetyMarginMs(config),
+  };
+}
+
+function connection(
+  side: MirrorConfig["source"] | MirrorConfig["target"],
+  logger: Logger,
+): KafkaConnectionOptions {
+  return {
+    brokers: side.brokers,
+    clientId: side.clientId,
+    connectionTimeoutMs: side.connectionTimeoutMs,
+    requestTimeoutMs: side.requestTimeoutMs,
+    logger,
+  };
+}
+
+export function createReplicator(config: MirrorConfig, deps: ReplicatorDependencies): Replicator {
+  const workerId = deps.workerId ?? config.worker.id ?? defaultWorkerId();
+  const logger = deps.logger;
+  const source = new KafkaSourceReader(connection(config.source, logger));
+  const target = new KafkaTargetWriter({
+    ...connection(config.target, logger),
+    compression: config.target.compression,
+    maxBatchBytes: config.target.maxBatchBytes,
+    maxBatchRecords: config.batch.maxRecords,
+    // Together with the request timeout this bounds a write to writeSafetyMarginMs, the time
+    // the worker keeps free before a lease ends.
+    retryDeadlineMs: config.target.requestTimeoutMs,
+  });
+  const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger));
+  const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger));
+  const leases = new DynamoDbLeaseStore({ client: deps.dynamodb, tableName: config.leases.table });
+  const mapping = createTopicMapping({
+    whitelist: config.topics.whitelist,
+    blacklist: config.topics.blacklist,
+    rename: config.topics.rename,
+    sourceAlias: config.source.alias,
+    targetAlias: config.target.alias,
+  });
+  const worker = new Worker({
+    workerId,
+    source,
+    target,
+    sourceAdmin,
+    targetAdmin,
+    leases,
+    mapping,
+    settings: workerSettings(config),
+    clock: deps.clock ?? systemClock,
+    logger,
+    metrics: deps.metrics,
+  });
+  return {
+    workerId,
+    worker,
+    async close() {
+      const results = await Promise.allSettled([
+        source.close(),
+        target.close(),
+        sourceAdmin.close(),
+        targetAdmin.close(),
+      ]);
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed.length > 0) {
+        logger.warn("closing Kafka connections failed", {
+          errors: failed.map((f) => String((f.reason as Error)?.message ?? f.reason)),
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Reads whole partitions for comparisons in tests, through our own reader (full fidelity:
+ * header order, null header values, byte keys).
+ */
+import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
+import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
+
+/** Every record of a partition from its log start to its current end, in order. */
+export async function readPartition(
+  reader: SourceReader,
+  admin: ClusterAdmin,
+  tp: TopicPartition,
+): Promise<MirrorRecord[]> {
+  const [offsets] = await admin.listOffsets(tp.topic, [tp.partition]);
+  if (offsets === undefined) throw new Error(`no offsets for ${tp.topic}/${tp.partition}`);
+  const records: MirrorRecord[] = [];
+  let offset = offsets.logStartOffset;
+  while (offset < offsets.logEndOffset) {
+    const fetched = await reader.fetch(tp, offset, { maxRecords: 50_000, maxBytes: 4 << 20, maxWaitMs: 0 });
+    if (fetched.nextOffset <= offset)
+      throw new Error(`no progress reading ${tp.topic}/${tp.partition} at ${offset}`);
+    records.push(...fetched.records);
+    offset = fetched.nextOffset;
+  }
+  return records;
+}
+
+/** A comparable, payload-preserving form of a record, offset excluded (it differs by side). */
+export function recordImage(record: MirrorRecord): string {
+  const bytes = (b: Buffer | null) => (b === null ? "null" : b.toString("hex"));
+  const headers = record.headers.map((h) => `${bytes(h.key)}=${bytes(h.value)}`).join(",");
+  return `${record.timestamp}|${bytes(record.key)}|${bytes(record.value)}|${headers}`;
+}
+
+/**
+ * The first index where two partitions differ, or -1 when they are equal record for record.
+ * Reports rather than asserts so a failure names the partition and offset.
+ */
+export function firstDifference(a: readonly MirrorRecord[], b: readonly MirrorRecord[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const left = a[i];
+    const right = b[i];
+    if (left === undefined || right === undefined || recordImage(left) !== recordImage(right)) return i;
+  }
+  return a.length === b.length ? -1 : n;
+}
