@@ -38,7 +38,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
 
   constructor(options: KafkaClusterAdminOptions) {
     this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster);
+    this.connector = new ClusterConnector(this.cluster, options.logger);
     this.maxAttempts = options.maxAttempts ?? 5;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.createTimeoutMs = options.createTimeoutMs ?? 10_000;
@@ -173,15 +173,8 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     return this.connector.connect();
   }
 
-  private async refreshMetadata(): Promise<void> {
-    try {
-      await this.connect();
-      await this.cluster.refreshMetadata();
-    } catch (error) {
-      this.logger?.debug("metadata refresh failed", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
+  private refreshMetadata(): Promise<void> {
+    return this.connector.refreshMetadata();
   }
 }
 

@@ -99,7 +99,23 @@ function isHandledResponseError(entry: KafkajsLogEntry): boolean {
 export class ClusterConnector {
   private pending: Promise<void> | undefined;
 
-  constructor(private readonly cluster: KafkajsCluster) {}
+  constructor(
+    private readonly cluster: KafkajsCluster,
+    private readonly logger?: Logger,
+  ) {}
+
+  /**
+   * Reloads metadata after a leader moved or a broker went away. Failures are only logged: the
+   * retried request fails on its own if the cluster is still unreachable, with a better error.
+   */
+  async refreshMetadata(): Promise<void> {
+    try {
+      await this.connect();
+      await this.cluster.refreshMetadata();
+    } catch (error) {
+      this.logger?.debug("metadata refresh failed", { error: describeError(error) });
+    }
+  }
 
   connect(): Promise<void> {
     if (this.pending !== undefined) return this.pending;
@@ -213,4 +229,9 @@ export function translateKafkajsError(error: unknown, what: string, details: Rec
       details: { ...details, ...(code === undefined ? {} : { kafkaErrorCode: code, kafkaError: kafkaName }) },
     },
   );
+}
+
+/** Name and message of an error for logs (never a payload: kafkajs errors carry none). */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

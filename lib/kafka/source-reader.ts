@@ -10,6 +10,7 @@ import { backoffDelay, sleep } from "./backoff.js";
 import {
   ClusterConnector,
   createKafkaCluster,
+  describeError,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
   translateKafkajsError,
@@ -40,7 +41,7 @@ export class KafkaSourceReader implements SourceReader {
 
   constructor(options: KafkaSourceReaderOptions) {
     this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster);
+    this.connector = new ClusterConnector(this.cluster, options.logger);
     this.coalescer = new FetchCoalescer(this.cluster, options.requestTimeoutMs ?? 30_000);
     this.maxAttempts = options.maxAttempts ?? 6;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
@@ -57,7 +58,7 @@ export class KafkaSourceReader implements SourceReader {
         if (!isRetriable(error) || attempt >= this.maxAttempts) {
           throw translateKafkajsError(error, `fetch ${tp.topic}/${tp.partition}@${offset}`, details);
         }
-        this.logger?.debug("fetch retry", { ...details, attempt, error: describe(error) });
+        this.logger?.debug("fetch retry", { ...details, attempt, error: describeError(error) });
         await this.refreshMetadata();
         await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
       }
@@ -118,7 +119,7 @@ export class KafkaSourceReader implements SourceReader {
       } catch (error) {
         this.logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
           ...tp,
-          error: describe(error),
+          error: describeError(error),
         });
       }
     }
@@ -133,14 +134,8 @@ export class KafkaSourceReader implements SourceReader {
     return this.connector.connect();
   }
 
-  private async refreshMetadata(): Promise<void> {
-    try {
-      await this.connect();
-      await this.cluster.refreshMetadata();
-    } catch (error) {
-      // The next attempt will fail on its own if the cluster is still unreachable.
-      this.logger?.debug("metadata refresh failed", { error: describe(error) });
-    }
+  private refreshMetadata(): Promise<void> {
+    return this.connector.refreshMetadata();
   }
 }
 
@@ -148,8 +143,4 @@ function isRetriable(error: unknown): boolean {
   if (error instanceof KafkaPartitionError) return error.retriable;
   if (isReplicatorError(error)) return error.code === "KAFKA_RETRIABLE";
   return isTransientKafkajsError(error);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

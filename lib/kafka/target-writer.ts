@@ -12,6 +12,7 @@ import type { CompressionCodec } from "./compression.js";
 import {
   ClusterConnector,
   createKafkaCluster,
+  describeError,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
   sendRequest,
@@ -76,7 +77,7 @@ export class KafkaTargetWriter implements TargetWriter {
 
   constructor(options: KafkaTargetWriterOptions) {
     this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster);
+    this.connector = new ClusterConnector(this.cluster, options.logger);
     this.compression = options.compression ?? "none";
     this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
@@ -155,7 +156,7 @@ export class KafkaTargetWriter implements TargetWriter {
             details,
           );
         }
-        this.logger?.debug("produce retry", { ...details, attempt, error: describe(error) });
+        this.logger?.debug("produce retry", { ...details, attempt, error: describeError(error) });
         await this.refreshMetadata();
         await sleep(
           Math.min(
@@ -313,13 +314,8 @@ export class KafkaTargetWriter implements TargetWriter {
     return this.connector.connect();
   }
 
-  private async refreshMetadata(): Promise<void> {
-    try {
-      await this.connect();
-      await this.cluster.refreshMetadata();
-    } catch (error) {
-      this.logger?.debug("metadata refresh failed", { error: describe(error) });
-    }
+  private refreshMetadata(): Promise<void> {
+    return this.connector.refreshMetadata();
   }
 }
 
@@ -331,8 +327,4 @@ function isTransient(error: unknown): boolean {
   if (error instanceof KafkaPartitionError) return error.retriable;
   if (isReplicatorError(error)) return error.retryable && error.code === "KAFKA_RETRIABLE";
   return isTransientKafkajsError(error);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

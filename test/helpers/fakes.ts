@@ -328,15 +328,8 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async release(held: Lease): Promise<boolean> {
     this.#call("release");
-    const current = this.#items.get(keyOf(held));
-    if (
-      current === undefined ||
-      held.owner === null ||
-      current.owner !== held.owner ||
-      current.counter !== held.counter
-    ) {
-      return false;
-    }
+    const current = this.#holding(held);
+    if (current === undefined) return false;
     // Like lib/dynamodb: releasing does not bump the counter; the next claim does.
     this.#put({ ...current, owner: null, expiresAt: 0, handoffTo: null });
     return true;
@@ -344,31 +337,16 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async requestHandoff(observed: Lease, requester: string): Promise<boolean> {
     this.#call("requestHandoff");
-    const current = this.#items.get(keyOf(observed));
-    if (
-      current === undefined ||
-      observed.owner === null ||
-      current.owner !== observed.owner ||
-      current.counter !== observed.counter ||
-      current.handoffTo !== null
-    ) {
-      return false;
-    }
+    const current = this.#holding(observed);
+    if (current === undefined || current.handoffTo !== null) return false;
     this.#put({ ...current, handoffTo: requester });
     return true;
   }
 
   async handOver(held: Lease): Promise<boolean> {
     this.#call("handOver");
-    const current = this.#items.get(keyOf(held));
-    if (
-      current === undefined ||
-      held.owner === null ||
-      current.owner !== held.owner ||
-      current.counter !== held.counter ||
-      current.handoffTo === null ||
-      current.handoffTo !== held.handoffTo
-    ) {
+    const current = this.#holding(held);
+    if (current === undefined || current.handoffTo === null || current.handoffTo !== held.handoffTo) {
       return false;
     }
     this.#put({ ...current, owner: current.handoffTo, counter: current.counter + 1, handoffTo: null });
@@ -398,16 +376,16 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   #held(held: Lease): Lease {
-    const current = this.#items.get(keyOf(held));
-    if (
-      current === undefined ||
-      held.owner === null ||
-      current.owner !== held.owner ||
-      current.counter !== held.counter
-    ) {
-      throw lost(held);
-    }
+    const current = this.#holding(held);
+    if (current === undefined) throw lost(held);
     return current;
+  }
+
+  /** The stored lease when it is still the holding `held` describes (same owner and counter). */
+  #holding(held: Lease): Lease | undefined {
+    const current = this.#items.get(keyOf(held));
+    if (current === undefined || held.owner === null) return undefined;
+    return current.owner === held.owner && current.counter === held.counter ? current : undefined;
   }
 
   #call(op: keyof InMemoryLeaseStore["calls"]): void {
