@@ -8,6 +8,7 @@ import {
 } from "../../../lib/core/lease-coordinator.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { InMemoryLeaseStore, seededRandom } from "../../helpers/fakes.js";
+import { countByOwner as counts, LeaseFleet } from "../../helpers/lease-fleet.js";
 
 const NOW = 1_000_000;
 const DURATION = 10_000;
@@ -35,65 +36,8 @@ function table(spec: Record<string, number>, free = 0): Lease[] {
   return leases;
 }
 
-function counts(leases: readonly Lease[], now: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const l of leases)
-    if (l.owner !== null && l.expiresAt > now) out.set(l.owner, (out.get(l.owner) ?? 0) + 1);
-  return out;
-}
-
-/**
- * A fleet sharing one in-memory store; each round every live worker renews, then rebalances.
- * Like the Worker, a holder whose renewed lease carries a handoff request releases it.
- */
-class Fleet {
-  readonly store = new InMemoryLeaseStore();
-  now = NOW;
-  claims = 0;
-  readonly #coordinators = new Map<string, LeaseCoordinator>();
-  /** What each worker is already working on, as the Worker passes its active pumps as `exclude`. */
-  readonly #working = new Map<string, Set<string>>();
-  readonly dead = new Set<string>();
-
-  constructor(workers: string[], seed: number) {
-    const random = seededRandom(seed);
-    for (const id of workers) {
-      this.#coordinators.set(
-        id,
-        new LeaseCoordinator({ store: this.store, workerId: id, durationMs: DURATION, random }),
-      );
-    }
-  }
-
-  async round(): Promise<void> {
-    this.now += 1_000;
-    for (const [id, coordinator] of this.#coordinators) {
-      if (this.dead.has(id)) continue;
-      for (const l of await this.store.list()) {
-        if (l.owner !== id || l.expiresAt <= this.now) continue;
-        const renewed = await this.store.renew(l, this.now + DURATION);
-        if (renewed.handoffTo !== null) await this.store.handOver(renewed);
-      }
-      const working = this.#working.get(id) ?? new Set<string>();
-      for (const l of await this.store.list())
-        if (l.owner !== id || l.expiresAt <= this.now) working.delete(leaseKey(l));
-      const { acquired } = await coordinator.rebalance(this.now, FAR, { exclude: working });
-      for (const l of acquired) working.add(leaseKey(l));
-      this.#working.set(id, working);
-      this.claims += acquired.length;
-    }
-  }
-
-  async counts(): Promise<number[]> {
-    const byOwner = counts(await this.store.list(), this.now);
-    return [...this.#coordinators.keys()].map((id) => byOwner.get(id) ?? 0);
-  }
-}
-
-async function fleetOver(partitions: number, workers: string[], seed = 7): Promise<Fleet> {
-  const fleet = new Fleet(workers, seed);
-  await fleet.store.ensure(Array.from({ length: partitions }, (_, p) => ({ topic: "t", partition: p })));
-  return fleet;
+async function fleetOver(partitions: number, workers: string[], seed = 7): Promise<LeaseFleet> {
+  return LeaseFleet.over(new InMemoryLeaseStore(), partitions, workers, DURATION, seed);
 }
 
 describe("decideClaims", () => {

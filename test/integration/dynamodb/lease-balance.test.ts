@@ -1,0 +1,68 @@
+/**
+ * The lease rules of lib/core/lease-coordinator.ts played against the real DynamoDB lease store
+ * (DynamoDB Local): fair share, handoffs and failover decided by conditional writes, not by a fake.
+ */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { countByOwner, LeaseFleet } from "../../helpers/lease-fleet.js";
+
+const DURATION = 10_000;
+
+describe("lease balance against DynamoDB Local", () => {
+  let ddb: DynamoDbLocal;
+  let client: DynamoDBClient;
+
+  before(async () => {
+    ddb = await startDynamoDbLocal();
+    client = ddb.client();
+  });
+  after(async () => {
+    client.destroy();
+    await ddb.stop();
+  });
+
+  async function fleet(workers: string[], seed: number): Promise<LeaseFleet> {
+    const tableName = `leases-${randomUUID()}`;
+    await createLeaseTable(client, tableName);
+    return LeaseFleet.over(new DynamoDbLeaseStore({ client, tableName }), 24, workers, DURATION, seed);
+  }
+
+  it("3 workers over 24 partitions settle at 8 each and stop moving leases", async () => {
+    const f = await fleet(["A", "B", "C"], 5);
+
+    for (let i = 0; i < 30; i++) await f.round();
+    assert.deepEqual(await f.counts(), [8, 8, 8]);
+
+    const claims = f.claims;
+    for (let i = 0; i < 5; i++) await f.round();
+    assert.deepEqual(await f.counts(), [8, 8, 8]);
+    assert.equal(f.claims, claims, "a balanced fleet must not move leases");
+  });
+
+  it("a worker that dies has its partitions picked up by the others after expiry", async () => {
+    const f = await fleet(["A", "B", "C"], 9);
+    for (let i = 0; i < 30; i++) await f.round();
+    assert.deepEqual(await f.counts(), [8, 8, 8]);
+    const before = (await f.store.list()).filter((l) => l.owner === "C");
+
+    f.dead.add("C");
+    await f.round();
+    assert.equal(countByOwner(await f.store.list(), f.now).get("C"), 8, "nobody takes a live lease");
+    for (let i = 0; i < 12; i++) await f.round();
+
+    const leases = await f.store.list();
+    const byOwner = countByOwner(leases, f.now);
+    assert.equal(byOwner.get("C"), undefined);
+    assert.deepEqual([byOwner.get("A"), byOwner.get("B")], [12, 12]);
+    // Every takeover went through a claim that bumped the fencing counter past C's.
+    for (const old of before) {
+      const now = leases.find((l) => l.partition === old.partition);
+      assert.ok(now !== undefined && now.counter > old.counter);
+    }
+  });
+});
