@@ -11,7 +11,6 @@ cd "$(dirname "$SELF")/../.."
 readonly RDKAFKA_VERSION="2.15.1"
 readonly NPM_PACKAGE="@confluentinc/kafka-javascript@1.10.1"
 readonly TARBALL_NAME="confluentinc-kafka-javascript-1.10.1.tgz"
-readonly PREFETCHED_TARBALL="/tmp/packs/${TARBALL_NAME}"
 
 readonly ROOT="$PWD"
 readonly TESTBED="${ROOT}/.testbed"
@@ -51,17 +50,12 @@ fetch_tarball() {
   if [[ -s "$tarball" ]] && tar -tzf "$tarball" >/dev/null 2>&1; then
     return
   fi
-  if [[ -s "$PREFETCHED_TARBALL" ]]; then
-    log "using prefetched ${PREFETCHED_TARBALL}"
-    cp "$PREFETCHED_TARBALL" "${tarball}.tmp"
-  else
-    command -v npm >/dev/null 2>&1 || die "npm is needed to download ${NPM_PACKAGE}"
-    log "npm pack ${NPM_PACKAGE}"
-    local packed
-    packed="$(cd "$DOWNLOADS" && npm pack --silent "$NPM_PACKAGE" | tail -n1)"
-    [[ "$packed" == "$TARBALL_NAME" ]] || die "npm pack produced '${packed}', expected '${TARBALL_NAME}'"
-    mv "${DOWNLOADS}/${packed}" "${tarball}.tmp"
-  fi
+  command -v npm >/dev/null 2>&1 || die "npm is needed to download ${NPM_PACKAGE}"
+  log "npm pack ${NPM_PACKAGE}"
+  local packed
+  packed="$(cd "$DOWNLOADS" && npm pack --silent "$NPM_PACKAGE" | tail -n1)"
+  [[ "$packed" == "$TARBALL_NAME" ]] || die "npm pack produced '${packed}', expected '${TARBALL_NAME}'"
+  mv "${DOWNLOADS}/${packed}" "${tarball}.tmp"
   mv "${tarball}.tmp" "$tarball"
 }
 

