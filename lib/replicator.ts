@@ -12,6 +12,7 @@ import { systemClock, Worker, type WorkerSettings } from "./core/worker.js";
 import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
 import type { KafkaConnectionOptions } from "./kafka/connection.js";
+import type { KafkaSecurityOptions } from "./kafka/security.js";
 import { KafkaSourceReader } from "./kafka/source-reader.js";
 import { KafkaTargetWriter } from "./kafka/target-writer.js";
 import { createTopicMapping } from "./topics/selection.js";
@@ -25,6 +26,14 @@ export interface ReplicatorDependencies {
   readonly workerId?: string;
   /** @default the system clock */
   readonly clock?: Clock;
+  /**
+   * TLS and SASL options per cluster, built by `kafkaSecurityOptions` from the config and the
+   * credentials the caller read from Secrets Manager. @default plaintext, no SASL
+   */
+  readonly security?: {
+    readonly source?: KafkaSecurityOptions;
+    readonly target?: KafkaSecurityOptions;
+  };
 }
 
 export interface Replicator {
@@ -56,6 +65,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
 function connection(
   side: MirrorConfig["source"] | MirrorConfig["target"],
   logger: Logger,
+  security: KafkaSecurityOptions = {},
 ): KafkaConnectionOptions {
   return {
     brokers: side.brokers,
@@ -63,15 +73,18 @@ function connection(
     connectionTimeoutMs: side.connectionTimeoutMs,
     requestTimeoutMs: side.requestTimeoutMs,
     logger,
+    ...security,
   };
 }
 
 export function createReplicator(config: MirrorConfig, deps: ReplicatorDependencies): Replicator {
   const workerId = deps.workerId ?? config.worker.id ?? defaultWorkerId();
   const logger = deps.logger;
-  const source = new KafkaSourceReader(connection(config.source, logger));
+  const sourceSecurity = deps.security?.source;
+  const targetSecurity = deps.security?.target;
+  const source = new KafkaSourceReader(connection(config.source, logger, sourceSecurity));
   const target = new KafkaTargetWriter({
-    ...connection(config.target, logger),
+    ...connection(config.target, logger, targetSecurity),
     compression: config.target.compression,
     maxBatchBytes: config.target.maxBatchBytes,
     maxBatchRecords: config.batch.maxRecords,
@@ -79,8 +92,8 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     // the worker keeps free before a lease ends.
     retryDeadlineMs: config.target.requestTimeoutMs,
   });
-  const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger));
-  const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger));
+  const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger, sourceSecurity));
+  const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger, targetSecurity));
   const leases = new DynamoDbLeaseStore({ client: deps.dynamodb, tableName: config.leases.table });
   const mapping = createTopicMapping({
     whitelist: config.topics.whitelist,

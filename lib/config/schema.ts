@@ -22,6 +22,11 @@ const alias = token(/^[a-zA-Z0-9._-]+$/, 1, 100, "a cluster alias of [a-zA-Z0-9.
 // Kafka uses the client id in quotas and metric names; keep to characters every tool accepts.
 const clientId = token(/^[a-zA-Z0-9._-]+$/, 1, 255, "a client id of [a-zA-Z0-9._-]");
 
+/** SASL mechanisms a cluster connection may use; `none` connects without SASL. */
+export const SASL_MECHANISMS = ["none", "plain", "scram-sha-256", "scram-sha-512", "aws-msk-iam"] as const;
+
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+
 const connection = {
   /** Addresses to bootstrap from: a list, or one comma-separated string. */
   brokers: brokerList(),
@@ -29,6 +34,14 @@ const connection = {
   clientId: clientId.default("kafka-mirror"),
   /** Connect over TLS (MSK's TLS listeners); plaintext when false. */
   tls: flag().default(false),
+  /** SASL mechanism (absent: none); `aws-msk-iam` signs with the function's IAM role and needs `tls`. */
+  saslMechanism: oneOf(SASL_MECHANISMS).optional(),
+  /**
+   * Secrets Manager secret (JSON) with this cluster's credentials: `username` and `password` for
+   * PLAIN and SCRAM; optional `ca`, `cert`, `key` (PEM) for a private CA and mutual TLS. Secrets
+   * never sit in plain config.
+   */
+  secretArn: token(SECRET_ARN, 20, 2048, "a Secrets Manager secret ARN").optional(),
   /** How long to wait for a TCP (and TLS) connection to a broker. */
   connectionTimeoutMs: integer(100, 120_000).default(10_000),
   /** How long to wait for a broker's answer to one request. */
@@ -154,6 +167,25 @@ export const mirrorConfigSchema = section({
         `must be greater than leases.renewIntervalMs (${config.leases.renewIntervalMs}) + 2 x target.requestTimeoutMs ` +
         `(${writeWindowMs}), got ${config.leases.durationMs}: a write must fit inside a lease`,
     });
+  }
+  for (const side of ["source", "target"] as const) {
+    const { saslMechanism = "none", secretArn, tls } = config[side];
+    if ((saslMechanism === "plain" || saslMechanism.startsWith("scram")) && secretArn === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: [side, "secretArn"],
+        input: secretArn,
+        message: `required with saslMechanism ${saslMechanism}: the secret holds the username and password`,
+      });
+    }
+    if (saslMechanism === "aws-msk-iam" && !tls) {
+      ctx.addIssue({
+        code: "custom",
+        path: [side, "tls"],
+        input: tls,
+        message: "must be true with saslMechanism aws-msk-iam: MSK serves IAM authentication over TLS only",
+      });
+    }
   }
   if (config.target.alias !== undefined && config.target.alias === config.source.alias) {
     ctx.addIssue({

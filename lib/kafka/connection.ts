@@ -18,6 +18,7 @@ import {
   type KafkajsResponse,
   LEVELS,
 } from "./kafkajs-internals.js";
+import type { KafkaSecurityOptions } from "./security.js";
 
 export interface KafkaConnectionOptions {
   /** `host:port` of one or more bootstrap brokers. */
@@ -32,8 +33,10 @@ export interface KafkaConnectionOptions {
   readonly authenticationTimeoutMs?: number;
   /** Diagnostics from kafkajs (never payloads). @default none */
   readonly logger?: Logger;
-  // Seam for TLS and SASL: a later change adds `ssl` and `sasl` here and passes them to the
-  // Cluster below unchanged; nothing else in lib/kafka needs to know.
+  /** TLS options for node's tls.connect, from `kafkaSecurityOptions` (security.ts). @default plaintext */
+  readonly ssl?: KafkaSecurityOptions["ssl"];
+  /** SASL options, from `kafkaSecurityOptions` (security.ts). @default none */
+  readonly sasl?: KafkaSecurityOptions["sasl"];
 }
 
 export const DEFAULT_CLIENT_ID = "kafka-mirror";
@@ -45,6 +48,8 @@ export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsClus
     socketFactory: createSocketFactory(),
     brokers: [...options.brokers],
     clientId: options.clientId ?? DEFAULT_CLIENT_ID,
+    ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+    ...(options.sasl === undefined ? {} : { sasl: options.sasl }),
     // kafkajs has no usable defaults below its Kafka class: without these the first connect fails
     // at once with "Connection timeout".
     connectionTimeout: options.connectionTimeoutMs ?? 10_000,
