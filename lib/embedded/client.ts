@@ -1,0 +1,87 @@
+/**
+ * A DynamoDB client for the embedded lease server. Two things make the server a faithful enough
+ * stand-in for DynamoDbLeaseStore:
+ *
+ * 1. Restarts. Each request goes to the port the state directory names right now; when the server
+ *    process is gone (idle exit, killed), the request starts a new one on the same data first. So a
+ *    long `run` survives its server being restarted, and checkpoints survive both.
+ * 2. ReturnValuesOnConditionCheckFailure. dynalite ignores it, and DynamoDbLeaseStore reads the
+ *    returned item to tell why a conditional write failed. Without it the store is still safe (a
+ *    failed condition is always treated as a lost lease) but loses one liveness case: a checkpoint
+ *    whose first attempt landed and whose SDK retry then fails the "checkpoint must advance"
+ *    condition would be LEASE_LOST instead of success. This client restores the item with a
+ *    consistent GetItem after the failure. That read is not atomic with the write, but the store's
+ *    only use of it is sound anyway: owner and counter never return to an earlier pair (the counter
+ *    only grows), and only the holder moves the checkpoint, so "still ours, same checkpoint" seen
+ *    afterwards was also true when the condition failed.
+ */
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  type UpdateItemCommandInput,
+} from "@aws-sdk/client-dynamodb";
+import { type EnsureLeaseServerOptions, ensureLeaseServer } from "./ensure.js";
+import { isProcessAlive, type ServerRecord } from "./server-file.js";
+
+export interface EmbeddedClientOptions extends EnsureLeaseServerOptions {
+  readonly stateDir: string;
+}
+
+/** Starts (or finds) the state directory's server, then returns a client bound to it. */
+export async function createEmbeddedLeaseClient(options: EmbeddedClientOptions): Promise<DynamoDBClient> {
+  let current: ServerRecord = await ensureLeaseServer(options.stateDir, options);
+  let restarting: Promise<ServerRecord> | undefined;
+  const live = async (): Promise<ServerRecord> => {
+    if (isProcessAlive(current.pid)) return current;
+    restarting ??= ensureLeaseServer(options.stateDir, options).finally(() => {
+      restarting = undefined;
+    });
+    current = await restarting;
+    return current;
+  };
+
+  const client = new DynamoDBClient({
+    endpoint: `http://127.0.0.1:${current.port}`,
+    region: "local",
+    // The server accepts any credentials; fixed ones keep the SDK from searching the host.
+    credentials: { accessKeyId: "kafka-mirror", secretAccessKey: "kafka-mirror" },
+    maxAttempts: 3,
+    requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+  });
+
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { port?: number } | undefined;
+      if (request !== undefined && typeof request === "object") request.port = (await live()).port;
+      return next(args);
+    },
+    { step: "finalizeRequest", name: "embeddedLeaseServerPort", priority: "low" },
+  );
+
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        const input = args.input as Partial<UpdateItemCommandInput>;
+        if (
+          context.commandName === "UpdateItemCommand" &&
+          input.ReturnValuesOnConditionCheckFailure === "ALL_OLD" &&
+          error instanceof ConditionalCheckFailedException &&
+          error.Item === undefined &&
+          input.TableName !== undefined &&
+          input.Key !== undefined
+        ) {
+          const out = await client.send(
+            new GetItemCommand({ TableName: input.TableName, Key: input.Key, ConsistentRead: true }),
+          );
+          error.Item = out.Item;
+        }
+        throw error;
+      }
+    },
+    { step: "initialize", name: "emulateReturnValuesOnConditionCheckFailure" },
+  );
+  return client;
+}

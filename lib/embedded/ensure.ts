@@ -1,0 +1,107 @@
+/**
+ * Finds the state directory's lease server, or starts one. Any number of CLI processes may call
+ * this at once: each that finds no live server spawns one, LevelDB's lock lets exactly one of
+ * them open the data, the others exit, and every caller waits until `server.json` names a live
+ * server that answers.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ReplicatorError } from "../errors.js";
+import { isProcessAlive, isServing, LOG_FILE, readServerRecord, type ServerRecord } from "./server-file.js";
+
+export interface EnsureLeaseServerOptions {
+  /** @default 10 minutes */
+  readonly idleMs?: number;
+  /** @default 15000 */
+  readonly startTimeoutMs?: number;
+}
+
+export const DEFAULT_IDLE_MS = 10 * 60_000;
+const POLL_MS = 50;
+
+export async function ensureLeaseServer(
+  stateDir: string,
+  options: EnsureLeaseServerOptions = {},
+): Promise<ServerRecord> {
+  const dir = resolve(stateDir);
+  const existing = await readServerRecord(dir);
+  if (existing !== null && (await isServing(existing))) return existing;
+
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw unavailable(dir, `cannot create the state directory: ${(error as Error).message}`, error);
+  }
+  const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
+  let childExit: number | null | undefined;
+  child.once("exit", (code) => {
+    childExit = code;
+  });
+  const timeoutMs = options.startTimeoutMs ?? 15_000;
+  const giveUpAt = Date.now() + timeoutMs;
+  while (Date.now() < giveUpAt) {
+    const record = await readServerRecord(dir);
+    // Ours, or a racing process's server that won the LevelDB lock.
+    if (
+      record !== null &&
+      (record.pid === child.pid || childExit !== undefined) &&
+      (await isServing(record))
+    ) {
+      return record;
+    }
+    if (childExit !== undefined && childExit !== 3) {
+      throw unavailable(dir, `the lease server exited with code ${childExit}; see ${join(dir, LOG_FILE)}`);
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  if (child.pid !== undefined && isProcessAlive(child.pid)) child.kill("SIGTERM");
+  throw unavailable(dir, `no lease server answered within ${timeoutMs} ms; see ${join(dir, LOG_FILE)}`);
+}
+
+/** Stops the state directory's server, if one runs, and waits until its process is gone. */
+export async function stopLeaseServer(stateDir: string, timeoutMs = 10_000): Promise<void> {
+  const record = await readServerRecord(resolve(stateDir));
+  if (record === null || !isProcessAlive(record.pid)) return;
+  process.kill(record.pid, "SIGTERM");
+  const giveUpAt = Date.now() + timeoutMs;
+  while (isProcessAlive(record.pid)) {
+    if (Date.now() > giveUpAt) {
+      process.kill(record.pid, "SIGKILL");
+      return;
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+function spawnServer(dir: string, idleMs: number) {
+  const log = openSync(join(dir, LOG_FILE), "a");
+  try {
+    const entry = fileURLToPath(new URL("./daemon.ts", import.meta.url));
+    // The server runs our TypeScript like the CLI does, through tsx, resolved from this package
+    // so it works whatever the current directory.
+    const child = spawn(
+      process.execPath,
+      ["--import", import.meta.resolve("tsx"), entry, dir, String(idleMs)],
+      {
+        detached: true,
+        stdio: ["ignore", log, log],
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+      },
+    );
+    // Detached and unreferenced: the server outlives this process and serves the others.
+    child.unref();
+    return child;
+  } finally {
+    closeSync(log);
+  }
+}
+
+function unavailable(dir: string, why: string, cause?: unknown): ReplicatorError {
+  return new ReplicatorError("LEASE_STORE_UNAVAILABLE", `embedded lease store in ${dir}: ${why}`, {
+    cause,
+    details: { stateDir: dir },
+  });
+}

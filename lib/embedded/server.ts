@@ -1,0 +1,87 @@
+/**
+ * The embedded lease store's server: dynalite (a DynamoDB-compatible API on LevelDB) serving the
+ * state directory on a loopback port, so the CLI uses the same DynamoDbLeaseStore as the Lambda.
+ *
+ * Why a separate server process rather than dynalite inside each CLI process: LevelDB lets one
+ * process open a directory at a time, and several `kafka-mirror run` processes must share the
+ * leases. One detached server per state directory owns the LevelDB files; every CLI process talks
+ * to it over HTTP. LevelDB's own LOCK file (an fcntl lock the kernel drops when its process dies)
+ * decides which of two racing servers wins, so there is no lock file of ours that could go stale.
+ * The server exits after `idleMs` without requests; the next CLI call starts it again.
+ */
+import { once } from "node:events";
+import { mkdir } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import dynalite from "dynalite";
+import { DATA_DIR, removeServerRecord, writeServerRecord } from "./server-file.js";
+
+export interface LeaseServerOptions {
+  readonly stateDir: string;
+  /** Exit after this long without a request. */
+  readonly idleMs: number;
+}
+
+export interface RunningLeaseServer {
+  readonly port: number;
+  /** Resolves when the server has stopped (idle, SIGTERM, SIGINT or stop()). */
+  readonly stopped: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLeaseServer(options: LeaseServerOptions): Promise<RunningLeaseServer> {
+  await mkdir(options.stateDir, { recursive: true });
+  const server = dynalite({ path: join(options.stateDir, DATA_DIR), createTableMs: 0 });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const port = (server.address() as AddressInfo).port;
+  // LevelDB opens lazily: a request makes it open now, and fail now if another live server holds
+  // the directory. Only then does this server announce itself.
+  await selfCheck(port).catch(async (error: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  });
+
+  let idleTimer: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
+  let resolveStopped = (): void => {};
+  const stopped = new Promise<void>((resolve) => {
+    resolveStopped = resolve;
+  });
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      clearTimeout(idleTimer);
+      await removeServerRecord(options.stateDir, process.pid);
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      resolveStopped();
+    })();
+    return stopping;
+  };
+  const armIdle = (): void => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => void stop(), options.idleMs);
+  };
+  server.on("request", armIdle);
+  armIdle();
+  await writeServerRecord(options.stateDir, { pid: process.pid, port });
+  return { port, stopped, stop };
+}
+
+async function selfCheck(port: number): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${port}/`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-amz-json-1.0",
+      "x-amz-target": "DynamoDB_20120810.ListTables",
+      // dynalite checks that a signature is present, not that it is valid.
+      authorization:
+        "AWS4-HMAC-SHA256 Credential=local/20200101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=0",
+      "x-amz-date": "20200101T000000Z",
+    },
+    body: "{}",
+  });
+  if (!response.ok) {
+    throw new Error(`lease data could not be opened (HTTP ${response.status}): ${await response.text()}`);
+  }
+}

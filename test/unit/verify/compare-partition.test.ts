@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { TopicPartition } from "../../../lib/core/model.js";
+import { createTopicMapping } from "../../../lib/topics/selection.js";
+import { comparePartition } from "../../../lib/verify/compare-partition.js";
+import { verifyMirror } from "../../../lib/verify/verify-mirror.js";
+import { FakeClock, InMemoryCluster, makeRecords, type NewRecord } from "../../helpers/fakes.js";
+
+const TP: TopicPartition = { topic: "BIN-BI-TOPIC", partition: 0 };
+
+/** A source partition of `count` records and a target that starts as an exact copy. */
+function clusters(count: number, edit: (records: NewRecord[]) => NewRecord[] = (r) => r) {
+  const clock = new FakeClock();
+  const source = new InMemoryCluster(clock);
+  const target = new InMemoryCluster(clock);
+  source.createTopic(TP.topic, 1);
+  target.createTopic(TP.topic, 1);
+  const records = makeRecords(count, 7);
+  source.append(TP, records);
+  target.append(TP, edit([...records]));
+  return { source: { reader: source, admin: source }, target: { reader: target, admin: target } };
+}
+
+describe("comparePartition", () => {
+  it("finds identical partitions identical, with equal counts, ranges and digests", async () => {
+    const { source, target } = clusters(50);
+    const result = await comparePartition(source, target, TP, TP);
+    assert.equal(result.mismatch, null);
+    assert.equal(result.sourceRecords, 50);
+    assert.equal(result.targetRecords, 50);
+    assert.deepEqual(result.sourceRange, { from: 0, to: 50 });
+    assert.equal(result.sourceDigest, result.targetDigest);
+  });
+
+  it("reports an altered value at its offsets", async () => {
+    const { source, target } = clusters(50, (r) =>
+      r.map((rec, i) => (i === 17 ? { ...rec, value: Buffer.from([0x00]) } : rec)),
+    );
+    const result = await comparePartition(source, target, TP, TP);
+    assert.equal(result.mismatch?.kind, "altered");
+    assert.equal(result.mismatch?.sourceOffset, 17);
+    assert.equal(result.mismatch?.targetOffset, 17);
+    assert.notEqual(result.sourceDigest, result.targetDigest);
+  });
+
+  it("reports a changed header or timestamp as altered (not only key and value)", async () => {
+    const header = clusters(10, (r) =>
+      r.map((rec, i) => (i === 3 ? { ...rec, headers: [{ key: Buffer.from("h"), value: null }] } : rec)),
+    );
+    assert.equal((await comparePartition(header.source, header.target, TP, TP)).mismatch?.sourceOffset, 3);
+    const time = clusters(10, (r) =>
+      r.map((rec, i) => (i === 4 ? { ...rec, timestamp: rec.timestamp + 1 } : rec)),
+    );
+    assert.equal((await comparePartition(time.source, time.target, TP, TP)).mismatch?.sourceOffset, 4);
+  });
+
+  it("reports a record missing in the middle by its source offset", async () => {
+    const { source, target } = clusters(50, (r) => r.filter((_, i) => i !== 20));
+    const result = await comparePartition(source, target, TP, TP);
+    assert.equal(result.mismatch?.kind, "missing");
+    assert.equal(result.mismatch?.sourceOffset, 20);
+    assert.equal(result.targetRecords, 49);
+  });
+
+  it("reports records missing at the end", async () => {
+    const { source, target } = clusters(50, (r) => r.slice(0, 45));
+    const result = await comparePartition(source, target, TP, TP);
+    assert.equal(result.mismatch?.kind, "missing");
+    assert.equal(result.mismatch?.sourceOffset, 45);
+  });
+
+  it("reports a duplicated record with the target offset of the copy", async () => {
+    const { source, target } = clusters(50, (r) => [...r.slice(0, 31), r[30] as NewRecord, ...r.slice(31)]);
+    const result = await comparePartition(source, target, TP, TP);
+    assert.equal(result.mismatch?.kind, "duplicated");
+    assert.equal(result.mismatch?.sourceOffset, 30);
+    assert.equal(result.mismatch?.targetOffset, 31);
+    assert.equal(result.targetRecords, 51);
+  });
+
+  it("reports a duplicate of the last record, and an extra record, past the source's end", async () => {
+    const dup = clusters(5, (r) => [...r, r[4] as NewRecord]);
+    assert.equal((await comparePartition(dup.source, dup.target, TP, TP)).mismatch?.kind, "duplicated");
+    const extra = clusters(5, (r) => [...r, ...makeRecords(1, 9)]);
+    const result = await comparePartition(extra.source, extra.target, TP, TP);
+    assert.equal(result.mismatch?.kind, "extra");
+    assert.equal(result.mismatch?.targetOffset, 5);
+  });
+
+  it("compares from --from-offset on both sides, ignoring earlier differences", async () => {
+    const { source, target } = clusters(50, (r) =>
+      r.map((rec, i) => (i === 3 ? { ...rec, value: Buffer.from([0x01]) } : rec)),
+    );
+    const result = await comparePartition(source, target, TP, TP, 10);
+    assert.equal(result.mismatch, null);
+    assert.deepEqual(result.sourceRange, { from: 10, to: 50 });
+    assert.equal(result.sourceRecords, 40);
+  });
+});
+
+describe("verifyMirror", () => {
+  it("covers every partition of the selected topics and reports a missing target topic", async () => {
+    const clock = new FakeClock();
+    const source = new InMemoryCluster(clock);
+    const target = new InMemoryCluster(clock);
+    for (const topic of ["BIN-BI-TOPIC", "PUSH-BI-TOPIC", "SCRIPT-BI-TOPIC"]) source.createTopic(topic, 2);
+    target.createTopic("BIN-BI-TOPIC", 2);
+    source.append({ topic: "BIN-BI-TOPIC", partition: 1 }, makeRecords(3, 1));
+    target.append({ topic: "BIN-BI-TOPIC", partition: 1 }, makeRecords(3, 1));
+    const mapping = createTopicMapping({
+      whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC",
+      rename: "identity",
+      sourceAlias: "source",
+    });
+    const report = await verifyMirror({
+      source: { reader: source, admin: source },
+      target: { reader: target, admin: target },
+      mapping,
+    });
+    assert.deepEqual(
+      report.partitions.map((p) => [p.source.topic, p.source.partition, p.mismatch]),
+      [
+        ["BIN-BI-TOPIC", 0, null],
+        ["BIN-BI-TOPIC", 1, null],
+      ],
+    );
+    assert.deepEqual(
+      report.topicProblems.map((p) => p.source),
+      ["PUSH-BI-TOPIC"],
+    );
+    assert.equal(report.ok, false);
+  });
+});
