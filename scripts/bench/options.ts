@@ -1,0 +1,91 @@
+/**
+ * Bench options from the command line (`npm run bench -- --records 200000 --rate 5000`). Every
+ * option has a default that reproduces the issue's reference run; unknown or malformed options
+ * are refused, so a typo cannot silently run the wrong bench.
+ */
+
+export interface BenchOptions {
+  /** Records written to the source for the throughput runs. */
+  readonly records: number;
+  readonly partitions: number;
+  /** Value size in bytes (keys are ~10 bytes on top). */
+  readonly recordBytes: number;
+  /** Upper bound of the source producer's batches; the mock serves one batch per fetch. */
+  readonly sourceBatchBytes: number;
+  /** Records per second of the latency run's producer. */
+  readonly rate: number;
+  /** How long the latency run produces, in seconds. */
+  readonly latencySeconds: number;
+  /** The producer of the latency run sends what accumulated every this many ms (its linger). */
+  readonly lingerMs: number;
+  /** Lambda memory size the cost estimate assumes. */
+  readonly lambdaMemoryMb: number;
+  /** Skip the kcat pipeline (ratio is then null). */
+  readonly skipKcat: boolean;
+  /** Skip the latency run (p50/p99 are then null). */
+  readonly skipLatency: boolean;
+  /** Write a V8 CPU profile of the mirror worker into this directory. */
+  readonly cpuProfDir: string | null;
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  records: 1_000_000,
+  partitions: 8,
+  recordBytes: 1024,
+  sourceBatchBytes: 1024 * 1024,
+  rate: 10_000,
+  latencySeconds: 20,
+  lingerMs: 5,
+  lambdaMemoryMb: 1769,
+  skipKcat: false,
+  skipLatency: false,
+  cpuProfDir: null,
+};
+
+const NUMERIC = {
+  "--records": "records",
+  "--partitions": "partitions",
+  "--record-bytes": "recordBytes",
+  "--source-batch-bytes": "sourceBatchBytes",
+  "--rate": "rate",
+  "--latency-seconds": "latencySeconds",
+  "--linger-ms": "lingerMs",
+  "--lambda-memory-mb": "lambdaMemoryMb",
+} as const satisfies Record<string, keyof BenchOptions>;
+
+export const USAGE = `usage: npm run bench -- [options]
+  --records N             records for the throughput runs (default ${DEFAULT_OPTIONS.records})
+  --partitions N          source partitions (default ${DEFAULT_OPTIONS.partitions})
+  --record-bytes N        value size in bytes (default ${DEFAULT_OPTIONS.recordBytes})
+  --source-batch-bytes N  source producer batch bound (default ${DEFAULT_OPTIONS.sourceBatchBytes})
+  --rate N                latency run: records/s (default ${DEFAULT_OPTIONS.rate})
+  --latency-seconds N     latency run: seconds of production (default ${DEFAULT_OPTIONS.latencySeconds})
+  --linger-ms N           latency run: producer linger (default ${DEFAULT_OPTIONS.lingerMs})
+  --lambda-memory-mb N    memory size for the cost estimate (default ${DEFAULT_OPTIONS.lambdaMemoryMb})
+  --skip-kcat             do not run the kcat pipeline
+  --skip-latency          do not run the latency run
+  --cpu-prof DIR          write a V8 CPU profile of the mirror worker into DIR`;
+
+export function parseBenchOptions(argv: readonly string[]): BenchOptions {
+  const options: { -readonly [K in keyof BenchOptions]: BenchOptions[K] } = { ...DEFAULT_OPTIONS };
+  const problems: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--skip-kcat") options.skipKcat = true;
+    else if (arg === "--skip-latency") options.skipLatency = true;
+    else if (arg === "--cpu-prof") {
+      const dir = argv[++i];
+      if (dir === undefined || dir.startsWith("--")) problems.push("--cpu-prof needs a directory");
+      else options.cpuProfDir = dir;
+    } else if (arg in NUMERIC) {
+      const key = NUMERIC[arg as keyof typeof NUMERIC];
+      const raw = argv[++i];
+      const value = Number(raw);
+      if (raw === undefined || !Number.isSafeInteger(value) || value < (key === "lingerMs" ? 0 : 1)) {
+        problems.push(`${arg} needs a positive integer, got ${raw ?? "nothing"}`);
+      } else options[key] = value;
+    } else problems.push(`unknown option ${arg}`);
+  }
+  if (problems.length > 0) throw new Error(`${problems.join("; ")}\n${USAGE}`);
+  return options;
+}

@@ -1,0 +1,83 @@
+/** The bench's human-readable table and its final machine-readable JSON line. */
+import type { BenchResult } from "./run.js";
+
+export interface BenchSummary {
+  readonly records: number;
+  readonly mirror_rps: number;
+  readonly kcat_rps: number | null;
+  readonly ratio: number | null;
+  readonly p50_ms: number | null;
+  readonly p99_ms: number | null;
+  readonly rss_mb: number;
+  readonly verified: boolean;
+  readonly cpu_s_per_gib: number;
+  readonly usd_per_gib: number;
+}
+
+export function summarize(result: BenchResult): BenchSummary {
+  const kcatRps = result.kcat?.rps ?? null;
+  return {
+    records: result.records,
+    mirror_rps: Math.round(result.mirror.rps),
+    kcat_rps: kcatRps === null ? null : Math.round(kcatRps),
+    ratio: kcatRps === null ? null : round(result.mirror.rps / kcatRps, 3),
+    p50_ms: result.latency === null ? null : result.latency.p50Ms,
+    p99_ms: result.latency === null ? null : result.latency.p99Ms,
+    rss_mb: Math.round(result.mirror.maxRssMb),
+    verified: result.mirror.verified,
+    cpu_s_per_gib: round(result.cpuSecondsPerGib, 2),
+    usd_per_gib: round(result.cost.totalUsdPerGib, 6),
+  };
+}
+
+export function formatTable(result: BenchResult): string {
+  const { options: o, mirror, kcat, latency, cost, prices } = result;
+  const mib = result.payloadBytes / 2 ** 20;
+  const rows: [string, string][] = [
+    ["machine", result.machine],
+    [
+      "data",
+      `${result.records} records x ${o.recordBytes} B over ${o.partitions} partitions (${mib.toFixed(0)} MiB payload), source batches <= ${o.sourceBatchBytes} B`,
+    ],
+    ["source write (our writer, acks=all)", `${fmt(result.produceRps)} rec/s`],
+    [
+      "kcat -C -e | kcat -P",
+      kcat === null
+        ? "skipped"
+        : `${fmt(kcat.rps)} rec/s (${(kcat.elapsedMs / 1000).toFixed(2)} s, ${kcat.copied} copied)`,
+    ],
+    [
+      "kafka-mirror run --once",
+      `${fmt(mirror.rps)} rec/s (${(mirror.elapsedMs / 1000).toFixed(2)} s, ${mirror.batches} batches, ${mirror.copied} copied)`,
+    ],
+    ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
+    ["copy verified record for record", mirror.verified ? "yes" : "NO"],
+    ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
+    ["worker CPU per GiB copied", `${result.cpuSecondsPerGib.toFixed(2)} s`],
+    [
+      "latency (source timestamp -> target arrival)",
+      latency === null
+        ? "skipped"
+        : `p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms at ${fmt(latency.producedRate)} rec/s (${latency.received}/${latency.produced} arrived)`,
+    ],
+    [
+      `Lambda cost per GiB at ${o.lambdaMemoryMb} MB`,
+      `$${cost.totalUsdPerGib.toFixed(6)} (compute+requests $${cost.lambdaUsdPerGib.toFixed(6)}, DynamoDB checkpoints $${cost.dynamodbUsdPerGib.toFixed(6)}; ${cost.secondsPerGib.toFixed(1)} s/GiB)`,
+    ],
+    [
+      "price inputs",
+      `Lambda arm64 $${prices.lambdaGbSecondUsd}/GB-s, $${prices.lambdaRequestUsd * 1e6}/M requests, ${prices.invocationSeconds} s per invocation; DynamoDB on-demand $${prices.dynamodbWriteUsd * 1e6}/M writes (us-east-1 list prices, assumed)`,
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,224 @@
+/**
+ * One bench run on freshly started clusters: write the data, time the kcat pipeline, time the
+ * mirror worker and check its copy record for record, then measure latency at a fixed rate.
+ * Everything it starts is stopped before it returns or throws.
+ */
+import { randomUUID } from "node:crypto";
+import { availableParallelism, cpus, totalmem } from "node:os";
+import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
+import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
+import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
+import { digestPartition, type PartitionDigest, writeBenchData } from "./data.js";
+import { type LatencyResult, measureLatency } from "./latency.js";
+import type { WorkerReport } from "./mirror-worker.js";
+import type { BenchOptions } from "./options.js";
+import { type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
+
+export interface BenchResult {
+  readonly options: BenchOptions;
+  readonly machine: string;
+  readonly records: number;
+  readonly payloadBytes: number;
+  readonly produceRps: number;
+  readonly kcat: { readonly elapsedMs: number; readonly rps: number; readonly copied: number } | null;
+  readonly mirror: WorkerReport & {
+    readonly rps: number;
+    readonly verified: boolean;
+    readonly copied: number;
+  };
+  readonly latency: LatencyResult | null;
+  readonly cpuSecondsPerGib: number;
+  readonly prices: PriceInputs;
+  readonly cost: CostEstimate;
+}
+
+/** Each cluster keeps every byte of the run: the mock drops a partition's oldest data beyond this. */
+const PARTITION_MAX_BYTES = 4 * 1024 ** 3;
+const DATA_TOPIC = "bench-data";
+const KCAT_TOPIC = "bench-kcat";
+const LATENCY_TOPIC = "bench-latency";
+
+export async function runBench(options: BenchOptions, log: (line: string) => void): Promise<BenchResult> {
+  const started: { stop(): Promise<void> }[] = [];
+  const workers: RunningWorker[] = [];
+  try {
+    log("starting two 3-broker mock Kafka clusters and DynamoDB Local");
+    const [source, target, dynamo] = await Promise.all([
+      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
+      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
+      startDynamoDbLocal(),
+    ]);
+    started.push(source, target, dynamo);
+    const { partitions } = options;
+    await source.createTopic(DATA_TOPIC, partitions);
+    await source.createTopic(LATENCY_TOPIC, partitions);
+    await target.createTopic(DATA_TOPIC, partitions);
+    await target.createTopic(KCAT_TOPIC, partitions);
+    await target.createTopic(LATENCY_TOPIC, partitions);
+
+    log(`writing ${options.records} records of ${options.recordBytes} B over ${partitions} partitions`);
+    const writeStart = performance.now();
+    await writeBenchData({
+      brokers: source.bootstrapServers,
+      topic: DATA_TOPIC,
+      partitions,
+      records: options.records,
+      recordBytes: options.recordBytes,
+      batchBytes: options.sourceBatchBytes,
+    });
+    const produceRps = options.records / ((performance.now() - writeStart) / 1000);
+
+    let kcat: BenchResult["kcat"] = null;
+    if (!options.skipKcat) {
+      log("kcat -C -e | kcat -P");
+      const elapsedMs = await runKcatPipeline({
+        sourceBrokers: source.bootstrapServers,
+        targetBrokers: target.bootstrapServers,
+        sourceTopic: DATA_TOPIC,
+        targetTopic: KCAT_TOPIC,
+      });
+      const copied = await countRecords(target, KCAT_TOPIC, partitions);
+      if (copied !== options.records) throw new Error(`kcat copied ${copied} of ${options.records} records`);
+      kcat = { elapsedMs, rps: options.records / (elapsedMs / 1000), copied };
+    }
+
+    log("kafka-mirror worker (run --once: one process, stop when caught up, acks=all)");
+    const table = `bench-${randomUUID().slice(0, 8)}`;
+    await withClient(dynamo, (client) => createLeaseTable(client, table));
+    const once = startWorker(
+      {
+        mode: "once",
+        sourceBrokers: source.bootstrapServers,
+        targetBrokers: target.bootstrapServers,
+        topic: DATA_TOPIC,
+        leaseTable: table,
+        dynamodbEndpoint: dynamo.endpoint,
+      },
+      options.cpuProfDir,
+    );
+    workers.push(once);
+    const report = await once.report;
+
+    log("verifying the mirror's copy record for record");
+    const [sourceDigests, targetDigests] = await Promise.all([
+      digestTopic(source, DATA_TOPIC, partitions),
+      digestTopic(target, DATA_TOPIC, partitions),
+    ]);
+    const copied = targetDigests.reduce((sum, d) => sum + d.records, 0);
+    const payloadBytes = sourceDigests.reduce((sum, d) => sum + d.bytes, 0);
+    const verified =
+      copied === options.records &&
+      report.errors === 0 &&
+      sourceDigests.every(
+        (d, i) =>
+          d.records > 0 && d.sha256 === targetDigests[i]?.sha256 && d.records === targetDigests[i]?.records,
+      );
+    const mirror = { ...report, rps: report.records / (report.elapsedMs / 1000), verified, copied };
+
+    let latency: LatencyResult | null = null;
+    if (!options.skipLatency) {
+      log(
+        `latency: ${options.rate} records/s for ${options.latencySeconds} s with a continuously running worker`,
+      );
+      const latencyTable = `bench-latency-${randomUUID().slice(0, 8)}`;
+      await withClient(dynamo, (client) => createLeaseTable(client, latencyTable));
+      const continuous = startWorker(
+        {
+          mode: "continuous",
+          sourceBrokers: source.bootstrapServers,
+          targetBrokers: target.bootstrapServers,
+          topic: LATENCY_TOPIC,
+          leaseTable: latencyTable,
+          dynamodbEndpoint: dynamo.endpoint,
+        },
+        null,
+      );
+      workers.push(continuous);
+      try {
+        latency = await measureLatency({
+          sourceBrokers: source.bootstrapServers,
+          targetBrokers: target.bootstrapServers,
+          topic: LATENCY_TOPIC,
+          partitions,
+          recordBytes: options.recordBytes,
+          rate: options.rate,
+          seconds: options.latencySeconds,
+          lingerMs: options.lingerMs,
+        });
+      } finally {
+        continuous.stop();
+        await continuous.report.catch(() => undefined);
+      }
+    }
+
+    const gib = report.bytes / 2 ** 30;
+    const bytesPerSecond = report.bytes / (report.elapsedMs / 1000);
+    return {
+      options,
+      machine: describeMachine(),
+      records: options.records,
+      payloadBytes,
+      produceRps,
+      kcat,
+      mirror,
+      latency,
+      cpuSecondsPerGib: report.cpuMs / 1000 / gib,
+      prices: DEFAULT_PRICES,
+      cost: estimateCost(bytesPerSecond, report.batches / gib, options.lambdaMemoryMb),
+    };
+  } finally {
+    for (const worker of workers) worker.kill();
+    await Promise.allSettled(started.map((s) => s.stop()));
+  }
+}
+
+function describeMachine(): string {
+  const model = cpus()[0]?.model.trim() ?? "unknown CPU";
+  return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.versions.node}`;
+}
+
+async function withClient<T>(
+  dynamo: DynamoDbLocal,
+  use: (client: ReturnType<DynamoDbLocal["client"]>) => Promise<T>,
+): Promise<T> {
+  const client = dynamo.client();
+  try {
+    return await use(client);
+  } finally {
+    client.destroy();
+  }
+}
+
+async function countRecords(cluster: MockKafka, topic: string, partitions: number): Promise<number> {
+  const admin = new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-admin" });
+  try {
+    const offsets = await admin.listOffsets(
+      topic,
+      Array.from({ length: partitions }, (_, p) => p),
+    );
+    return offsets.reduce((sum, o) => sum + o.logEndOffset - o.logStartOffset, 0);
+  } finally {
+    await admin.close();
+  }
+}
+
+async function digestTopic(
+  cluster: MockKafka,
+  topic: string,
+  partitions: number,
+): Promise<PartitionDigest[]> {
+  const reader = new KafkaSourceReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" });
+  const admin = new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-verify" });
+  try {
+    const digests: PartitionDigest[] = [];
+    for (let partition = 0; partition < partitions; partition++) {
+      digests.push(await digestPartition(reader, admin, { topic, partition }));
+    }
+    return digests;
+  } finally {
+    await Promise.allSettled([reader.close(), admin.close()]);
+  }
+}
