@@ -48,19 +48,36 @@ export interface PartitionComparison {
   readonly mismatch: Mismatch | null;
 }
 
+export interface CompareOptions {
+  /** Compare from this offset on both sides instead of each log's start. */
+  readonly fromOffset?: number;
+  /**
+   * Key of the header the mirror appends to every copy (provenance). A target record whose last
+   * header has this key is compared without it: the source record never had it.
+   */
+  readonly mirrorHeader?: Buffer;
+}
+
 export async function comparePartition(
   source: ClusterSide,
   target: ClusterSide,
   sourceTp: TopicPartition,
   targetTp: TopicPartition,
-  fromOffset?: number,
+  options: CompareOptions = {},
 ): Promise<PartitionComparison> {
+  const { fromOffset, mirrorHeader } = options;
   const [sourceRange, targetRange] = await Promise.all([
     rangeOf(source.admin, sourceTp, fromOffset),
     rangeOf(target.admin, targetTp, fromOffset),
   ]);
   const left = new PartitionCursor(source.reader, sourceTp, sourceRange.from, sourceRange.to);
-  const right = new PartitionCursor(target.reader, targetTp, targetRange.from, targetRange.to);
+  const right = new PartitionCursor(
+    target.reader,
+    targetTp,
+    targetRange.from,
+    targetRange.to,
+    mirrorHeader === undefined ? undefined : (r) => withoutMirrorHeader(r, mirrorHeader),
+  );
   const leftDigest = new RecordDigest();
   const rightDigest = new RecordDigest();
   let mismatch: Mismatch | null = null;
@@ -90,6 +107,12 @@ export async function comparePartition(
     targetDigest: rightDigest.hex(),
     mismatch,
   };
+}
+
+function withoutMirrorHeader(record: MirrorRecord, key: Buffer): MirrorRecord {
+  const last = record.headers.at(-1);
+  if (last === undefined || !last.key.equals(key)) return record;
+  return { ...record, headers: record.headers.slice(0, -1) };
 }
 
 async function rangeOf(admin: ClusterAdmin, tp: TopicPartition, fromOffset?: number): Promise<OffsetRange> {

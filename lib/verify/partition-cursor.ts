@@ -16,8 +16,17 @@ export class PartitionCursor {
   #buffer: MirrorRecord[] = [];
   /** Index of the next record in #buffer (shift() would make reading quadratic). */
   #head = 0;
+  readonly #map: (record: MirrorRecord) => MirrorRecord;
 
-  constructor(reader: SourceReader, tp: TopicPartition, from: number, to: number) {
+  /** `map` rewrites each record as it is read (verify drops the mirror's own header). */
+  constructor(
+    reader: SourceReader,
+    tp: TopicPartition,
+    from: number,
+    to: number,
+    map: (record: MirrorRecord) => MirrorRecord = (r) => r,
+  ) {
+    this.#map = map;
     this.#reader = reader;
     this.#tp = tp;
     this.#nextOffset = from;
@@ -36,7 +45,8 @@ export class PartitionCursor {
         );
       }
       // Records appended after the range was fixed are not part of this comparison.
-      for (const record of fetched.records) if (record.offset < this.#to) this.#buffer.push(record);
+      for (const record of fetched.records)
+        if (record.offset < this.#to) this.#buffer.push(this.#map(record));
       this.#nextOffset = fetched.nextOffset;
     }
     return this.#buffer[this.#head + ahead];

@@ -26,6 +26,8 @@ export interface VerifyOptions {
   readonly mapping: TopicSelector;
   /** Compare from this offset on both sides instead of each log's start. */
   readonly fromOffset?: number;
+  /** See CompareOptions.mirrorHeader. */
+  readonly mirrorHeader?: Buffer;
   /** Called after each partition, for progress output. */
   readonly onPartition?: (comparison: PartitionComparison) => void;
   readonly signal?: AbortSignal;
@@ -64,7 +66,10 @@ export async function verifyMirror(options: VerifyOptions): Promise<VerifyReport
         options.target,
         { topic: source, partition },
         { topic: target, partition },
-        options.fromOffset,
+        {
+          ...(options.fromOffset === undefined ? {} : { fromOffset: options.fromOffset }),
+          ...(options.mirrorHeader === undefined ? {} : { mirrorHeader: options.mirrorHeader }),
+        },
       );
       partitions.push(comparison);
       options.onPartition?.(comparison);

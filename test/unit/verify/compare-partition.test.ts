@@ -91,10 +91,29 @@ describe("comparePartition", () => {
     const { source, target } = clusters(50, (r) =>
       r.map((rec, i) => (i === 3 ? { ...rec, value: Buffer.from([0x01]) } : rec)),
     );
-    const result = await comparePartition(source, target, TP, TP, 10);
+    const result = await comparePartition(source, target, TP, TP, { fromOffset: 10 });
     assert.equal(result.mismatch, null);
     assert.deepEqual(result.sourceRange, { from: 10, to: 50 });
     assert.equal(result.sourceRecords, 40);
+  });
+
+  it("ignores the header the mirror appends to each copy, and only that one, at the end", async () => {
+    const mark = { key: Buffer.from("kafka-mirror.provenance"), value: Buffer.from([1, 2, 3]) };
+    const { source, target } = clusters(20, (r) =>
+      r.map((rec) => ({ ...rec, headers: [...rec.headers, mark] })),
+    );
+    const options = { mirrorHeader: mark.key };
+    const result = await comparePartition(source, target, TP, TP, options);
+    assert.equal(result.mismatch, null);
+    assert.equal(result.sourceDigest, result.targetDigest);
+    // Without being told, the extra header is a difference.
+    assert.equal((await comparePartition(source, target, TP, TP)).mismatch?.kind, "altered");
+    // A source record that itself ends with such a header keeps it: only the target's copy is stripped.
+    const moved = clusters(3, (r) => r.map((rec) => ({ ...rec, headers: [mark, ...rec.headers] })));
+    assert.equal(
+      (await comparePartition(moved.source, moved.target, TP, TP, options)).mismatch?.kind,
+      "altered",
+    );
   });
 });
 

@@ -1,0 +1,59 @@
+/**
+ * What the operator sees when a command cannot go on: one message naming the problem, a
+ * non-zero exit code, and the stack only with --debug.
+ */
+import { isReplicatorError } from "../errors.js";
+
+/** Exit codes, documented in the README's CLI section. */
+export const ExitCode = {
+  OK: 0,
+  /** The command ran and found a problem: verify mismatch, partitions that failed to copy. */
+  FAILED: 1,
+  /** Bad command line or config: fix the input and rerun. */
+  BAD_INPUT: 2,
+  /** A cluster or the lease store could not be reached. */
+  UNREACHABLE: 3,
+  INTERRUPTED: 130,
+} as const;
+
+export class CliError extends Error {
+  readonly exitCode: number;
+
+  constructor(message: string, exitCode: number, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "CliError";
+    this.exitCode = exitCode;
+  }
+}
+
+/** The exit code and message for anything a command threw. */
+export function describeFailure(error: unknown, debug: boolean): { exitCode: number; message: string } {
+  const stack = (e: unknown): string => (debug && e instanceof Error && e.stack ? `\n${e.stack}` : "");
+  const causes = (e: unknown): string => {
+    if (!debug) return "";
+    let out = "";
+    let cause = e instanceof Error ? e.cause : undefined;
+    while (cause !== undefined) {
+      out += `\ncaused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`;
+      cause = cause instanceof Error ? cause.cause : undefined;
+    }
+    return out;
+  };
+  if (error instanceof CliError) {
+    return { exitCode: error.exitCode, message: `${error.message}${stack(error)}${causes(error)}` };
+  }
+  if (isReplicatorError(error)) {
+    const exitCode =
+      error.code === "CONFIG_INVALID" || error.code === "PATTERN_INVALID"
+        ? ExitCode.BAD_INPUT
+        : error.code === "LEASE_STORE_UNAVAILABLE"
+          ? ExitCode.UNREACHABLE
+          : ExitCode.FAILED;
+    return { exitCode, message: `${error.message} [${error.code}]${stack(error)}${causes(error)}` };
+  }
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return {
+    exitCode: ExitCode.FAILED,
+    message: `unexpected error: ${text}${debug ? stack(error) + causes(error) : " (run with --debug for details)"}`,
+  };
+}

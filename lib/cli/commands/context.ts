@@ -1,0 +1,68 @@
+/** What every command that talks to the clusters needs, opened in order and closed in reverse. */
+import type { MirrorConfig } from "../../config/schema.js";
+import { createTopicMapping, type TopicSelector } from "../../topics/selection.js";
+import { assertPlainConnections, type ClusterHandle, openCluster } from "../clusters.js";
+import { loadConfigFile } from "../config-file.js";
+import { type CliIo, CliLogger } from "../console.js";
+
+export interface GlobalOptions {
+  readonly config: string;
+  readonly json: boolean;
+  readonly debug: boolean;
+  readonly stateDir: string;
+  readonly signal: AbortSignal;
+}
+
+export interface Clusters {
+  readonly config: MirrorConfig;
+  readonly logger: CliLogger;
+  readonly mapping: TopicSelector;
+  readonly source: ClusterHandle;
+  readonly target: ClusterHandle;
+  close(): Promise<void>;
+}
+
+export function mappingOf(config: MirrorConfig): TopicSelector {
+  return createTopicMapping({
+    whitelist: config.topics.whitelist,
+    blacklist: config.topics.blacklist,
+    rename: config.topics.rename,
+    sourceAlias: config.source.alias,
+    targetAlias: config.target.alias,
+  });
+}
+
+export async function openClusters(options: GlobalOptions, io: CliIo): Promise<Clusters> {
+  const config = await loadConfigFile(options.config);
+  assertPlainConnections(config);
+  const logger = new CliLogger(io, options.debug);
+  const mapping = mappingOf(config);
+  const source = await openCluster(config, "source", logger);
+  let target: ClusterHandle;
+  try {
+    target = await openCluster(config, "target", logger);
+  } catch (error) {
+    await source.close();
+    throw error;
+  }
+  return {
+    config,
+    logger,
+    mapping,
+    source,
+    target,
+    async close() {
+      await Promise.allSettled([source.close(), target.close()]);
+    },
+  };
+}
+
+/**
+ * The header the workers append to every copy (provenance), which verify must not count as a
+ * difference; undefined when the config turns it off or predates it.
+ */
+export function mirrorHeaderOf(config: MirrorConfig): Buffer | undefined {
+  const provenance = (config as { provenance?: { enabled?: boolean; header?: string } }).provenance;
+  if (provenance === undefined || provenance.enabled === false) return undefined;
+  return Buffer.from(provenance.header ?? "kafka-mirror.provenance");
+}

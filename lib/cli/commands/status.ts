@@ -1,0 +1,64 @@
+/** `kafka-mirror status`: lease owner, checkpoint, log end and lag of every selected partition. */
+import { selectTopics } from "../../topics/selection.js";
+import { ExitCode } from "../cli-error.js";
+import { type CliIo, renderTable } from "../console.js";
+import { openLeaseTable } from "../leases.js";
+import { type StatusRow, statusRows } from "../status-rows.js";
+import { type GlobalOptions, openClusters } from "./context.js";
+
+export async function statusCommand(options: GlobalOptions, io: CliIo): Promise<number> {
+  const clusters = await openClusters(options, io);
+  try {
+    const rows = await collectStatus(options, clusters);
+    if (options.json) {
+      io.stdout.write(`${JSON.stringify({ partitions: rows }, null, 2)}\n`);
+    } else if (rows.length === 0) {
+      io.stdout.write("no source topic matches the whitelist\n");
+    } else {
+      io.stdout.write(`${formatStatus(rows, Date.now())}\n`);
+    }
+    return ExitCode.OK;
+  } finally {
+    await clusters.close();
+  }
+}
+
+async function collectStatus(
+  options: GlobalOptions,
+  clusters: Awaited<ReturnType<typeof openClusters>>,
+): Promise<StatusRow[]> {
+  const { config, mapping, source } = clusters;
+  const sourceTopics = await source.admin.listTopics();
+  const { selected } = selectTopics(
+    mapping,
+    sourceTopics.map((t) => t.name),
+  );
+  const partitionsOf = new Map(sourceTopics.map((t) => [t.name, t.partitions]));
+  const topics = [];
+  for (const { source: name } of selected) {
+    const partitions = [...Array(partitionsOf.get(name) ?? 0).keys()];
+    topics.push({ name, offsets: await source.admin.listOffsets(name, partitions) });
+  }
+  const table = await openLeaseTable(config, options.stateDir);
+  try {
+    return statusRows(topics, await table.store.list(), config.worker.startFrom, Date.now());
+  } finally {
+    table.close();
+  }
+}
+
+export function formatStatus(rows: readonly StatusRow[], now: number): string {
+  const ago = (at: number | null): string | null => {
+    if (at === null) return null;
+    const s = Math.max(0, Math.round((now - at) / 1_000));
+    return s < 120
+      ? `${s} s ago`
+      : s < 7_200
+        ? `${Math.round(s / 60)} min ago`
+        : `${Math.round(s / 3_600)} h ago`;
+  };
+  return renderTable(
+    ["Topic", "Pid", "Owner", "Checkpoint", "LogEnd", "Lag", "LastProgress"],
+    rows.map((r) => [r.topic, r.partition, r.owner, r.checkpoint, r.logEnd, r.lag, ago(r.lastProgressAt)]),
+  );
+}

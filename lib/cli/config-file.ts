@@ -1,0 +1,74 @@
+/**
+ * Reads the CLI's config file, YAML or JSON, into the same strict schema the functions use.
+ * Each way it can fail becomes one CliError naming the file and the problem.
+ */
+import { readFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import type { ConfigIssue } from "../config/issues.js";
+import { type MirrorConfig, parseConfig } from "../config/schema.js";
+import { isReplicatorError } from "../errors.js";
+import { CliError, ExitCode } from "./cli-error.js";
+
+export async function loadConfigFile(path: string): Promise<MirrorConfig> {
+  const text = await readText(path);
+  const document =
+    extname(path).toLowerCase() === ".json" ? parseJson(path, text) : parseYamlText(path, text);
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    const got = document === null ? "nothing" : Array.isArray(document) ? "a list" : `a ${typeof document}`;
+    throw new CliError(`config file ${path} must hold a mapping of settings, got ${got}`, ExitCode.BAD_INPUT);
+  }
+  try {
+    return parseConfig(document);
+  } catch (error) {
+    if (isReplicatorError(error, "CONFIG_INVALID")) {
+      const issues = (error.details.issues ?? []) as ConfigIssue[];
+      const lines = issues.map((issue) => `  ${issue.path}: ${issue.message}`).join("\n");
+      throw new CliError(`invalid config in ${path}:\n${lines}`, ExitCode.BAD_INPUT, { cause: error });
+    }
+    throw error;
+  }
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT"
+        ? "not found"
+        : code === "EACCES" || code === "EPERM"
+          ? "permission denied"
+          : code === "EISDIR"
+            ? "is a directory, not a file"
+            : (error as Error).message;
+    throw new CliError(`cannot read config file ${path}: ${why}`, ExitCode.BAD_INPUT, { cause: error });
+  }
+}
+
+function parseJson(path: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`invalid JSON in ${path}: ${(error as Error).message}`, ExitCode.BAD_INPUT, {
+      cause: error,
+    });
+  }
+}
+
+function parseYamlText(path: string, text: string): unknown {
+  try {
+    // Unique keys: a key given twice is a mistake, not an override.
+    return parseYaml(text, { uniqueKeys: true, prettyErrors: true });
+  } catch (error) {
+    if (error instanceof YAMLParseError) {
+      const at = error.linePos?.[0];
+      const where = at === undefined ? "" : ` at line ${at.line}, column ${at.col}`;
+      // The first line of yaml's message is the reason; the rest is a source excerpt.
+      const reason = error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "") ?? "";
+      throw new CliError(`invalid YAML in ${path}${where}: ${reason}`, ExitCode.BAD_INPUT, { cause: error });
+    }
+    throw error;
+  }
+}

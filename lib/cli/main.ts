@@ -1,0 +1,129 @@
+/**
+ * `kafka-mirror <command>`: parses the command line, runs one command, and turns whatever it
+ * throws into one message and an exit code (the stack only with --debug).
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { CliError, describeFailure, ExitCode } from "./cli-error.js";
+import type { CliIo } from "./console.js";
+import { DEFAULT_STATE_DIR } from "./leases.js";
+
+export const USAGE = `usage: kafka-mirror <command> [options]
+
+commands:
+  demo                                  two local clusters, sample traffic, three workers, verify
+  run     --config FILE [--once] [--state-dir DIR] [--worker-id ID]
+                                        mirror with the Lambda's worker code, in this process
+  status  --config FILE [--json] [--state-dir DIR]
+                                        owner, checkpoint, log end and lag of every partition
+  verify  --config FILE [--json] [--from-offset N]
+                                        compare source and target; exit 1 on any mismatch
+  plan    --config FILE [--json]        which topics are selected, and what the target lacks
+
+options:
+  --config FILE      YAML or JSON, the functions' config schema
+  --state-dir DIR    embedded lease store directory (default ${DEFAULT_STATE_DIR}/)
+  --json             machine-readable output
+  --debug            verbose logs and stack traces
+`;
+
+const OPTIONS = {
+  config: { type: "string" },
+  "state-dir": { type: "string" },
+  "worker-id": { type: "string" },
+  "from-offset": { type: "string" },
+  once: { type: "boolean" },
+  json: { type: "boolean" },
+  debug: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const COMMANDS = ["demo", "run", "status", "verify", "plan"] as const;
+type Command = (typeof COMMANDS)[number];
+
+/** Runs one command line; never throws, returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
+  const debug = argv.includes("--debug");
+  try {
+    return await dispatch(argv, io, signal);
+  } catch (error) {
+    if (signal.aborted) return ExitCode.INTERRUPTED;
+    const { exitCode, message } = describeFailure(error, debug);
+    io.stderr.write(`kafka-mirror: ${message}\n`);
+    return exitCode;
+  }
+}
+
+async function dispatch(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    io.stdout.write(USAGE);
+    return values.help ? ExitCode.OK : ExitCode.BAD_INPUT;
+  }
+  const [name, ...extra] = positionals;
+  if (!COMMANDS.includes(name as Command)) throw usageError(`unknown command "${name}"`);
+  if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`);
+  const command = name as Command;
+  const json = values.json ?? false;
+  const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
+  if (command === "demo") {
+    const { demoCommand } = await import("./commands/demo.js");
+    return demoCommand({ debug: values.debug ?? false, signal }, io);
+  }
+  if (values.config === undefined) throw usageError(`${command} needs --config FILE`);
+  const global = { config: values.config, json, debug: values.debug ?? false, stateDir, signal };
+  switch (command) {
+    case "run": {
+      const { runCommand } = await import("./commands/run.js");
+      return runCommand(
+        {
+          ...global,
+          once: values.once ?? false,
+          ...(values["worker-id"] ? { workerId: values["worker-id"] } : {}),
+        },
+        io,
+      );
+    }
+    case "status": {
+      const { statusCommand } = await import("./commands/status.js");
+      return statusCommand(global, io);
+    }
+    case "verify": {
+      const { verifyCommand } = await import("./commands/verify.js");
+      const from = values["from-offset"];
+      if (from !== undefined && !/^\d+$/.test(from)) {
+        throw usageError(`--from-offset must be a non-negative integer, got "${from}"`);
+      }
+      return verifyCommand({ ...global, ...(from === undefined ? {} : { fromOffset: Number(from) }) }, io);
+    }
+    case "plan": {
+      const { planCommand } = await import("./commands/plan.js");
+      return planCommand(global, io);
+    }
+  }
+}
+
+function usageError(message: string): CliError {
+  return new CliError(`${message}\n${USAGE}`, ExitCode.BAD_INPUT);
+}
+
+/** The process entry: Ctrl-C aborts the command, which then cleans up and exits 130. */
+export async function main(): Promise<never> {
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const code = await runCli(
+    process.argv.slice(2),
+    { stdout: process.stdout, stderr: process.stderr },
+    abort.signal,
+  );
+  // Explicit exit: a socket or timer some library left behind must not keep the CLI running.
+  process.exit(code);
+}
