@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
 import type { Clock, Logger, ReplicationMetrics } from "./core/ports.js";
+import type { ProvenanceSettings } from "./core/provenance.js";
 import { systemClock, Worker, type WorkerSettings } from "./core/worker.js";
 import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
@@ -48,6 +49,16 @@ export function defaultWorkerId(): string {
   return `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
 }
 
+/** Exactly-once settings from the config, or null when provenance is off (at-least-once). */
+export function provenanceSettings(config: MirrorConfig): ProvenanceSettings | null {
+  if (!config.provenance.enabled) return null;
+  return {
+    header: Buffer.from(config.provenance.header, "ascii"),
+    sourceAlias: config.source.alias,
+    targetAlias: config.target.alias ?? null,
+  };
+}
+
 export function workerSettings(config: MirrorConfig): WorkerSettings {
   return {
     batch: config.batch,
@@ -59,6 +70,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
     startFrom: config.worker.startFrom,
     replicationFactor: config.target.replicationFactor,
     writeSafetyMarginMs: writeSafetyMarginMs(config),
+    provenance: provenanceSettings(config),
   };
 }
 
@@ -82,6 +94,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const logger = deps.logger;
   const sourceSecurity = deps.security?.source;
   const targetSecurity = deps.security?.target;
+  const exactlyOnce = config.provenance.enabled;
   const source = new KafkaSourceReader(connection(config.source, logger, sourceSecurity));
   const target = new KafkaTargetWriter({
     ...connection(config.target, logger, targetSecurity),
@@ -89,9 +102,14 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     maxBatchBytes: config.target.maxBatchBytes,
     maxBatchRecords: config.batch.maxRecords,
     // Together with the request timeout this bounds a write to writeSafetyMarginMs, the time
-    // the worker keeps free before a lease ends.
-    retryDeadlineMs: config.target.requestTimeoutMs,
+    // the worker keeps free before a lease ends. In exactly-once mode the writer does not resend
+    // a batch whose first attempt may have landed: that would rely on the broker's idempotent
+    // de-duplication. The pump retries instead, after reading the target's tail.
+    retryDeadlineMs: exactlyOnce ? 0 : config.target.requestTimeoutMs,
   });
+  const targetReader = exactlyOnce
+    ? new KafkaSourceReader(connection(config.target, logger, targetSecurity))
+    : undefined;
   const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger, sourceSecurity));
   const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger, targetSecurity));
   const leases = new DynamoDbLeaseStore({ client: deps.dynamodb, tableName: config.leases.table });
@@ -108,6 +126,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     target,
     sourceAdmin,
     targetAdmin,
+    ...(targetReader === undefined ? {} : { targetReader }),
     leases,
     mapping,
     settings: workerSettings(config),
@@ -124,6 +143,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
         target.close(),
         sourceAdmin.close(),
         targetAdmin.close(),
+        ...(targetReader === undefined ? [] : [targetReader.close()]),
       ]);
       const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
       if (failed.length > 0) {

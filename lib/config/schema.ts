@@ -134,6 +134,20 @@ const workerSchema = section({
   startFrom: oneOf(["earliest", "latest"]).default("earliest"),
 });
 
+const provenanceSchema = section({
+  /**
+   * Exactly-once delivery: every copied record carries a provenance header (source alias,
+   * partition, offset) and a worker taking over a partition reads the target's tail to skip what
+   * already landed; records that came from target.alias are not copied back. Off: at-least-once
+   * (a crash may copy the batch in flight again) and no loop prevention.
+   */
+  enabled: flag().default(true),
+  /** Name of the provenance header. */
+  header: token(/^[\x21-\x7e]+$/, 1, 255, "printable ASCII without spaces").default(
+    "kafka-mirror.provenance",
+  ),
+});
+
 export const mirrorConfigSchema = section({
   source: sourceSchema,
   target: targetSchema,
@@ -141,6 +155,7 @@ export const mirrorConfigSchema = section({
   batch: batchSchema.prefault({}),
   leases: leasesSchema.prefault({}),
   worker: workerSchema.prefault({}),
+  provenance: provenanceSchema.prefault({}),
 }).superRefine((config, ctx) => {
   // Zod skips this after a type error anywhere (the values could not be compared), so a
   // cross-section problem may only show once the field errors are fixed.
@@ -215,6 +230,7 @@ export const CONFIG_FIELDS = {
   batch: Object.keys(batchSchema.shape),
   leases: Object.keys(leasesSchema.shape),
   worker: Object.keys(workerSchema.shape),
+  provenance: Object.keys(provenanceSchema.shape),
 } as const satisfies Record<keyof typeof mirrorConfigSchema.shape, readonly string[]>;
 
 /** The parsed configuration, defaults applied. */

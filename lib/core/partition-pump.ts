@@ -2,9 +2,16 @@
  * The copy loop of one held partition: fetch from the source, write to the target, checkpoint.
  *
  * Correctness rule: the checkpoint only ever moves past records the target acknowledged (or
- * offsets that hold no data records), so killing the process at any instant loses nothing. The
- * price is at-least-once delivery; duplicates arise only where a write reached the target but
- * its checkpoint did not reach the store:
+ * offsets that hold no data records), so killing the process at any instant loses nothing.
+ *
+ * With provenance on (the default) delivery is exactly-once: every copied record carries a
+ * provenance header, every checkpoint carries a target position (see target-tail.ts), and the
+ * pump reads the target's tail when it takes a partition and before every write, so whatever of
+ * an interrupted or uncertain write already landed is never written again. Records that came
+ * from the target cluster (active-active) are skipped, their offsets checkpointed all the same.
+ *
+ * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
+ * target but its checkpoint did not reach the store:
  *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: at most
  *    the one batch in flight is written again by the next holder;
  *  - a write is retried after a timeout although the first attempt landed;
@@ -25,6 +32,8 @@ import type {
   SourceReader,
   TargetWriter,
 } from "./ports.js";
+import { isLoopback, type ProvenanceSettings, withProvenance } from "./provenance.js";
+import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
 export type StartFrom = "earliest" | "latest";
 
@@ -42,6 +51,11 @@ export interface PumpSettings {
   readonly retry?: { readonly initialMs: number; readonly maxMs: number };
   /** How often to look again at a lease too close to expiry to write, waiting for a renewal. @default 100 */
   readonly leasePollMs?: number;
+  /**
+   * Exactly-once mode: provenance headers on every copied record and the target tail read
+   * before writes. Needs PumpDeps.targetTail. Null or absent: at-least-once.
+   */
+  readonly provenance?: ProvenanceSettings | null;
 }
 
 export interface PumpDeps {
@@ -52,6 +66,8 @@ export interface PumpDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: ReplicationMetrics;
+  /** Reader and admin of the target cluster; required when PumpSettings.provenance is set. */
+  readonly targetTail?: TargetTailDeps;
 }
 
 /**
@@ -166,12 +182,33 @@ export class PartitionPump {
   #caughtUp = false;
   #stopReason: PumpStopReason | null = null;
   #error: ReplicatorError | null = null;
+  readonly #tail: TargetTail | null;
+  readonly #provenance: ProvenanceSettings | null;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
     this.#settings = settings;
     this.#held = held;
     this.#checkpoint = held.lease.checkpoint;
+    this.#provenance = settings.provenance ?? null;
+    if (this.#provenance !== null && deps.targetTail === undefined) {
+      throw new ReplicatorError(
+        "CONFIG_INVALID",
+        "provenance needs a reader and admin of the target cluster",
+      );
+    }
+    const { lease, route } = held;
+    this.#tail =
+      this.#provenance === null || deps.targetTail === undefined
+        ? null
+        : new TargetTail(
+            deps.targetTail,
+            route.source,
+            route.target,
+            this.#provenance,
+            // A position is only meaningful with the checkpoint it was stored with.
+            lease.checkpoint === null ? null : (lease.targetOffset ?? null),
+          );
   }
 
   get status(): PumpStatus {
@@ -208,12 +245,17 @@ export class PartitionPump {
 
   async #loop(): Promise<PumpStopReason> {
     const held = this.#held;
-    const start = held.lease.checkpoint ?? (await this.#initialOffset());
+    let start = held.lease.checkpoint ?? (await this.#initialOffset());
     if (start === null) return this.#stopOrLost();
+    const resumed = await this.#recover(start);
+    if (resumed === null) return this.#stopOrLost();
+    const recovered = resumed > start;
+    start = resumed;
     this.#nextOffset = start;
     // Pin where a "latest" start began: without it a crash before the first batch would make
-    // the next holder start at a later log end and skip what arrived in between.
-    if (held.lease.checkpoint === null) {
+    // the next holder start at a later log end and skip what arrived in between. After a
+    // recovery, pin what the target tail showed, so the next holder need not read it again.
+    if (held.lease.checkpoint === null || recovered) {
       const pinned = await this.#storeCheckpoint(start);
       if (pinned === "lost") return "lease-lost";
     }
@@ -230,7 +272,7 @@ export class PartitionPump {
         if (gate !== "ok") return gate;
         // One fetch ahead, overlapping the write; the order of writes is unchanged.
         pending = this.#fetch(fetched.nextOffset);
-        const written = await this.#write(fetched.records);
+        const written = await this.#write(this.#outgoing(fetched.records));
         if (written !== "ok") return written;
         this.#records += fetched.records.length;
         this.#bytes += fetched.bytes;
@@ -253,6 +295,46 @@ export class PartitionPump {
       this.#caughtUp = fetched.nextOffset >= fetched.highWatermark && this.#checkpoint === fetched.nextOffset;
       if (held.signal.aborted) return this.#stopOrLost();
     }
+  }
+
+  /**
+   * Exactly-once mode: reads the target from the lease's stored position and returns the offset
+   * to resume at, after the last record of this partition that already landed there (a write
+   * whose checkpoint never made it). Null when stopped first.
+   */
+  async #recover(start: number): Promise<number | null> {
+    const tail = this.#tail;
+    if (tail === null) return start;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const read = await tail.refresh();
+        const resume = Math.max(start, tail.landed + 1);
+        if (resume > start) {
+          this.#deps.logger.info("records of an unfinished write found in the target; resuming after them", {
+            ...this.#fields(),
+            checkpoint: start,
+            resumeAt: resume,
+            targetRecordsRead: read,
+          });
+        }
+        return resume;
+      } catch (error) {
+        if (!(await this.#retryable(error, attempt, "reading the target tail failed"))) throw error;
+        if (this.#held.signal.aborted) return null;
+      }
+    }
+  }
+
+  /** What is written for a fetched batch: loopbacks dropped, our provenance appended. */
+  #outgoing(records: readonly MirrorRecord[]): readonly MirrorRecord[] {
+    const provenance = this.#provenance;
+    if (provenance === null) return records;
+    const partition = this.#held.route.source.partition;
+    const out: MirrorRecord[] = [];
+    for (const record of records) {
+      if (!isLoopback(record, provenance)) out.push(withProvenance(record, provenance, partition));
+    }
+    return out;
   }
 
   /** Resolves the start offset from the source's log bounds; null when stopped first. */
@@ -344,11 +426,22 @@ export class PartitionPump {
   }
 
   async #write(records: readonly MirrorRecord[]): Promise<Gate> {
+    const tail = this.#tail;
+    if (records.length === 0) return "ok";
     for (let attempt = 0; ; attempt++) {
-      const gate = await this.#leaseAllowsWrite();
-      if (gate !== "ok") return gate;
       try {
-        await this.#deps.target.write(this.#held.route.target, records);
+        let pending = records;
+        if (tail !== null) {
+          // Right before writing: an earlier attempt (or a stalled former holder) may have landed
+          // some of these records; those are not written again.
+          await tail.refresh();
+          pending = records.filter((r) => r.offset > tail.landed);
+        }
+        if (pending.length === 0) return "ok";
+        const gate = await this.#leaseAllowsWrite();
+        if (gate !== "ok") return gate;
+        const result = await this.#deps.target.write(this.#held.route.target, pending);
+        tail?.acknowledged(result.baseOffset, pending.length, pending.at(-1)?.offset ?? -1);
         return "ok";
       } catch (error) {
         if (!(await this.#retryable(error, attempt, "write failed"))) throw error;
@@ -379,7 +472,14 @@ export class PartitionPump {
   async #storeCheckpoint(offset: number): Promise<"ok" | "lost" | "deferred"> {
     const held = this.#held;
     try {
-      held.update(await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now()));
+      // Writes are sequential and none is under way here, so the tail's position is the one
+      // that belongs to this checkpoint (see target-tail.ts).
+      const position = this.#tail?.position ?? null;
+      held.update(
+        position === null
+          ? await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now())
+          : await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now(), position),
+      );
       this.#checkpoint = offset;
       return "ok";
     } catch (error) {

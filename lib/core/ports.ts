@@ -75,6 +75,14 @@ export interface Lease {
    * copy that batch twice). Null when nobody asked. Cleared by claim, release and hand-over.
    */
   readonly handoffTo: string | null;
+  /**
+   * The pending write's target position, stored with the checkpoint (exactly-once mode): an
+   * offset of the target partition at or before which nothing copied from `checkpoint` onwards
+   * can have landed. A holder taking over reads the target from here, finds by provenance
+   * headers the last source offset that landed, and resumes after it. Null or absent before the
+   * first such checkpoint (and always in at-least-once mode).
+   */
+  readonly targetOffset?: number | null;
 }
 
 export interface LeaseStore {
@@ -92,9 +100,10 @@ export interface LeaseStore {
   renew(held: Lease, expiresAt: number): Promise<Lease>;
   /**
    * Records progress. Succeeds only while the caller still holds the lease (owner, counter and
-   * an expiry after `now`). Throws LEASE_LOST otherwise.
+   * an expiry after `now`). Throws LEASE_LOST otherwise. `targetOffset` (see Lease.targetOffset)
+   * is stored with a checkpoint that advances; omitted, the stored one is left as it is.
    */
-  checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease>;
+  checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease>;
   /** Gives the lease up so others can take it at once. Returns false when it was not held. */
   release(held: Lease): Promise<boolean>;
   /**

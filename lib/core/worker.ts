@@ -34,6 +34,7 @@ import type {
   TargetWriter,
   TopicMapping,
 } from "./ports.js";
+import type { ProvenanceSettings } from "./provenance.js";
 
 export interface WorkerSettings {
   readonly batch: FetchLimits;
@@ -49,6 +50,8 @@ export interface WorkerSettings {
   readonly replicationFactor: number;
   /** At least the target writer's request timeout; see PumpSettings.writeSafetyMarginMs. */
   readonly writeSafetyMarginMs: number;
+  /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
+  readonly provenance?: ProvenanceSettings | null;
 }
 
 export interface WorkerOptions {
@@ -57,6 +60,8 @@ export interface WorkerOptions {
   readonly target: TargetWriter;
   readonly sourceAdmin: ClusterAdmin;
   readonly targetAdmin: ClusterAdmin;
+  /** Reads the TARGET cluster's partitions back; required when settings.provenance is set. */
+  readonly targetReader?: SourceReader;
   readonly leases: LeaseStore;
   readonly mapping: TopicMapping;
   readonly settings: WorkerSettings;
@@ -184,6 +189,15 @@ export class Worker {
       throw new ReplicatorError("CONFIG_INVALID", `invalid worker settings: ${problems.join("; ")}`, {
         details: { problems },
       });
+    }
+    if ((options.settings.provenance ?? null) !== null && options.targetReader === undefined) {
+      throw new ReplicatorError(
+        "CONFIG_INVALID",
+        "provenance needs a targetReader to read the target's tail",
+        {
+          details: { problems: ["targetReader is required with provenance"] },
+        },
+      );
     }
     this.#o = options;
     this.#coordinator = new LeaseCoordinator({
@@ -362,14 +376,37 @@ class Run {
     const key = leaseKey(lease);
     const route = this.#routes.get(key);
     if (route === undefined) return;
-    const { source, target, sourceAdmin, leases, clock, logger, metrics, settings } = this.#o;
+    const {
+      source,
+      target,
+      sourceAdmin,
+      targetAdmin,
+      targetReader,
+      leases,
+      clock,
+      logger,
+      metrics,
+      settings,
+    } = this.#o;
     const held = new HeldLease(lease, route, this.#deadline);
     const pump = new PartitionPump(
-      { source, target, sourceAdmin, store: leases, clock, logger, metrics },
+      {
+        source,
+        target,
+        sourceAdmin,
+        store: leases,
+        clock,
+        logger,
+        metrics,
+        ...(targetReader === undefined
+          ? {}
+          : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
+      },
       {
         batch: settings.batch,
         startFrom: settings.startFrom,
         writeSafetyMarginMs: settings.writeSafetyMarginMs,
+        provenance: settings.provenance ?? null,
       },
       held,
     );

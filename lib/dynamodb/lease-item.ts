@@ -15,6 +15,7 @@
  *   lastProgressAt  N  epoch ms of the last checkpoint that advanced; absent before it
  *   updatedAt       N  epoch ms of the last write of any kind (for operators, never decides anything)
  *   handoffTo       S  worker id that asked the holder to hand the lease over; absent otherwise
+ *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
@@ -34,6 +35,7 @@ export const Attr = {
   lastProgressAt: "lastProgressAt",
   updatedAt: "updatedAt",
   handoffTo: "handoffTo",
+  targetOffset: "targetOffset",
 } as const;
 
 export type Item = Record<string, AttributeValue>;
@@ -103,5 +105,6 @@ export function leaseFromItem(item: Item): Lease {
     checkpoint: integer(Attr.checkpoint),
     lastProgressAt: integer(Attr.lastProgressAt),
     handoffTo: string(Attr.handoffTo),
+    targetOffset: integer(Attr.targetOffset),
   };
 }

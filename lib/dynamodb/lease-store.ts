@@ -160,9 +160,14 @@ export class DynamoDbLeaseStore implements LeaseStore {
    * Writing the same checkpoint again succeeds and changes nothing but `updatedAt`, which makes
    * an SDK retry of a write that did land harmless.
    */
-  async checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease> {
+  async checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease> {
     if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
       throw new RangeError(`checkpoint: nextOffset must be a non-negative safe integer, got ${nextOffset}`);
+    }
+    if (targetOffset !== undefined && (!Number.isSafeInteger(targetOffset) || targetOffset < 0)) {
+      throw new RangeError(
+        `checkpoint: targetOffset must be a non-negative safe integer, got ${targetOffset}`,
+      );
     }
     assertEpochMs(now, "now");
     const holder = requireHolder(held, "checkpoint");
@@ -187,21 +192,35 @@ export class DynamoDbLeaseStore implements LeaseStore {
     const checkpointBound = advances
       ? "(attribute_not_exists(#checkpoint) OR #checkpoint < :offset)"
       : "#checkpoint = :offset";
+    // The target position travels in the same conditional write as the checkpoint it belongs to:
+    // stored apart, a crash between the two writes would pair a checkpoint with a position from
+    // another batch, and a position later than a landed write would hide that write from the
+    // next holder, which would copy it again.
+    const withTarget = advances && targetOffset !== undefined;
     const outcome = await this.#update(held, "checkpoint", {
       // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
       UpdateExpression: advances
-        ? "SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now"
+        ? `SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now${withTarget ? ", #targetOffset = :targetOffset" : ""}`
         : "SET #updatedAt = :now",
       ConditionExpression: `#owner = :owner AND #counter = :counter AND #expiresAt > :now AND ${checkpointBound}`,
       // DynamoDB rejects names the expressions do not use, so lastProgressAt only when it is set.
       ExpressionAttributeNames: advances
-        ? names("owner", "counter", "expiresAt", "checkpoint", "updatedAt", "lastProgressAt")
+        ? names(
+            "owner",
+            "counter",
+            "expiresAt",
+            "checkpoint",
+            "updatedAt",
+            "lastProgressAt",
+            ...(withTarget ? (["targetOffset"] as const) : []),
+          )
         : names("owner", "counter", "expiresAt", "checkpoint", "updatedAt"),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
         ":counter": num(held.counter),
         ":now": num(now),
         ":offset": num(nextOffset),
+        ...(withTarget ? { ":targetOffset": num(targetOffset) } : {}),
       },
     });
     if (outcome.ok) return leaseFromItem(outcome.item);

@@ -314,15 +314,18 @@ export class InMemoryLeaseStore implements LeaseStore {
     return this.#put({ ...current, expiresAt });
   }
 
-  async checkpoint(held: Lease, nextOffset: number, now: number): Promise<Lease> {
+  async checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease> {
     this.#call("checkpoint");
     const current = this.#held(held);
     if (current.expiresAt <= now) throw lost(held);
+    // Like lib/dynamodb: a checkpoint never moves backwards.
+    if (current.checkpoint !== null && nextOffset < current.checkpoint) throw lost(held);
     const advanced = current.checkpoint === null || nextOffset > current.checkpoint;
     return this.#put({
       ...current,
       checkpoint: nextOffset,
       lastProgressAt: advanced ? now : current.lastProgressAt,
+      ...(advanced && targetOffset !== undefined ? { targetOffset } : {}),
     });
   }
 

@@ -4,6 +4,7 @@
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
+import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
 export async function readPartition(
@@ -25,10 +26,19 @@ export async function readPartition(
   return records;
 }
 
-/** A comparable, payload-preserving form of a record, offset excluded (it differs by side). */
+const PROVENANCE_HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
+
+/**
+ * A comparable, payload-preserving form of a record, offset excluded (it differs by side). The
+ * provenance header kafka-mirror appends to every copy (lib/core/provenance.ts) is left out when
+ * it is the record's last header and decodes as one: it is the only intended difference.
+ */
 export function recordImage(record: MirrorRecord): string {
   const bytes = (b: Buffer | null) => (b === null ? "null" : b.toString("hex"));
-  const headers = record.headers.map((h) => `${bytes(h.key)}=${bytes(h.value)}`).join(",");
+  const last = record.headers.at(-1);
+  const own = last?.key.equals(PROVENANCE_HEADER) === true && decodeProvenance(last.value) !== null;
+  const kept = own ? record.headers.slice(0, -1) : record.headers;
+  const headers = kept.map((h) => `${bytes(h.key)}=${bytes(h.value)}`).join(",");
   return `${record.timestamp}|${bytes(record.key)}|${bytes(record.value)}|${headers}`;
 }
 

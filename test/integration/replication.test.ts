@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { CompressionTypes, Kafka, logLevel } from "kafkajs";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { MirrorRecord, RecordHeader } from "../../lib/core/model.js";
+import { encodeProvenance } from "../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
@@ -269,6 +270,8 @@ describe("replication: three workers over two 3-broker clusters", () => {
         ["trace", binary(16, 8)],
         ["tag", Buffer.from("a")],
         ["tag", binary(17, 3)],
+        // Appended by kafka-mirror (exactly-once mode, the default): where the copy came from.
+        ["kafka-mirror.provenance", encodeProvenance({ alias: "idc1", partition: 5, offset: 14 })],
       ],
     );
     // An independent decoder (librdkafka, through kcat) reads the target too.

@@ -58,6 +58,7 @@ describe("parseConfig: valid input", () => {
         rebalanceIntervalMs: 5_000,
       },
       worker: { startFrom: "earliest" },
+      provenance: { enabled: true, header: "kafka-mirror.provenance" },
     });
   });
 

@@ -38,6 +38,7 @@ describe("leaseFromItem", () => {
       checkpoint: 9007199254740991,
       lastProgressAt: 1700000000000,
       handoffTo: null,
+      targetOffset: null,
     });
   });
 
@@ -53,10 +54,18 @@ describe("leaseFromItem", () => {
       checkpoint: null,
       lastProgressAt: null,
       handoffTo: null,
+      targetOffset: null,
     });
   });
 
+  it("reads the target position stored with a checkpoint", () => {
+    const item = { ...heldItem(), targetOffset: { N: "4711" } };
+
+    assert.equal(leaseFromItem(item).targetOffset, 4711);
+  });
+
   const cases: [string, (item: Item) => void, string][] = [
+    ["negative targetOffset", (i) => (i.targetOffset = { N: "-1" }), "targetOffset"],
     ["missing counter", (i) => delete i.counter, "counter"],
     ["counter stored as a string", (i) => (i.counter = { S: "3" }), "counter"],
     ["negative expiresAt", (i) => (i.expiresAt = { N: "-1" }), "expiresAt"],

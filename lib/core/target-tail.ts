@@ -1,0 +1,158 @@
+/**
+ * What of ours already sits in one target partition, learnt from the provenance headers of its
+ * tail. This is how exactly-once survives crashes without broker de-duplication:
+ *
+ *   invariant: with every checkpoint C the lease stores a target position T such that every
+ *   record copied from source offset C onwards, wherever it landed, sits at or after T.
+ *
+ * Writes to a target partition are sequential and fenced by the lease, so the target end
+ * observed right after a write was acknowledged (or any offset before it) is such a T for the
+ * checkpoint of that write. A holder taking over reads the target from T to its end, finds the
+ * highest source offset of this partition that landed, and resumes after it. Before every write
+ * it looks at the target end again: when it grew past what this holder knows about (an earlier
+ * attempt of an uncertain write landed, in whole or in part, or a stalled former holder's write
+ * landed late), the new records are read and whatever of ours they contain is not written again.
+ */
+import { isReplicatorError, ReplicatorError } from "../errors.js";
+import type { FetchLimits, TopicPartition } from "./model.js";
+import type { ClusterAdmin, Logger, SourceReader } from "./ports.js";
+import { lastProvenance, type ProvenanceSettings } from "./provenance.js";
+
+export interface TargetTailDeps {
+  /** A reader of the TARGET cluster. */
+  readonly reader: SourceReader;
+  /** Admin of the TARGET cluster. */
+  readonly admin: ClusterAdmin;
+  readonly logger: Logger;
+}
+
+const SCAN_LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 * 1024 * 1024, maxWaitMs: 0 };
+
+export class TargetTail {
+  readonly #deps: TargetTailDeps;
+  readonly #source: TopicPartition;
+  readonly #target: TopicPartition;
+  readonly #provenance: ProvenanceSettings;
+  /** Everything before this target offset has been accounted for. Null until the first look. */
+  #position: number | null;
+  /** Highest source offset of our partition known to be in the target; -1 when none is known. */
+  #landed = -1;
+
+  constructor(
+    deps: TargetTailDeps,
+    source: TopicPartition,
+    target: TopicPartition,
+    provenance: ProvenanceSettings,
+    /** The lease's stored target position, or null when it has none. */
+    from: number | null,
+  ) {
+    this.#deps = deps;
+    this.#source = source;
+    this.#target = target;
+    this.#provenance = provenance;
+    this.#position = from;
+  }
+
+  /** The target position to store with a checkpoint taken now. Null before the first look. */
+  get position(): number | null {
+    return this.#position;
+  }
+
+  /** Highest source offset of this partition seen in the target (-1 when none). */
+  get landed(): number {
+    return this.#landed;
+  }
+
+  /**
+   * Brings the view up to the target's current end. With no stored position there is nothing
+   * to look for (no write of ours can be pending), so the end is simply adopted. Returns how many
+   * target records were read.
+   */
+  async refresh(): Promise<number> {
+    const end = await this.#end();
+    if (this.#position === null) {
+      this.#position = end.logEndOffset;
+      return 0;
+    }
+    if (end.logEndOffset < this.#position) {
+      // The target log is shorter than we knew it (topic re-created, unclean leader election):
+      // what was there is gone, so nothing of ours is known to be in it any more.
+      this.#deps.logger.warn("target partition shrank below the known position", {
+        ...this.#fields(),
+        position: this.#position,
+        logEndOffset: end.logEndOffset,
+      });
+      this.#position = end.logEndOffset;
+      return 0;
+    }
+    let read = 0;
+    let offset = Math.max(this.#position, end.logStartOffset);
+    while (offset < end.logEndOffset) {
+      let fetched: Awaited<ReturnType<SourceReader["fetch"]>>;
+      try {
+        fetched = await this.#deps.reader.fetch(this.#target, offset, SCAN_LIMITS);
+      } catch (error) {
+        if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
+        // Target retention took the start of the range: nothing to learn from what is gone.
+        const bounds = await this.#end();
+        if (bounds.logStartOffset <= offset) throw error;
+        offset = bounds.logStartOffset;
+        continue;
+      }
+      if (fetched.nextOffset <= offset) {
+        throw new ReplicatorError("KAFKA_RETRIABLE", "no progress reading the target tail", {
+          details: { ...this.#fields(), offset, logEndOffset: end.logEndOffset },
+        });
+      }
+      for (const record of fetched.records) {
+        const p = lastProvenance(record, this.#provenance.header);
+        if (
+          p !== null &&
+          p.alias === this.#provenance.sourceAlias &&
+          p.partition === this.#source.partition &&
+          p.offset > this.#landed
+        ) {
+          this.#landed = p.offset;
+        }
+      }
+      read += fetched.records.length;
+      offset = fetched.nextOffset;
+      this.#position = offset;
+    }
+    this.#position = Math.max(this.#position, end.logEndOffset);
+    return read;
+  }
+
+  /**
+   * Our own write was acknowledged: its records are ours and need no reading back. `baseOffset`
+   * is where the first landed (-1 when the writer could not tell); the end advances past them
+   * only when it is known, else the next refresh reads them.
+   */
+  acknowledged(baseOffset: number, count: number, lastSourceOffset: number): void {
+    this.#landed = Math.max(this.#landed, lastSourceOffset);
+    // Only when the write starts right where our view ends: records before it that we did not
+    // see (somebody else's late write) must still be read by the next refresh.
+    if (baseOffset >= 0 && baseOffset === this.#position) this.#position = baseOffset + count;
+  }
+
+  async #end(): Promise<{ logStartOffset: number; logEndOffset: number }> {
+    const { topic, partition } = this.#target;
+    const offsets = await this.#deps.admin.listOffsets(topic, [partition]);
+    const found = offsets.find((o) => o.partition === partition);
+    if (found === undefined) {
+      throw new ReplicatorError("KAFKA_RETRIABLE", `target did not list offsets of ${topic}/${partition}`, {
+        details: { topic, partition },
+      });
+    }
+    return found;
+  }
+
+  #fields(): Record<string, unknown> {
+    return {
+      topic: this.#source.topic,
+      partition: this.#source.partition,
+      targetTopic: this.#target.topic,
+      targetPartition: this.#target.partition,
+    };
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * PartitionPump in exactly-once mode (provenance on), over the in-memory fakes: crashes and
+ * uncertain writes between the target's ack and the checkpoint never copy a record twice.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
+import type { Lease } from "../../../lib/core/ports.js";
+import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
+import { ReplicatorError } from "../../../lib/errors.js";
+import {
+  CapturingLogger,
+  CapturingMetrics,
+  FakeClock,
+  InMemoryCluster,
+  InMemoryLeaseStore,
+  makeRecords,
+} from "../../helpers/fakes.js";
+
+const HEADER = Buffer.from("kafka-mirror.provenance");
+const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
+const FAR = Number.MAX_SAFE_INTEGER;
+const src: TopicPartition = { topic: "src", partition: 0 };
+const dst: TopicPartition = { topic: "dst", partition: 0 };
+
+function env() {
+  const clock = new FakeClock();
+  const source = new InMemoryCluster(clock);
+  const target = new InMemoryCluster(clock);
+  source.createTopic("src", 1);
+  target.createTopic("dst", 1);
+  return {
+    clock,
+    source,
+    target,
+    store: new InMemoryLeaseStore(),
+    logger: new CapturingLogger(),
+    metrics: new CapturingMetrics(),
+  };
+}
+type Env = ReturnType<typeof env>;
+
+async function claim(e: Env, owner: string, expiresIn = 60_000): Promise<HeldLease> {
+  await e.store.ensure([src]);
+  const observed = e.store.get(src) as Lease;
+  const claimed = await e.store.claim(observed, owner, e.clock.now() + expiresIn);
+  assert.ok(claimed, `${owner} could not claim`);
+  return new HeldLease(claimed, { source: src, target: dst }, FAR);
+}
+
+function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
+  return new PartitionPump(
+    {
+      source: e.source,
+      target: e.target,
+      sourceAdmin: e.source,
+      store: e.store,
+      clock: e.clock,
+      logger: e.logger,
+      metrics: e.metrics,
+      targetTail: { reader: e.target, admin: e.target, logger: e.logger },
+    },
+    {
+      batch: { maxRecords, maxBytes: 1 << 20, maxWaitMs: 500 },
+      startFrom: "earliest",
+      writeSafetyMarginMs: 1_000,
+      retry: { initialMs: 50, maxMs: 1_000 },
+      provenance: PROVENANCE,
+    },
+    held,
+  );
+}
+
+async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): Promise<void> {
+  const start = clock.now();
+  while (!done()) {
+    if (clock.now() - start > limitMs) throw new Error("condition not reached");
+    await clock.sleep(20);
+  }
+}
+
+async function runUntilCaughtUp(e: Env, held: HeldLease): Promise<void> {
+  const pump = pumpFor(e, held);
+  const running = pump.run();
+  await until(e.clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
+  held.stop();
+  const status = await running;
+  assert.equal(status.error, null);
+}
+
+/** Source offsets in the target, in target order, read from the provenance headers. */
+function copiedOffsets(e: Env): number[] {
+  return e.target.records(dst).map((r: MirrorRecord) => lastProvenance(r, HEADER)?.offset ?? -1);
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+describe("PartitionPump, exactly-once", () => {
+  it("a write that landed but was not acknowledged is not written again", async () => {
+    const e = env();
+    e.source.append(src, makeRecords(30, 0));
+    let writes = 0;
+    e.target.hooks.afterWrite = () => {
+      writes++;
+      if (writes === 2) throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out");
+    };
+
+    await runUntilCaughtUp(e, await claim(e, "w1"));
+
+    assert.deepEqual(copiedOffsets(e), range(30));
+    assert.equal(e.store.get(src)?.checkpoint, 30);
+  });
+
+  it("a write of which only the first batch landed sends only the rest", async () => {
+    const e = env();
+    e.source.append(src, makeRecords(10, 0));
+    let writes = 0;
+    e.target.hooks.beforeWrite = (tp, records) => {
+      writes++;
+      if (writes === 1) {
+        e.target.append(tp, records.slice(0, 4));
+        throw new ReplicatorError("KAFKA_RETRIABLE", "broker went away after the first batch");
+      }
+    };
+
+    await runUntilCaughtUp(e, await claim(e, "w1"));
+
+    assert.deepEqual(copiedOffsets(e), range(10));
+  });
+
+  it("a holder killed between the target's ack and its checkpoint: the next holder resumes after what landed", async () => {
+    const e = env();
+    e.source.append(src, makeRecords(50, 0));
+    let writes = 0;
+    // The first holder dies right after its third write landed: its checkpoint never happens.
+    e.target.hooks.afterWrite = () => {
+      writes++;
+      if (writes === 3) return new Promise<void>(() => {});
+    };
+    const first = await claim(e, "w1", 5_000);
+    void pumpFor(e, first).run();
+    await until(e.clock, () => writes === 3);
+    assert.equal(e.store.get(src)?.checkpoint, 20);
+    e.target.hooks.afterWrite = undefined;
+
+    e.clock.advance(6_000);
+    await runUntilCaughtUp(e, await claim(e, "w2"));
+
+    assert.deepEqual(copiedOffsets(e), range(50));
+    assert.ok(e.logger.at("info").some((l) => l.message.startsWith("records of an unfinished write")));
+  });
+
+  it("records that came from the target cluster are not copied back, and their offsets are checkpointed", async () => {
+    const e = env();
+    const fromB: ProvenanceSettings = { header: HEADER, sourceAlias: "B", targetAlias: "A" };
+    const native = makeRecords(4, 1);
+    e.source.append(src, native.slice(0, 2));
+    // Two records that kafka-mirror copied from B into A earlier.
+    for (const r of makeRecords(2, 9)) e.source.append(src, [withProvenance({ ...r, offset: 0 }, fromB, 0)]);
+    e.source.append(src, native.slice(2));
+
+    await runUntilCaughtUp(e, await claim(e, "w1"));
+
+    assert.deepEqual(copiedOffsets(e), [0, 1, 4, 5]);
+    assert.equal(e.store.get(src)?.checkpoint, 6);
+  });
+
+  it("stores a target position with every checkpoint", async () => {
+    const e = env();
+    e.target.append(dst, makeRecords(7, 3)); // somebody else's records already in the target
+    e.source.append(src, makeRecords(25, 0));
+
+    await runUntilCaughtUp(e, await claim(e, "w1"));
+
+    const lease = e.store.get(src);
+    assert.equal(lease?.checkpoint, 25);
+    assert.equal(lease?.targetOffset, 7 + 25);
+  });
+});
