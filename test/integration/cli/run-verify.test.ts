@@ -1,0 +1,252 @@
+/**
+ * The CLI against two local mock clusters and its embedded lease store: two `run --once`
+ * processes share the partitions, `verify` passes on their copy and catches an altered, a
+ * missing and a duplicated record, and `status` agrees with the lease table and the offsets.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { PassThrough } from "node:stream";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { runCli } from "../../../lib/cli/main.js";
+import type { StatusRow } from "../../../lib/cli/status-rows.js";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
+import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
+import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
+import { makeRecords } from "../../helpers/fakes.js";
+import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "kafka-mirror.js");
+const MIRRORED = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
+const PARTITIONS = 4;
+const PER_PARTITION = 300;
+
+function records(count: number, tag: number): MirrorRecord[] {
+  return makeRecords(count, tag).map((r, i) => ({ ...r, offset: i }));
+}
+
+async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c: Buffer) => {
+    out += c.toString("utf8");
+  });
+  stderr.on("data", (c: Buffer) => {
+    err += c.toString("utf8");
+  });
+  const code = await runCli(args, { stdout, stderr }, new AbortController().signal);
+  return { code, stdout: out, stderr: err };
+}
+
+function spawnCli(args: readonly string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => {
+      output += c.toString("utf8");
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      output += c.toString("utf8");
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, output }));
+  });
+}
+
+describe("kafka-mirror run, verify and status", () => {
+  let source: MockKafka;
+  let target: MockKafka;
+  let dir: string;
+  let stateDir: string;
+  let sourceWriter: KafkaTargetWriter;
+  let targetWriter: KafkaTargetWriter;
+
+  const configFile = async (name: string, whitelist: string): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(
+      path,
+      [
+        "source:",
+        `  brokers: ${source.bootstrapServers.join(",")}`,
+        "target:",
+        `  brokers: ${target.bootstrapServers.join(",")}`,
+        "  requestTimeoutMs: 2000",
+        "topics:",
+        `  whitelist: "${whitelist}"`,
+        "batch:",
+        "  maxWaitMs: 100",
+        "leases:",
+        "  durationMs: 10000",
+        "  renewIntervalMs: 1000",
+        "  rebalanceIntervalMs: 300",
+        "",
+      ].join("\n"),
+    );
+    return path;
+  };
+
+  before(async () => {
+    [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startMockKafka({ brokers: 1 })]);
+    dir = await mkdtemp(join(tmpdir(), "kafka-mirror-cli-"));
+    stateDir = join(dir, "state");
+    sourceWriter = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    targetWriter = new KafkaTargetWriter({ brokers: target.bootstrapServers });
+    for (const topic of [...MIRRORED, "SCRIPT-BI-TOPIC"]) {
+      await source.createTopic(topic, PARTITIONS);
+      for (let p = 0; p < PARTITIONS; p++)
+        await sourceWriter.write({ topic, partition: p }, records(PER_PARTITION, p));
+    }
+  });
+
+  after(async () => {
+    await Promise.allSettled([sourceWriter?.close(), targetWriter?.close()]);
+    await stopLeaseServer(stateDir);
+    await Promise.allSettled([source?.stop(), target?.stop()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("two run --once processes share the embedded store, and verify passes on their copy", async () => {
+    const config = await configFile("mirror.yaml", MIRRORED.join("|"));
+    const runs = await Promise.all(
+      ["cli-worker-a", "cli-worker-b"].map((id) =>
+        spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir, "--worker-id", id]),
+      ),
+    );
+    for (const run of runs) assert.equal(run.code, 0, run.output);
+    const copied = runs.map((r) => Number(/done, ([\d,]+) records/.exec(r.output)?.[1]?.replace(/,/g, "")));
+    // Every record copied once between them (rebalancing copies nothing twice).
+    assert.equal(
+      copied.reduce((a, b) => a + b, 0),
+      MIRRORED.length * PARTITIONS * PER_PARTITION,
+    );
+
+    const verify = await cli(["verify", "--config", config, "--json"]);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    const report = JSON.parse(verify.stdout) as VerifyReport;
+    assert.equal(report.partitions.length, MIRRORED.length * PARTITIONS);
+    for (const p of report.partitions) {
+      assert.equal(p.mismatch, null);
+      assert.equal(p.sourceRecords, PER_PARTITION);
+      assert.equal(p.targetRecords, PER_PARTITION);
+      assert.equal(p.sourceDigest, p.targetDigest);
+    }
+    const text = await cli(["verify", "--config", config]);
+    assert.match(text.stdout, /verify: OK, 2,400 records in 8 partitions identical/);
+  });
+
+  it("status shows the lease table's owners and checkpoints and the source's log ends and lag", async () => {
+    const config = await configFile("mirror.yaml", MIRRORED.join("|"));
+    // New records after the run: lag on one partition only.
+    const behind: TopicPartition = { topic: "PUSH-BI-TOPIC", partition: 2 };
+    await sourceWriter.write(behind, records(37, 9));
+
+    const status = await cli(["status", "--config", config, "--state-dir", stateDir, "--json"]);
+    assert.equal(status.code, 0, status.stderr);
+    const rows = (JSON.parse(status.stdout) as { partitions: StatusRow[] }).partitions;
+
+    const client = await createEmbeddedLeaseClient({ stateDir });
+    const admin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
+    try {
+      const leases = await new DynamoDbLeaseStore({ client, tableName: "kafka-mirror-leases" }).list();
+      const expected = [];
+      for (const topic of MIRRORED) {
+        for (const o of await admin.listOffsets(topic, [...Array(PARTITIONS).keys()])) {
+          const lease = leases.find((l) => l.topic === topic && l.partition === o.partition);
+          assert.ok(lease, `lease for ${topic}/${o.partition}`);
+          expected.push({
+            topic,
+            partition: o.partition,
+            checkpoint: lease.checkpoint,
+            logEnd: o.logEndOffset,
+            lag: o.logEndOffset - (lease.checkpoint ?? 0),
+            lastProgressAt: lease.lastProgressAt,
+            // The runs ended and released their leases.
+            owner: null,
+          });
+        }
+      }
+      assert.deepEqual(
+        rows.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          checkpoint: r.checkpoint,
+          logEnd: r.logEnd,
+          lag: r.lag,
+          lastProgressAt: r.lastProgressAt,
+          owner: r.owner,
+        })),
+        expected,
+      );
+      assert.deepEqual(
+        rows.filter((r) => r.lag > 0).map((r) => [r.topic, r.partition, r.lag]),
+        [[behind.topic, behind.partition, 37]],
+      );
+    } finally {
+      client.destroy();
+      await admin.close();
+    }
+    const table = await cli(["status", "--config", config, "--state-dir", stateDir]);
+    assert.match(table.stdout, /^Topic\s+Pid\s+Owner\s+Checkpoint\s+LogEnd\s+Lag\s+LastProgress$/m);
+    assert.match(table.stdout, /^PUSH-BI-TOPIC\s+2\s+-\s+300\s+337\s+37\s/m);
+  });
+
+  /** A source topic of 20 records and a target copy edited by `edit`. */
+  const mismatched = async (topic: string, edit: (r: MirrorRecord[]) => MirrorRecord[]) => {
+    const tp = { topic, partition: 0 };
+    await source.createTopic(topic, 1);
+    await target.createTopic(topic, 1);
+    const original = records(20, 42);
+    await sourceWriter.write(tp, original);
+    await targetWriter.write(tp, edit(original));
+    const config = await configFile(`${topic}.yaml`, topic);
+    const result = await cli(["verify", "--config", config, "--json"]);
+    const report = JSON.parse(result.stdout) as VerifyReport;
+    const text = await cli(["verify", "--config", config]);
+    return {
+      code: result.code,
+      mismatch: report.partitions[0]?.mismatch,
+      text: text.stdout,
+      textCode: text.code,
+    };
+  };
+
+  it("verify detects a record altered in the target", async () => {
+    const r = await mismatched("ALTERED-TOPIC", (rs) =>
+      rs.map((rec, i) => (i === 11 ? { ...rec, value: Buffer.from([0xde, 0xad]) } : rec)),
+    );
+    assert.equal(r.code, 1);
+    assert.equal(r.textCode, 1);
+    assert.deepEqual(
+      { kind: r.mismatch?.kind, source: r.mismatch?.sourceOffset, target: r.mismatch?.targetOffset },
+      { kind: "altered", source: 11, target: 11 },
+    );
+    assert.match(r.text, /first mismatch: ALTERED-TOPIC\/0: source offset 11 differs from target offset 11/);
+    assert.match(r.text, /verify: FAILED/);
+  });
+
+  it("verify detects a record missing from the target", async () => {
+    const r = await mismatched("MISSING-TOPIC", (rs) => rs.filter((_, i) => i !== 7));
+    assert.equal(r.code, 1);
+    assert.deepEqual([r.mismatch?.kind, r.mismatch?.sourceOffset], ["missing", 7]);
+    assert.match(r.text, /source offset 7 is missing from the target/);
+  });
+
+  it("verify detects a record duplicated in the target", async () => {
+    const r = await mismatched("DUPLICATED-TOPIC", (rs) => [...rs.slice(0, 15), ...rs.slice(14)]);
+    assert.equal(r.code, 1);
+    assert.deepEqual(
+      [r.mismatch?.kind, r.mismatch?.sourceOffset, r.mismatch?.targetOffset],
+      ["duplicated", 14, 15],
+    );
+    assert.match(r.text, /source offset 14 is duplicated in the target at offset 15/);
+  });
+});
