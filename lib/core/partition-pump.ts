@@ -255,7 +255,15 @@ export class PartitionPump {
     // Pin where a "latest" start began: without it a crash before the first batch would make
     // the next holder start at a later log end and skip what arrived in between. After a
     // recovery, pin what the target tail showed, so the next holder need not read it again.
-    if (held.lease.checkpoint === null || recovered) {
+    // In exactly-once mode a lease without a stored target position gets one before anything
+    // is written: otherwise the next holder would not know where to look for our writes, and
+    // would copy them again.
+    const unpositioned =
+      this.#tail !== null && (held.lease.checkpoint === null || (held.lease.targetOffset ?? null) === null);
+    if (unpositioned) {
+      const pinned = await this.#storeCheckpointBeforeWriting(start);
+      if (pinned !== "ok") return pinned;
+    } else if (held.lease.checkpoint === null || recovered) {
       const pinned = await this.#storeCheckpoint(start);
       if (pinned === "lost") return "lease-lost";
     }
@@ -494,6 +502,19 @@ export class PartitionPump {
         return "deferred";
       }
       throw error;
+    }
+  }
+
+  /** Retries a deferred checkpoint until the store takes it; nothing is written meanwhile. */
+  async #storeCheckpointBeforeWriting(offset: number): Promise<Gate> {
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.#storeCheckpoint(offset);
+      if (result === "ok") return "ok";
+      if (result === "lost") return "lease-lost";
+      const held = this.#held;
+      if (held.signal.aborted) return held.lost ? "lease-lost" : "stopped";
+      if (this.#deps.clock.now() >= held.lease.expiresAt) return "lease-expired";
+      await this.#deps.clock.sleep(this.#backoff(attempt), held.signal);
     }
   }
 

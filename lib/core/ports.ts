@@ -101,7 +101,7 @@ export interface LeaseStore {
   /**
    * Records progress. Succeeds only while the caller still holds the lease (owner, counter and
    * an expiry after `now`). Throws LEASE_LOST otherwise. `targetOffset` (see Lease.targetOffset)
-   * is stored with a checkpoint that advances; omitted, the stored one is left as it is.
+   * is stored with the checkpoint, also one that stays put; omitted, the stored one is kept.
    */
   checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease>;
   /** Gives the lease up so others can take it at once. Returns false when it was not held. */

@@ -157,8 +157,9 @@ export class DynamoDbLeaseStore implements LeaseStore {
    * lease is not the truth any more (a delayed duplicate write, or a second loop on the same
    * lease): the only safe reaction is the one LEASE_LOST already triggers, stop the partition
    * and let the next claim resume from what is stored. A retryable error would loop forever.
-   * Writing the same checkpoint again succeeds and changes nothing but `updatedAt`, which makes
-   * an SDK retry of a write that did land harmless.
+   * Writing the same checkpoint again succeeds and changes nothing but `updatedAt` (and the
+   * target position, when one is given), which makes an SDK retry of a write that did land
+   * harmless.
    */
   async checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease> {
     if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
@@ -196,12 +197,15 @@ export class DynamoDbLeaseStore implements LeaseStore {
     // stored apart, a crash between the two writes would pair a checkpoint with a position from
     // another batch, and a position later than a landed write would hide that write from the
     // next holder, which would copy it again.
-    const withTarget = advances && targetOffset !== undefined;
+    // A checkpoint that stays put may still bring a position (a lease from before exactly-once
+    // mode, or a pin retried): any position the holder observed is a valid one for it.
+    const withTarget = targetOffset !== undefined;
+    const setTarget = withTarget ? ", #targetOffset = :targetOffset" : "";
     const outcome = await this.#update(held, "checkpoint", {
       // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
       UpdateExpression: advances
-        ? `SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now${withTarget ? ", #targetOffset = :targetOffset" : ""}`
-        : "SET #updatedAt = :now",
+        ? `SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now${setTarget}`
+        : `SET #updatedAt = :now${setTarget}`,
       ConditionExpression: `#owner = :owner AND #counter = :counter AND #expiresAt > :now AND ${checkpointBound}`,
       // DynamoDB rejects names the expressions do not use, so lastProgressAt only when it is set.
       ExpressionAttributeNames: advances
@@ -214,7 +218,14 @@ export class DynamoDbLeaseStore implements LeaseStore {
             "lastProgressAt",
             ...(withTarget ? (["targetOffset"] as const) : []),
           )
-        : names("owner", "counter", "expiresAt", "checkpoint", "updatedAt"),
+        : names(
+            "owner",
+            "counter",
+            "expiresAt",
+            "checkpoint",
+            "updatedAt",
+            ...(withTarget ? (["targetOffset"] as const) : []),
+          ),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
         ":counter": num(held.counter),

@@ -70,6 +70,8 @@ export interface ChaosResult {
   broker_faults: number;
   dynamodb_outages: number;
   retention_losses: number;
+  /** Takeovers that found records of an unfinished write in the target (a kill between ack and checkpoint). */
+  recoveries: number;
   worker_runs: number;
   seed: number;
 }
@@ -114,6 +116,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     broker_faults: 0,
     dynamodb_outages: 0,
     retention_losses: 0,
+    recoveries: 0,
     worker_runs: 0,
     seed: o.seed,
   };
@@ -167,6 +170,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
           const line = out.slice(0, nl);
           out = out.slice(nl + 1);
+          if (line.includes('"recovered"')) result.recoveries++;
           if (line.includes('"lost"')) {
             result.retention_losses++;
             log(`retention loss reported: ${line}`);

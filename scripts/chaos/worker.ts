@@ -17,7 +17,12 @@ const dynamodb = clientFor(process.env.CHAOS_DYNAMODB ?? "http://127.0.0.1:8000"
 // Only what the driver may want to see: errors, and the loss report that must never appear.
 const logger: Logger = {
   debug: () => {},
-  info: () => {},
+  // A recovery means a kill landed between a write and its checkpoint: the driver counts them.
+  info: (message, fields) => {
+    if (message.startsWith("records of an unfinished write")) {
+      process.stdout.write(`${JSON.stringify({ recovered: { workerId, ...fields } })}\n`);
+    }
+  },
   warn: () => {},
   error: (message, fields) => process.stderr.write(`${JSON.stringify({ workerId, message, ...fields })}\n`),
 };

@@ -325,7 +325,7 @@ export class InMemoryLeaseStore implements LeaseStore {
       ...current,
       checkpoint: nextOffset,
       lastProgressAt: advanced ? now : current.lastProgressAt,
-      ...(advanced && targetOffset !== undefined ? { targetOffset } : {}),
+      ...(targetOffset !== undefined ? { targetOffset } : {}),
     });
   }
 

@@ -1,0 +1,40 @@
+/**
+ * A short chaos run (scripts/chaos/run.ts) in the regular test suite: worker processes SIGKILLed
+ * at random instants, broker faults on both clusters and a DynamoDB Local restart, then every
+ * partition compared with its source. `npm run chaos` is the long version.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { DEFAULT_CHAOS, runChaos } from "../../../scripts/chaos/run.js";
+
+describe("chaos, short", () => {
+  it("copies every record exactly once, in order, through kills and faults", {
+    timeout: 420_000,
+  }, async () => {
+    const result = await runChaos({
+      ...DEFAULT_CHAOS,
+      topics: 3,
+      partitions: 8,
+      recordsPerPartition: 300,
+      faultPhaseMs: 25_000,
+      killEveryMs: [800, 2_500],
+      dynamoOutages: 1,
+      catchUpTimeoutMs: 180_000,
+      seed: 20_261_129,
+    });
+
+    assert.ok(result.kills >= 8, `only ${result.kills} kills`);
+    assert.ok(result.records >= 3 * 8 * 300, `only ${result.records} records produced`);
+    assert.deepEqual(
+      {
+        lost: result.lost,
+        duplicated: result.duplicated,
+        out_of_order: result.out_of_order,
+        altered: result.altered,
+        extra: result.extra,
+      },
+      { lost: 0, duplicated: 0, out_of_order: 0, altered: 0, extra: 0 },
+      JSON.stringify(result),
+    );
+  });
+});
