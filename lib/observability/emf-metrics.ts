@@ -1,0 +1,116 @@
+/**
+ * CloudWatch metrics as EMF (Powertools metrics): the worker's ReplicationMetrics events and the
+ * lag monitor's measurements, summed per topic during an invocation and written on `flush()` as
+ * one EMF document per topic plus one for the aggregates the alarms watch.
+ */
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import type { ReplicationMetrics } from "../core/ports.js";
+import type { LagReport } from "../lag/lag-report.js";
+import { METRICS_NAMESPACE, MetricName, TOPIC_DIMENSION } from "./metric-names.js";
+
+export interface EmfMetricsOptions {
+  /** The `service` dimension: one per deployed stack, so regions do not mix. */
+  readonly serviceName: string;
+  /** @default KafkaMirror */
+  readonly namespace?: string;
+}
+
+interface TopicTally {
+  records: number;
+  bytes: number;
+  lost: number;
+  errors: number;
+}
+
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+
+export class EmfMetrics implements ReplicationMetrics {
+  readonly #serviceName: string;
+  readonly #namespace: string;
+  readonly #topics = new Map<string, TopicTally>();
+  #lag: LagReport | undefined;
+
+  constructor(options: EmfMetricsOptions) {
+    this.#serviceName = options.serviceName;
+    this.#namespace = options.namespace ?? METRICS_NAMESPACE;
+  }
+
+  batchCopied(event: { topic: string; records: number; bytes: number }): void {
+    const tally = this.#tally(event.topic);
+    tally.records += event.records;
+    tally.bytes += event.bytes;
+  }
+
+  recordsLost(event: { topic: string; from: number; to: number }): void {
+    this.#tally(event.topic).lost += Math.max(0, event.to - event.from);
+  }
+
+  partitionError(event: { topic: string }): void {
+    this.#tally(event.topic).errors += 1;
+  }
+
+  /** Lag of the latest measurement; replaces an earlier one not yet flushed. */
+  lagMeasured(report: LagReport): void {
+    this.#lag = report;
+  }
+
+  /** Writes everything gathered since the last flush to stdout and starts over. */
+  flush(): void {
+    const lagByTopic = new Map((this.#lag?.topics ?? []).map((t) => [t.topic, t]));
+    const topics = new Set([...this.#topics.keys(), ...lagByTopic.keys()]);
+    let lost = 0;
+    let errors = 0;
+    for (const topic of [...topics].sort()) {
+      const metrics = this.#emitter({ [TOPIC_DIMENSION]: topic });
+      const tally = this.#topics.get(topic);
+      if (tally !== undefined) {
+        add(metrics, MetricName.RecordsCopied, MetricUnit.Count, tally.records);
+        add(metrics, MetricName.BytesCopied, MetricUnit.Bytes, tally.bytes);
+        add(metrics, MetricName.LostRecords, MetricUnit.Count, tally.lost);
+        add(metrics, MetricName.Errors, MetricUnit.Count, tally.errors);
+        lost += tally.lost;
+        errors += tally.errors;
+      }
+      const lag = lagByTopic.get(topic);
+      if (lag !== undefined) {
+        add(metrics, MetricName.LagRecords, MetricUnit.Count, lag.lagRecords);
+        add(metrics, MetricName.LagSeconds, MetricUnit.Seconds, lag.lagSeconds);
+      }
+      metrics.publishStoredMetrics();
+    }
+    const totals = this.#emitter({});
+    // Zeros are published on purpose: an alarm that treats missing data as breaching must see a
+    // healthy value, not silence, when everything is fine.
+    add(totals, MetricName.TotalLostRecords, MetricUnit.Count, lost);
+    add(totals, MetricName.TotalErrors, MetricUnit.Count, errors);
+    if (this.#lag !== undefined) {
+      add(totals, MetricName.MaxLagRecords, MetricUnit.Count, this.#lag.maxLagRecords);
+      add(totals, MetricName.MaxLagSeconds, MetricUnit.Seconds, this.#lag.maxLagSeconds);
+      add(totals, MetricName.StalledPartitions, MetricUnit.Count, this.#lag.stalledPartitions);
+    }
+    totals.publishStoredMetrics();
+    this.#topics.clear();
+    this.#lag = undefined;
+  }
+
+  #emitter(dimensions: Record<string, string>): Metrics {
+    return new Metrics({
+      namespace: this.#namespace,
+      serviceName: this.#serviceName,
+      defaultDimensions: dimensions,
+    });
+  }
+
+  #tally(topic: string): TopicTally {
+    let tally = this.#topics.get(topic);
+    if (tally === undefined) {
+      tally = { records: 0, bytes: 0, lost: 0, errors: 0 };
+      this.#topics.set(topic, tally);
+    }
+    return tally;
+  }
+}
+
+function add(metrics: Metrics, name: string, unit: Unit, value: number): void {
+  metrics.addMetric(name, unit, value);
+}

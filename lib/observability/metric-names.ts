@@ -1,0 +1,24 @@
+/**
+ * The CloudWatch metrics kafka-mirror publishes (EMF, namespace below). The functions emit them and
+ * the stack's alarms and dashboard read them; both import these names so they cannot drift apart.
+ *
+ * Per-topic metrics carry the dimensions `service` and `Topic`; the `Max*`/`Total*` aggregates
+ * carry `service` only, because alarms cannot follow topics that appear after deployment.
+ */
+export const METRICS_NAMESPACE = "KafkaMirror";
+export const TOPIC_DIMENSION = "Topic";
+export const SERVICE_DIMENSION = "service";
+
+export const MetricName = {
+  RecordsCopied: "RecordsCopied",
+  BytesCopied: "BytesCopied",
+  LostRecords: "LostRecords",
+  Errors: "Errors",
+  LagRecords: "LagRecords",
+  LagSeconds: "LagSeconds",
+  MaxLagRecords: "MaxLagRecords",
+  MaxLagSeconds: "MaxLagSeconds",
+  StalledPartitions: "StalledPartitions",
+  TotalLostRecords: "TotalLostRecords",
+  TotalErrors: "TotalErrors",
+} as const;

@@ -1,0 +1,326 @@
+/**
+ * The synthesized template of one region's stack, asserted with Match helpers (never logical
+ * IDs), and the whole app synthesized with cdk-nag and the template validator as `cdk synth`
+ * runs them.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { App } from "aws-cdk-lib";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
+import { buildApp, REGIONS_CONTEXT, VPC_CONTEXT } from "../../infra/app.js";
+import { KafkaMirrorStack, MAX_WORKERS } from "../../infra/kafka-mirror-stack.js";
+import { envVariableName } from "../../lib/config/load.js";
+import { MetricName } from "../../lib/observability/metric-names.js";
+
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
+    context: Record<string, unknown>;
+  }
+).context;
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; Condition?: string }>;
+
+function ofType(template: Template, type: string): Resources {
+  return template.findResources(type) as Resources;
+}
+
+function replicateFunction(template: Template) {
+  const functions = Object.values(ofType(template, "AWS::Lambda::Function"));
+  const replicate = functions.find((f) => String(f.Properties.Description).includes("copies leased"));
+  assert.ok(replicate?.Properties, "replicate function");
+  return replicate.Properties;
+}
+
+describe("KafkaMirrorStack template", () => {
+  let template: Template;
+
+  before(() => {
+    const app = new App({ context: CDK_CONTEXT });
+    template = Template.fromStack(new KafkaMirrorStack(app, "Test", { env: { region: "eu-west-1" } }));
+  });
+
+  it("exposes every operational setting as a parameter", () => {
+    for (const name of [
+      "Whitelist",
+      "SourceBootstrapServers",
+      "TargetBootstrapServers",
+      "SourceSecretArn",
+      "TargetSecretArn",
+    ]) {
+      template.hasParameter(name, { Type: "String" });
+    }
+    template.hasParameter("Blacklist", { Type: "String", Default: "" });
+    template.hasParameter("SourceAlias", { Type: "String", Default: "source" });
+    template.hasParameter("RenamePolicy", { AllowedValues: ["identity", "prefix"], Default: "identity" });
+    template.hasParameter("Workers", {
+      Type: "Number",
+      Default: 3,
+      AllowedValues: Array.from({ length: MAX_WORKERS }, (_, i) => String(i + 1)),
+    });
+    template.hasParameter("ScheduleRate", { Type: "Number", Default: 5 });
+    template.hasParameter("LagRecordsThreshold", { Type: "Number" });
+    template.hasParameter("LagSecondsThreshold", { Type: "Number" });
+    template.hasParameter("AlarmEmail", { Type: "String", Default: "" });
+    template.hasParameter("SourceSaslMechanism", {
+      AllowedValues: ["none", "plain", "scram-sha-256", "scram-sha-512", "aws-msk-iam"],
+    });
+  });
+
+  it("wires the parameters into the functions' config variables, the whitelist included", () => {
+    for (const description of ["copies leased", "publishes replication lag"]) {
+      template.hasResourceProperties("AWS::Lambda::Function", {
+        Description: Match.stringLikeRegexp(description),
+        Environment: {
+          Variables: Match.objectLike({
+            [envVariableName("topics", "whitelist")]: { Ref: "Whitelist" },
+            [envVariableName("topics", "blacklist")]: { Ref: "Blacklist" },
+            [envVariableName("topics", "rename")]: { Ref: "RenamePolicy" },
+            [envVariableName("source", "brokers")]: { Ref: "SourceBootstrapServers" },
+            [envVariableName("target", "brokers")]: { Ref: "TargetBootstrapServers" },
+            [envVariableName("source", "alias")]: { Ref: "SourceAlias" },
+            [envVariableName("source", "secretArn")]: { Ref: "SourceSecretArn" },
+            [envVariableName("target", "saslMechanism")]: { Ref: "TargetSaslMechanism" },
+            [envVariableName("leases", "table")]: { Ref: Match.anyValue() },
+          }),
+        },
+      });
+    }
+  });
+
+  it("runs Node 22 on arm64, times out with the tick and reserves Workers concurrency", () => {
+    const fn = replicateFunction(template);
+    assert.equal(fn.Runtime, "nodejs22.x");
+    assert.deepEqual(fn.Architectures, ["arm64"]);
+    assert.deepEqual(fn.ReservedConcurrentExecutions, { Ref: "Workers" });
+    const timeout = fn.Timeout as { "Fn::FindInMap": [string, unknown, string] };
+    assert.deepEqual(timeout["Fn::FindInMap"].slice(1), [{ Ref: "ScheduleRate" }, "timeoutSeconds"]);
+    // The tick mapping: the function's timeout is the tick, so runs never overlap.
+    const mappings = template.toJSON().Mappings as Record<string, Record<string, Record<string, unknown>>>;
+    const ticks = mappings[timeout["Fn::FindInMap"][0]];
+    assert.deepEqual(ticks?.["1"], { expression: "rate(1 minute)", timeoutSeconds: 60 });
+    assert.deepEqual(ticks?.["5"], { expression: "rate(5 minutes)", timeoutSeconds: 300 });
+    assert.deepEqual(ticks?.["15"], { expression: "rate(15 minutes)", timeoutSeconds: 900 });
+  });
+
+  it("keeps the lease table on demand, recoverable, encrypted and retained", () => {
+    template.hasResource("AWS::DynamoDB::GlobalTable", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({
+        BillingMode: "PAY_PER_REQUEST",
+        SSESpecification: Match.objectLike({ SSEEnabled: true }),
+        Replicas: [
+          Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } }),
+        ],
+      }),
+    });
+  });
+
+  it("starts one replicate invocation per worker slot, switched on by Workers", () => {
+    const rules = Object.values(ofType(template, "AWS::Events::Rule")).filter((r) =>
+      JSON.stringify(r.Properties.Targets).includes('\\"kind\\":\\"replicate\\"'),
+    );
+    assert.equal(rules.length, MAX_WORKERS);
+    const conditions = template.toJSON().Conditions as Record<string, unknown>;
+    const slots = rules.map((rule) => {
+      const targets = rule.Properties.Targets as { Input: string; RetryPolicy: unknown }[];
+      assert.equal(targets.length, 1);
+      const target = targets[0];
+      assert.ok(target);
+      assert.deepEqual(target.RetryPolicy, { MaximumEventAgeInSeconds: 60, MaximumRetryAttempts: 2 });
+      const input = JSON.parse(target.Input) as { worker: number };
+      assert.deepEqual(
+        (rule.Properties.ScheduleExpression as { "Fn::FindInMap": unknown[] })["Fn::FindInMap"].slice(1),
+        [{ Ref: "ScheduleRate" }, "expression"],
+      );
+      assert.ok(rule.Condition, `slot ${input.worker} has no condition`);
+      const values = JSON.stringify(conditions[rule.Condition]).match(/"Ref":"Workers"\},"(\d+)"/g) ?? [];
+      return { slot: input.worker, enabledFor: values.map((v) => Number(/"(\d+)"$/.exec(v)?.[1])) };
+    });
+    slots.sort((a, b) => a.slot - b.slot);
+    for (const { slot, enabledFor } of slots) {
+      // Slot i runs whenever Workers >= i.
+      assert.deepEqual(
+        enabledFor.sort((a, b) => a - b),
+        Array.from({ length: MAX_WORKERS - slot + 1 }, (_, i) => slot + i),
+        `slot ${slot}`,
+      );
+    }
+    // Each slot's invoke permission exists exactly when its rule does.
+    const permissions = Object.values(ofType(template, "AWS::Lambda::Permission"));
+    const conditional = permissions.filter((p) => p.Condition !== undefined).map((p) => p.Condition);
+    assert.deepEqual(new Set(conditional), new Set(rules.map((r) => r.Condition)));
+  });
+
+  it("measures lag every minute", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      Targets: [Match.objectLike({ Input: Match.stringLikeRegexp('"kind":"lag"') })],
+    });
+  });
+
+  it("alarms on lag, stalls, loss, errors and throttles with the intended thresholds and missing-data policy", () => {
+    const metricAlarm = (metric: string, threshold: unknown, missing: string) =>
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        Namespace: "KafkaMirror",
+        MetricName: metric,
+        Dimensions: [{ Name: "service", Value: Match.anyValue() }],
+        ComparisonOperator: "GreaterThanThreshold",
+        Threshold: threshold,
+        TreatMissingData: missing,
+        AlarmActions: [{ Ref: Match.anyValue() }],
+      });
+    metricAlarm(MetricName.MaxLagRecords, { Ref: "LagRecordsThreshold" }, "breaching");
+    metricAlarm(MetricName.MaxLagSeconds, { Ref: "LagSecondsThreshold" }, "breaching");
+    metricAlarm(MetricName.StalledPartitions, 0, "breaching");
+    metricAlarm(MetricName.TotalLostRecords, 0, "notBreaching");
+    metricAlarm(MetricName.TotalErrors, 0, "notBreaching");
+    for (const metric of ["Errors", "Throttles"]) {
+      const alarms = template.findResources("AWS::CloudWatch::Alarm", {
+        Properties: { Namespace: "AWS/Lambda", MetricName: metric, Threshold: 0 },
+      });
+      assert.equal(Object.keys(alarms).length, 2, `${metric} alarms for both functions`);
+    }
+    template.hasResourceProperties("AWS::SNS::Topic", { KmsMasterKeyId: Match.anyValue() });
+    template.hasResource("AWS::SNS::Subscription", {
+      Properties: { Protocol: "email", Endpoint: { Ref: "AlarmEmail" } },
+      Condition: Match.anyValue(),
+    });
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+  });
+
+  it("grants least privilege: the lease table's item calls, the configured secrets only", () => {
+    const statements = Object.values(ofType(template, "AWS::IAM::Policy")).flatMap(
+      (p) =>
+        (
+          p.Properties.PolicyDocument as {
+            Statement: { Action: string | string[]; Resource: unknown }[];
+          }
+        ).Statement,
+    );
+    for (const statement of statements) {
+      const actions = [statement.Action].flat();
+      assert.ok(!actions.some((a) => a.endsWith("*")), `wildcard action in ${JSON.stringify(statement)}`);
+      assert.notEqual(statement.Resource, "*", `wildcard resource in ${JSON.stringify(statement)}`);
+    }
+    const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("dynamodb:")));
+    assert.equal(dynamo.length, 2, "one table statement per function");
+    for (const s of dynamo) {
+      assert.deepEqual([s.Action].flat().sort(), [
+        "dynamodb:BatchGetItem",
+        "dynamodb:DescribeTable",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Scan",
+        "dynamodb:UpdateItem",
+      ]);
+      assert.match(JSON.stringify(s.Resource), /^\{"Fn::GetAtt":\["[^"]+","Arn"\]\}$/);
+    }
+    for (const side of ["SourceSecretArn", "TargetSecretArn"]) {
+      template.hasResource("AWS::IAM::Policy", {
+        Condition: Match.anyValue(),
+        Properties: Match.objectLike({
+          PolicyDocument: {
+            Statement: [
+              { Action: "secretsmanager:GetSecretValue", Effect: "Allow", Resource: { Ref: side } },
+            ],
+            Version: Match.anyValue(),
+          },
+          Roles: [{ Ref: Match.anyValue() }, { Ref: Match.anyValue() }],
+        }),
+      });
+    }
+  });
+
+  it("places the functions in the given subnets when a VPC is configured", () => {
+    const app = new App({ context: CDK_CONTEXT });
+    const inVpc = Template.fromStack(
+      new KafkaMirrorStack(app, "InVpc", {
+        env: { region: "eu-west-1" },
+        vpc: {
+          subnetIds: ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+          securityGroupIds: ["sg-0123456789abcdef0"],
+        },
+      }),
+    );
+    const functions = Object.values(ofType(inVpc, "AWS::Lambda::Function"));
+    assert.equal(functions.length, 2);
+    for (const fn of functions) {
+      assert.deepEqual(fn.Properties.VpcConfig, {
+        SubnetIds: ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        SecurityGroupIds: ["sg-0123456789abcdef0"],
+      });
+    }
+    inVpc.hasResourceProperties("AWS::IAM::Policy", {
+      PolicyDocument: {
+        Statement: [Match.objectLike({ Action: Match.arrayWith(["ec2:CreateNetworkInterface"]) })],
+      },
+    });
+  });
+});
+
+describe("the CDK app", () => {
+  let outdir: string;
+  before(() => {
+    outdir = mkdtempSync(join(tmpdir(), "kafka-mirror-cdk-"));
+  });
+  after(() => rmSync(outdir, { recursive: true, force: true }));
+
+  it("synthesizes one stack per region with cdk-nag and the template validator clean", () => {
+    // Prepare
+    const app = new App({
+      outdir,
+      context: {
+        ...CDK_CONTEXT,
+        [REGIONS_CONTEXT]: "eu-west-1,us-east-1,ap-southeast-1",
+        // One region with private clusters, so the VPC permissions go through cdk-nag too.
+        [VPC_CONTEXT]: {
+          "us-east-1": {
+            subnetIds: ["subnet-0123456789abcdef0"],
+            securityGroupIds: ["sg-0123456789abcdef0"],
+          },
+        },
+      },
+    });
+
+    // Act
+    const stacks = buildApp(app);
+    app.synth();
+
+    // Assess
+    assert.deepEqual(
+      stacks.map((s) => [s.stackName, s.region]),
+      [
+        ["KafkaMirror-eu-west-1", "eu-west-1"],
+        ["KafkaMirror-us-east-1", "us-east-1"],
+        ["KafkaMirror-ap-southeast-1", "ap-southeast-1"],
+      ],
+    );
+    const report = JSON.parse(readFileSync(join(outdir, "validation-report.json"), "utf8")) as {
+      pluginReports: { pluginName: string; conclusion: string; violations: unknown[] }[];
+    };
+    assert.deepEqual(
+      report.pluginReports.map((p) => [p.pluginName, p.conclusion, p.violations.length]),
+      [
+        ["AwsSolutions", "success", 0],
+        ["CloudFormation Validate", "success", 0],
+      ],
+    );
+    const privateFunctions = Object.values(
+      Template.fromStack(stacks[1] as KafkaMirrorStack).findResources("AWS::Lambda::Function"),
+    ).filter((f) => (f as { Properties: { VpcConfig?: unknown } }).Properties.VpcConfig !== undefined);
+    assert.equal(privateFunctions.length, 2);
+    // `cdk synth --strict` fails on warnings: there must be none left unacknowledged.
+    for (const stack of stacks) {
+      assert.deepEqual(Annotations.fromStack(stack).findWarning("*", Match.anyValue()), []);
+      assert.deepEqual(Annotations.fromStack(stack).findError("*", Match.anyValue()), []);
+    }
+  });
+
+  it("refuses to synthesize without regions", () => {
+    const app = new App({ outdir, context: { [REGIONS_CONTEXT]: "" } });
+    assert.throws(() => buildApp(app), /no regions/);
+  });
+});
