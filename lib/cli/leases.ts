@@ -1,12 +1,18 @@
 /**
- * The lease table the CLI works with: the embedded store in the state directory (default), the
- * same DynamoDbLeaseStore the functions use, backed by a local DynamoDB-compatible server.
+ * The lease table the CLI works with. Either the embedded store in the state directory (the
+ * default: the same DynamoDbLeaseStore the functions use, backed by a local DynamoDB-compatible
+ * server), or the real DynamoDB table `leases.table` (`--lease-store dynamodb`), reached with the
+ * SDK's usual settings: AWS_REGION, credentials, and AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local.
+ * The CLI never creates a real table (the CDK stack owns it); it checks that it fits.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { MirrorConfig } from "../config/schema.js";
 import { DynamoDbLeaseStore } from "../dynamodb/lease-store.js";
-import { createLeaseTable } from "../dynamodb/lease-table.js";
+import { createLeaseTable, describeLeaseTable } from "../dynamodb/lease-table.js";
 import { createEmbeddedLeaseClient } from "../embedded/client.js";
+
+export const LEASE_STORES = ["embedded", "dynamodb"] as const;
+export type LeaseStoreKind = (typeof LEASE_STORES)[number];
 
 export const DEFAULT_STATE_DIR = ".kafka-mirror";
 
@@ -18,18 +24,24 @@ export interface LeaseTable {
   close(): void;
 }
 
-export async function openLeaseTable(config: MirrorConfig, stateDir: string): Promise<LeaseTable> {
-  const client = await createEmbeddedLeaseClient({ stateDir });
+export async function openLeaseTable(
+  config: MirrorConfig,
+  stateDir: string,
+  kind: LeaseStoreKind = "embedded",
+): Promise<LeaseTable> {
+  const table = config.leases.table;
+  const client = kind === "embedded" ? await createEmbeddedLeaseClient({ stateDir }) : new DynamoDBClient({});
   try {
-    await createLeaseTable(client, config.leases.table);
+    if (kind === "embedded") await createLeaseTable(client, table);
+    else await describeLeaseTable(client, table);
   } catch (error) {
     client.destroy();
     throw error;
   }
   return {
     client,
-    store: new DynamoDbLeaseStore({ client, tableName: config.leases.table }),
-    location: `embedded store ${stateDir}, table ${config.leases.table}`,
+    store: new DynamoDbLeaseStore({ client, tableName: table }),
+    location: kind === "embedded" ? `embedded store ${stateDir}, table ${table}` : `DynamoDB table ${table}`,
     close: () => client.destroy(),
   };
 }

@@ -6,15 +6,15 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CliError, describeFailure, ExitCode } from "./cli-error.js";
 import type { CliIo } from "./console.js";
-import { DEFAULT_STATE_DIR } from "./leases.js";
+import { DEFAULT_STATE_DIR, LEASE_STORES, type LeaseStoreKind } from "./leases.js";
 
 export const USAGE = `usage: kafka-mirror <command> [options]
 
 commands:
   demo                                  two local clusters, sample traffic, three workers, verify
-  run     --config FILE [--once] [--state-dir DIR] [--worker-id ID]
+  run     --config FILE [--once] [--state-dir DIR] [--lease-store KIND] [--worker-id ID]
                                         mirror with the Lambda's worker code, in this process
-  status  --config FILE [--json] [--state-dir DIR]
+  status  --config FILE [--json] [--state-dir DIR] [--lease-store KIND]
                                         owner, checkpoint, log end and lag of every partition
   verify  --config FILE [--json] [--from-offset N]
                                         compare source and target; exit 1 on any mismatch
@@ -23,6 +23,8 @@ commands:
 options:
   --config FILE      YAML or JSON, the functions' config schema
   --state-dir DIR    embedded lease store directory (default ${DEFAULT_STATE_DIR}/)
+  --lease-store KIND embedded (default), or dynamodb: the table leases.table in DynamoDB
+                     (AWS_REGION, AWS credentials, AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them)
   --json             machine-readable output
   --debug            verbose logs and stack traces
 `;
@@ -30,6 +32,7 @@ options:
 const OPTIONS = {
   config: { type: "string" },
   "state-dir": { type: "string" },
+  "lease-store": { type: "string" },
   "worker-id": { type: "string" },
   "from-offset": { type: "string" },
   once: { type: "boolean" },
@@ -77,7 +80,18 @@ async function dispatch(argv: readonly string[], io: CliIo, signal: AbortSignal)
     return demoCommand({ debug: values.debug ?? false, signal }, io);
   }
   if (values.config === undefined) throw usageError(`${command} needs --config FILE`);
-  const global = { config: values.config, json, debug: values.debug ?? false, stateDir, signal };
+  const leaseStore = values["lease-store"] ?? "embedded";
+  if (!LEASE_STORES.includes(leaseStore as LeaseStoreKind)) {
+    throw usageError(`--lease-store must be one of ${LEASE_STORES.join(", ")}, got "${leaseStore}"`);
+  }
+  const global = {
+    config: values.config,
+    json,
+    debug: values.debug ?? false,
+    stateDir,
+    leaseStore: leaseStore as LeaseStoreKind,
+    signal,
+  };
   switch (command) {
     case "run": {
       const { runCommand } = await import("./commands/run.js");

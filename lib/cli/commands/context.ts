@@ -4,12 +4,14 @@ import { createTopicMapping, type TopicSelector } from "../../topics/selection.j
 import { assertPlainConnections, type ClusterHandle, openCluster } from "../clusters.js";
 import { loadConfigFile } from "../config-file.js";
 import { type CliIo, CliLogger } from "../console.js";
+import type { LeaseStoreKind } from "../leases.js";
 
 export interface GlobalOptions {
   readonly config: string;
   readonly json: boolean;
   readonly debug: boolean;
   readonly stateDir: string;
+  readonly leaseStore: LeaseStoreKind;
   readonly signal: AbortSignal;
 }
 

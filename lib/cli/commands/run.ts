@@ -40,7 +40,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
-  const table = await openLeaseTable(config, options.stateDir);
+  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
     dynamodb: table.client,

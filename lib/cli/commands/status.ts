@@ -39,7 +39,7 @@ async function collectStatus(
     const partitions = [...Array(partitionsOf.get(name) ?? 0).keys()];
     topics.push({ name, offsets: await source.admin.listOffsets(name, partitions) });
   }
-  const table = await openLeaseTable(config, options.stateDir);
+  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
   try {
     return statusRows(topics, await table.store.list(), config.worker.startFrom, Date.now());
   } finally {
