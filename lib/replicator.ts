@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
-import type { Clock, Logger, ReplicationMetrics } from "./core/ports.js";
+import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
 import { systemClock, Worker, type WorkerSettings } from "./core/worker.js";
 import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
@@ -35,6 +35,11 @@ export interface ReplicatorDependencies {
     readonly source?: KafkaSecurityOptions;
     readonly target?: KafkaSecurityOptions;
   };
+  /**
+   * Wraps the target writer the worker uses, for fault injection (the chaos run kills its own
+   * process right after a write was acknowledged, before its checkpoint). @default none
+   */
+  readonly decorateTarget?: (writer: TargetWriter) => TargetWriter;
 }
 
 export interface Replicator {
@@ -123,7 +128,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const worker = new Worker({
     workerId,
     source,
-    target,
+    target: deps.decorateTarget?.(target) ?? target,
     sourceAdmin,
     targetAdmin,
     ...(targetReader === undefined ? {} : { targetReader }),

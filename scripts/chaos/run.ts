@@ -37,6 +37,8 @@ export interface ChaosOptions {
   readonly faultEveryMs: readonly [number, number];
   /** DynamoDB Local outages (stop, then restart on its data) during the fault phase. */
   readonly dynamoOutages: number;
+  /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
+  readonly dieAfterAck: number;
   /** Random budget of one worker process. */
   readonly budgetMs: readonly [number, number];
   /** Longest wait for the workers to catch up once faults stop. */
@@ -54,6 +56,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   killEveryMs: [500, 3_000],
   faultEveryMs: [1_500, 4_000],
   dynamoOutages: 2,
+  dieAfterAck: 0.01,
   budgetMs: [6_000, 15_000],
   catchUpTimeoutMs: 240_000,
   seed: Date.now() % 1_000_000,
@@ -66,7 +69,10 @@ export interface ChaosResult {
   out_of_order: number;
   altered: number;
   extra: number;
+  /** SIGKILLs of workers by the driver, at random instants. */
   kills: number;
+  /** SIGKILLs workers did to themselves right after a target ack, before its checkpoint. */
+  kills_after_ack: number;
   broker_faults: number;
   dynamodb_outages: number;
   retention_losses: number;
@@ -113,6 +119,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     altered: 0,
     extra: 0,
     kills: 0,
+    kills_after_ack: 0,
     broker_faults: 0,
     dynamodb_outages: 0,
     retention_losses: 0,
@@ -148,6 +155,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     let stopping = false;
     let workerSeq = 0;
+    const killedByUs = new WeakSet<ChildProcess>();
     const spawnWorker = (): void => {
       if (stopping) return;
       const id = `w${++workerSeq}`;
@@ -159,6 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           CHAOS_DYNAMODB: db.endpoint,
           CHAOS_BUDGET_MS: String(between(o.budgetMs)),
           CHAOS_WORKER_ID: id,
+          CHAOS_DIE_AFTER_ACK: String(o.dieAfterAck),
         },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -184,8 +193,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           if (key.trim() !== "") errors.set(key, (errors.get(key) ?? 0) + 1);
         }
       });
-      child.once("exit", () => {
+      child.once("exit", (_code, signal) => {
         children.delete(child);
+        if (signal === "SIGKILL" && !killedByUs.has(child) && !stopping) {
+          result.kills_after_ack++;
+        }
         if (!stopping) spawnWorker();
       });
     };
@@ -200,7 +212,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await sleep(between(o.killEveryMs));
         const alive = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
         const victim = alive[Math.floor(random() * alive.length)];
-        if (victim?.kill("SIGKILL")) result.kills++;
+        if (victim === undefined) continue;
+        killedByUs.add(victim);
+        if (victim.kill("SIGKILL")) result.kills++;
       }
     })();
     const brokerFaults = (async () => {
@@ -208,7 +222,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         await sleep(between(o.faultEveryMs));
         const cluster = random() < 0.5 ? src : dst;
         const broker = 1 + Math.floor(random() * 3);
-        const kind = Math.floor(random() * 4);
+        const kind = Math.floor(random() * 5);
         try {
           if (kind === 0) {
             await cluster.brokerDown(broker);
@@ -223,10 +237,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             ];
             // NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS: all retriable.
             await cluster.pushRequestErrors(api ?? ApiKey.Produce, [6, 7, 19, 6]);
-          } else {
+          } else if (kind === 3) {
             await cluster.setRtt(broker, between([100, 800]));
             await sleep(between([500, 3_000]));
             await cluster.setRtt(broker, 0);
+          } else {
+            // Longer than the target's request timeout: produce requests land (the mock appends
+            // on receipt) but time out at the worker, which must not write them again.
+            await dst.setRtt(broker, between([2_500, 4_000]));
+            await sleep(between([1_000, 4_000]));
+            await dst.setRtt(broker, 0);
           }
           result.broker_faults++;
         } catch (error) {

@@ -2,10 +2,11 @@
  * One chaos worker process: one replication run with a short time budget, then exit. The chaos
  * driver (scripts/chaos/run.ts) starts these, SIGKILLs them at random instants and starts new
  * ones. Input comes from the environment: CHAOS_CONFIG (the mirror config as JSON),
- * CHAOS_DYNAMODB (DynamoDB Local's endpoint), CHAOS_BUDGET_MS and CHAOS_WORKER_ID.
+ * CHAOS_DYNAMODB (DynamoDB Local's endpoint), CHAOS_BUDGET_MS, CHAOS_WORKER_ID and
+ * CHAOS_DIE_AFTER_ACK (probability of killing itself right after a write was acknowledged).
  */
 import { parseConfig } from "../../lib/config/schema.js";
-import type { Logger, ReplicationMetrics } from "../../lib/core/ports.js";
+import type { Logger, ReplicationMetrics, TargetWriter } from "../../lib/core/ports.js";
 import { createReplicator } from "../../lib/replicator.js";
 import { clientFor } from "../../test/helpers/dynamodb-local.js";
 
@@ -32,7 +33,19 @@ const metrics: ReplicationMetrics = {
   partitionError: () => {},
 };
 
-const replicator = createReplicator(config, { dynamodb, logger, metrics, workerId });
+// The riskiest instant for exactly-once is right after the target acknowledged a write and before
+// its checkpoint: random outside kills rarely land there, so the worker also dies there itself.
+const dieAfterAck = Number(process.env.CHAOS_DIE_AFTER_ACK ?? "0");
+const decorateTarget = (writer: TargetWriter): TargetWriter => ({
+  async write(tp, records) {
+    const result = await writer.write(tp, records);
+    if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
+    return result;
+  },
+  close: () => writer.close(),
+});
+
+const replicator = createReplicator(config, { dynamodb, logger, metrics, workerId, decorateTarget });
 try {
   const summary = await replicator.worker.replicate(Date.now() + budgetMs);
   const records = summary.partitions.reduce((n, p) => n + p.records, 0);

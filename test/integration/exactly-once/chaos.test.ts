@@ -19,11 +19,15 @@ describe("chaos, short", () => {
       faultPhaseMs: 25_000,
       killEveryMs: [800, 2_500],
       dynamoOutages: 1,
+      dieAfterAck: 0.03,
       catchUpTimeoutMs: 180_000,
       seed: 20_261_129,
     });
 
     assert.ok(result.kills >= 8, `only ${result.kills} kills`);
+    // Some kills hit between a target ack and its checkpoint, and the next holder found and
+    // skipped what had landed: the path under test was taken.
+    assert.ok(result.kills_after_ack >= 1 && result.recoveries >= 1, JSON.stringify(result));
     assert.ok(result.records >= 3 * 8 * 300, `only ${result.records} records produced`);
     assert.deepEqual(
       {
