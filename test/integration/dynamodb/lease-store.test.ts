@@ -81,6 +81,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         checkpoint: null,
         lastProgressAt: null,
         handoffTo: null,
+        targetOffset: null,
       })),
     );
   });
@@ -388,6 +389,25 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     const [stored] = await store.list();
     assert.equal(stored?.checkpoint, 100);
     assert.equal(stored?.lastProgressAt, t0 + 1);
+  });
+
+  it("stores the target position with its checkpoint, also on a checkpoint that stays put, and only for the holder", async () => {
+    const { store } = await freshStore();
+    const free = await ensureOne(store);
+    const t0 = Date.now();
+    const held = await claimed(store, free, "worker-a", t0 + MINUTE);
+
+    const pinned = await store.checkpoint(held, 10, t0 + 1, 700);
+    const plain = await store.checkpoint(pinned, 20, t0 + 2);
+    const repositioned = await store.checkpoint(plain, 20, t0 + 3, 750);
+    const stolen = await claimed(store, { ...repositioned, expiresAt: t0 }, "worker-b", t0 + MINUTE);
+    await assert.rejects(store.checkpoint(repositioned, 30, t0 + 4, 900), assertCode("LEASE_LOST", "taken"));
+
+    assert.equal(pinned.targetOffset, 700);
+    assert.equal(plain.targetOffset, 700, "a checkpoint without a position keeps the stored one");
+    assert.deepEqual([repositioned.checkpoint, repositioned.targetOffset], [20, 750]);
+    const [stored] = await store.list();
+    assert.deepEqual([stored?.owner, stored?.checkpoint, stored?.targetOffset], [stolen.owner, 20, 750]);
   });
 
   it("lastProgressAt moves only when the checkpoint advances", async () => {

@@ -1,0 +1,118 @@
+/**
+ * Shared set-up of the exactly-once integration tests: mock Kafka clusters by alias, DynamoDB
+ * Local with a table per replicator, and helpers to produce, replicate until caught up and read
+ * a partition back. Everything opened is closed by `close()`.
+ */
+import { randomUUID } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { Kafka, logLevel } from "kafkajs";
+import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import type { RunSummary } from "../../../lib/core/worker.js";
+import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { createReplicator } from "../../../lib/replicator.js";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { readPartition } from "../../helpers/partition-data.js";
+
+export class MirrorRig {
+  readonly clusters = new Map<string, MockKafka>();
+  dynamo: DynamoDbLocal | undefined;
+  readonly #closers: (() => Promise<unknown>)[] = [];
+  readonly #tables = new Map<string, string>();
+
+  async start(aliases: readonly string[]): Promise<void> {
+    const started = await Promise.all([
+      startDynamoDbLocal(),
+      ...aliases.map(() => startMockKafka({ brokers: 1 })),
+    ]);
+    this.dynamo = started[0] as DynamoDbLocal;
+    for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as MockKafka);
+  }
+
+  cluster(alias: string): MockKafka {
+    const c = this.clusters.get(alias);
+    if (c === undefined) throw new Error(`no cluster ${alias}`);
+    return c;
+  }
+
+  client(): DynamoDBClient {
+    if (this.dynamo === undefined) throw new Error("rig not started");
+    const client = this.dynamo.client();
+    this.#closers.push(async () => client.destroy());
+    return client;
+  }
+
+  /** Writes records with distinct binary values; returns nothing, the source is the truth. */
+  async produce(alias: string, topic: string, partition: number, count: number, tag: number): Promise<void> {
+    const kafka = new Kafka({ brokers: this.cluster(alias).bootstrapServers, logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: count }, (_, i) => ({
+          partition,
+          key: Buffer.from([0xff, tag, i & 0xff]),
+          value: Buffer.from([0xfe, tag, (i >> 8) & 0xff, i & 0xff]),
+        })),
+      });
+    } finally {
+      await producer.disconnect();
+    }
+  }
+
+  /** A replicator from one cluster to another (a lease table per direction), run until caught up. */
+  async replicate(
+    from: string,
+    to: string,
+    config: Partial<MirrorConfigInput> & { topics: MirrorConfigInput["topics"] },
+  ): Promise<{ summary: RunSummary; logger: CapturingLogger; metrics: CapturingMetrics }> {
+    // One table per direction, kept across runs: a later run resumes from the checkpoints.
+    let table = this.#tables.get(`${from}>${to}`);
+    const client = this.client();
+    if (table === undefined) {
+      table = `leases-${from}-${to}-${randomUUID()}`;
+      await createLeaseTable(client, table);
+      this.#tables.set(`${from}>${to}`, table);
+    }
+    const logger = new CapturingLogger();
+    const metrics = new CapturingMetrics();
+    const replicator = createReplicator(
+      parseConfig({
+        ...config,
+        source: { brokers: this.cluster(from).bootstrapServers, alias: from, requestTimeoutMs: 5_000 },
+        target: { brokers: this.cluster(to).bootstrapServers, alias: to, requestTimeoutMs: 2_000 },
+        batch: { maxWaitMs: 100 },
+        leases: { table, durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
+      }),
+      { dynamodb: client, logger, metrics, workerId: `${from}-to-${to}` },
+    );
+    try {
+      const summary = await replicator.worker.replicate(Date.now() + 30_000, { stopWhenCaughtUp: true });
+      return { summary, logger, metrics };
+    } finally {
+      await replicator.close();
+    }
+  }
+
+  async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {
+    const brokers = this.cluster(alias).bootstrapServers;
+    const reader = new KafkaSourceReader({ brokers });
+    const admin = new KafkaClusterAdmin({ brokers });
+    try {
+      return await readPartition(reader, admin, tp);
+    } finally {
+      await Promise.allSettled([reader.close(), admin.close()]);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const close of this.#closers.reverse()) await close();
+    await Promise.allSettled([...[...this.clusters.values()].map((c) => c.stop()), this.dynamo?.stop()]);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Source retention deleting records before they were copied is never silent: the worker resumes
+ * at the log start, counts the lost range in the recordsLost metric and logs it as an error.
+ * Retention is imitated with the mock's DeleteRecords (`delete-records`, our launcher command).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
+import { MirrorRig } from "./mirror-rig.js";
+
+const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
+const TOPIC = "EVENTS";
+const tp = { topic: TOPIC, partition: 0 };
+
+describe("source retention overtakes the replicator", () => {
+  const rig = new MirrorRig();
+  before(async () => {
+    await rig.start(["src", "dst"]);
+    await rig.cluster("src").createTopic(TOPIC, 1, 1);
+    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
+  });
+  after(() => rig.close());
+
+  it("reports the deleted, uncopied range in the metric and the log, and copies the rest", async () => {
+    const whitelist = { topics: { whitelist: TOPIC } };
+    await rig.produce("src", TOPIC, 0, 100, 1);
+    await rig.replicate("src", "dst", whitelist);
+    await rig.produce("src", TOPIC, 0, 100, 2);
+    // Retention drops offsets below 150 while 100..199 wait to be copied.
+    await rig.cluster("src").command(`delete-records ${TOPIC} 0 150`);
+
+    const { metrics, logger } = await rig.replicate("src", "dst", whitelist);
+
+    assert.deepEqual(metrics.lost, [{ topic: TOPIC, partition: 0, from: 100, to: 150 }]);
+    const logged = logger.at("error").filter((e) => e.fields.from === 100 && e.fields.to === 150);
+    assert.equal(logged.length, 1, JSON.stringify(logger.at("error")));
+    const copied = (await rig.read("dst", tp)).map((r) => lastProvenance(r, HEADER)?.offset);
+    assert.deepEqual(copied, [
+      ...Array.from({ length: 100 }, (_, i) => i),
+      ...Array.from({ length: 50 }, (_, i) => 150 + i),
+    ]);
+  });
+});
