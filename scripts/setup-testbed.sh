@@ -6,13 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages: a C toolchain and zlib headers for the mock broker, kcat as an independent
-# (non-kafkajs) client, a JRE for DynamoDB Local. Installed here rather than only in CI so that
+# (non-kafkajs) client, a JRE for DynamoDB Local, stunnel and openssl for the TLS tests. Installed here rather than only in CI so that
 # the README's Quickstart works on a fresh machine too.
 missing=()
 command -v gcc >/dev/null || missing+=(gcc)
 command -v make >/dev/null || missing+=(make)
 command -v kcat >/dev/null || missing+=(kcat)
 command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+command -v stunnel4 >/dev/null || missing+=(stunnel4) # TLS terminator for test/integration/kafka/tls.test.ts
+command -v openssl >/dev/null || missing+=(openssl)   # test certificates for the same
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

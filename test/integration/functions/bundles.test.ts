@@ -1,0 +1,360 @@
+/**
+ * The very bundles `cdk synth` produces (cdk.out assets, copied outside the repository so nothing
+ * resolves from our node_modules) run in a separate Node process with the event their EventBridge
+ * rule sends and a Lambda-like context, configured through the environment variables the template
+ * gives the functions (parameter references replaced by local values), against two mock Kafka
+ * clusters and DynamoDB Local.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { MirrorRecord } from "../../../lib/core/model.js";
+import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { firstDifference, readPartition } from "../../helpers/partition-data.js";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const INVOKER = fileURLToPath(new URL("./invoke-bundle.mjs", import.meta.url));
+const REGION = "eu-west-1";
+const PARTITIONS = 4;
+const PER_PARTITION = 600;
+const TOPICS = ["ORDERS", "CLICKS-EU"] as const;
+const UNLISTED = "AUDIT";
+/** Every value carries it, so a payload that leaks into logs is caught. */
+const PAYLOAD_MARKER = "payload-marker-7f3a";
+
+interface CfnResource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+
+interface FunctionUnderTest {
+  /** The bundle, copied out of cdk.out. */
+  dir: string;
+  variables: Record<string, unknown>;
+  /** The event the function's EventBridge rule sends (its Input). */
+  event: string;
+}
+
+interface Invocation {
+  result: { ok: boolean; result?: Record<string, number>; error?: string };
+  emf: EmfDocument[];
+  stdout: string;
+}
+
+type EmfDocument = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string }[] } };
+
+function run(command: string, args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+    });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} exited ${code}\n${stderr}`)),
+    );
+  });
+}
+
+function record(topic: string, partition: number, i: number): MirrorRecord {
+  const value = Buffer.concat([
+    Buffer.from([0xff, partition, i & 0xff]),
+    Buffer.from(`${PAYLOAD_MARKER}-${topic}-${i}`),
+  ]);
+  return {
+    offset: i,
+    timestamp: Date.now() - 60_000 + i,
+    key: Buffer.from(`k${i % 17}`),
+    value: i % 50 === 0 ? null : value,
+    headers: [{ key: Buffer.from("h"), value: Buffer.from([i & 0xff]) }],
+  };
+}
+
+/** Reads the functions, their rules' inputs and their bundles out of a synthesized template. */
+function functionsOf(outdir: string, stackName: string): Record<"replicate" | "lag", FunctionUnderTest> {
+  const template = JSON.parse(readFileSync(join(outdir, `${stackName}.template.json`), "utf8")) as {
+    Resources: Record<string, CfnResource>;
+  };
+  const resources = Object.entries(template.Resources);
+  const find = (name: "replicate" | "lag", description: RegExp): FunctionUnderTest => {
+    const entry = resources.find(
+      ([, r]) => r.Type === "AWS::Lambda::Function" && description.test(String(r.Properties.Description)),
+    );
+    assert.ok(entry, `${name} function in the template`);
+    const [logicalId, fn] = entry;
+    const assetPath = fn.Metadata?.["aws:asset:path"];
+    assert.equal(typeof assetPath, "string");
+    const rule = resources
+      .map(([, r]) => r)
+      .find(
+        (r) =>
+          r.Type === "AWS::Events::Rule" &&
+          (r.Properties.Targets as { Arn: unknown; Input: string }[]).some(
+            (t) =>
+              JSON.stringify(t.Arn).includes(logicalId) && (name === "lag" || t.Input.includes('"worker":1')),
+          ),
+      );
+    assert.ok(rule, `schedule of ${name}`);
+    const dir = mkdtempSync(join(tmpdir(), `kafka-mirror-${name}-`));
+    cpSync(join(outdir, assetPath as string), dir, { recursive: true });
+    return {
+      dir,
+      variables: (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+      event: (rule.Properties.Targets as { Input: string }[])[0]?.Input ?? "",
+    };
+  };
+  return { replicate: find("replicate", /copies leased/), lag: find("lag", /replication lag/) };
+}
+
+describe("the synthesized Lambda bundles against local clusters", () => {
+  let outdir: string;
+  let functions: Record<"replicate" | "lag", FunctionUnderTest>;
+  let source: MockKafka;
+  let target: MockKafka;
+  let dynamo: DynamoDbLocal;
+  const table = `leases-${randomUUID()}`;
+  const closers: (() => Promise<void>)[] = [];
+
+  before(async () => {
+    outdir = mkdtempSync(join(tmpdir(), "kafka-mirror-cdk-out-"));
+    // The real CLI, as a user runs it: bundles land in outdir exactly as they would be uploaded.
+    await run(
+      process.execPath,
+      [
+        join(ROOT, "node_modules/aws-cdk/bin/cdk"),
+        "synth",
+        "--quiet",
+        "-c",
+        `kafka-mirror:regions=${REGION}`,
+        "-o",
+        outdir,
+      ],
+      ROOT,
+    );
+    functions = functionsOf(outdir, `KafkaMirror-${REGION}`);
+    [source, target, dynamo] = await Promise.all([
+      startMockKafka({ brokers: 1 }),
+      startMockKafka({ brokers: 1 }),
+      startDynamoDbLocal(),
+    ]);
+    // DynamoDB Local keeps tables per region and access key: use the functions' own.
+    const client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: REGION,
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
+    closers.push(async () => client.destroy());
+    await createLeaseTable(client, table);
+    const writer = new KafkaTargetWriter({ brokers: source.bootstrapServers, maxBatchRecords: 200 });
+    closers.push(() => writer.close());
+    for (const topic of [...TOPICS, UNLISTED]) {
+      await source.createTopic(topic, PARTITIONS);
+      for (let partition = 0; partition < PARTITIONS; partition++) {
+        const records = Array.from({ length: PER_PARTITION }, (_, i) => record(topic, partition, i));
+        await writer.write({ topic, partition }, records);
+      }
+    }
+  });
+
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+    await Promise.all([source?.stop(), target?.stop(), dynamo?.stop()]);
+    for (const dir of [outdir, functions?.replicate.dir, functions?.lag.dir]) {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** The function's template variables with parameter references replaced by local values. */
+  function environment(fn: FunctionUnderTest): Record<string, string> {
+    const parameters: Record<string, string> = {
+      Whitelist: "ORDERS|CLICKS-.*",
+      Blacklist: "",
+      SourceBootstrapServers: source.bootstrapServers.join(","),
+      TargetBootstrapServers: target.bootstrapServers.join(","),
+      SourceAlias: "idc1",
+      RenamePolicy: "identity",
+      SourceTls: "false",
+      TargetTls: "false",
+      SourceSaslMechanism: "none",
+      TargetSaslMechanism: "none",
+      SourceSecretArn: "",
+      TargetSecretArn: "",
+    };
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fn.variables)) {
+      if (typeof value === "string") {
+        env[name] = value;
+        continue;
+      }
+      const ref = (value as { Ref?: string }).Ref ?? "";
+      // The only reference that is not a parameter is the lease table's name.
+      env[name] = parameters[ref] ?? (/^ReplicatorLeases/.test(ref) ? table : "");
+      assert.ok(ref in parameters || /^ReplicatorLeases/.test(ref), `unexpected reference ${ref} in ${name}`);
+    }
+    return {
+      ...env,
+      // Test-bed timings: seconds instead of minutes (a mock cluster on a shared 2-core machine).
+      KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
+      KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "1500",
+      KAFKA_MIRROR_LEASES_DURATION_MS: "6000",
+      KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
+      KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
+      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: "local",
+      AWS_SECRET_ACCESS_KEY: "local",
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      PATH: process.env.PATH ?? "",
+    };
+  }
+
+  function invoke(fn: FunctionUnderTest, budgetMs: number): Promise<Invocation> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [INVOKER, fn.dir, fn.event, String(budgetMs)], {
+        cwd: fn.dir,
+        env: environment(fn),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString("utf8");
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+      });
+      const timer = setTimeout(() => child.kill("SIGKILL"), budgetMs + 30_000);
+      child.once("error", reject);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        const lines = stdout.split("\n");
+        const resultLine = lines.find((l) => l.startsWith("RESULT "));
+        if (resultLine === undefined) {
+          reject(new Error(`no result from the bundle\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr}`));
+          return;
+        }
+        const emf = lines
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((d): d is EmfDocument => typeof d._aws === "object");
+        resolve({ result: JSON.parse(resultLine.slice("RESULT ".length)), emf, stdout });
+      });
+    });
+  }
+
+  function metric(emf: readonly EmfDocument[], name: string, topic?: string): number[] {
+    return emf
+      .filter((d) => (topic === undefined ? d.Topic === undefined : d.Topic === topic) && name in d)
+      .map((d) => d[name] as number);
+  }
+
+  it("lag discovers the topics and reports their full lag, replicate copies them, lag then reads zero", async (t) => {
+    const total = TOPICS.length * PARTITIONS * PER_PARTITION;
+
+    // Act 1: the first lag tick, before anything was copied.
+    const first = await invoke(functions.lag, 20_000);
+
+    // Assess 1
+    assert.deepEqual(first.result, {
+      ok: true,
+      result: {
+        partitions: TOPICS.length * PARTITIONS,
+        discovered: TOPICS.length * PARTITIONS,
+        maxLagRecords: PARTITIONS * PER_PARTITION,
+        maxLagSeconds: first.result.result?.maxLagSeconds ?? -1,
+        stalledPartitions: 0,
+      },
+    });
+    // The oldest pending record was written about a minute before the test's produce started.
+    assert.ok((first.result.result?.maxLagSeconds ?? 0) >= 55, JSON.stringify(first.result));
+    for (const topic of TOPICS) {
+      assert.deepEqual(metric(first.emf, "LagRecords", topic), [PARTITIONS * PER_PARTITION], topic);
+    }
+    assert.deepEqual(metric(first.emf, "LagRecords", UNLISTED), []);
+    assert.deepEqual(metric(first.emf, "MaxLagRecords"), [PARTITIONS * PER_PARTITION]);
+    assert.equal(first.emf[0]?._aws.CloudWatchMetrics[0]?.Namespace, "KafkaMirror");
+    assert.equal(first.emf[0]?.service, `KafkaMirror-${REGION}`);
+
+    // Act 2: one replicate invocation with 25 s left (its run ends 10 s before that).
+    const copy = await invoke(functions.replicate, 25_000);
+
+    // Assess 2
+    assert.equal(copy.result.ok, true, copy.result.error);
+    assert.equal(copy.result.result?.records, total);
+    assert.equal(copy.result.result?.errors, 0);
+    for (const topic of TOPICS) {
+      assert.deepEqual(metric(copy.emf, "RecordsCopied", topic), [PARTITIONS * PER_PARTITION], topic);
+      assert.ok((metric(copy.emf, "BytesCopied", topic)[0] ?? 0) > PARTITIONS * PER_PARTITION * 10);
+    }
+    assert.deepEqual(metric(copy.emf, "TotalLostRecords"), [0]);
+    assert.deepEqual(metric(copy.emf, "TotalErrors"), [0]);
+    const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
+    const targetAdmin = new KafkaClusterAdmin({ brokers: target.bootstrapServers });
+    const sourceReader = new KafkaSourceReader({ brokers: source.bootstrapServers });
+    const targetReader = new KafkaSourceReader({ brokers: target.bootstrapServers });
+    closers.push(
+      () => sourceAdmin.close(),
+      () => targetAdmin.close(),
+      () => sourceReader.close(),
+      () => targetReader.close(),
+    );
+    for (const topic of TOPICS) {
+      for (let partition = 0; partition < PARTITIONS; partition++) {
+        const tp = { topic, partition };
+        const [a, b] = await Promise.all([
+          readPartition(sourceReader, sourceAdmin, tp),
+          readPartition(targetReader, targetAdmin, tp),
+        ]);
+        assert.equal(a.length, PER_PARTITION);
+        assert.equal(firstDifference(a, b), -1, `${topic}/${partition}`);
+      }
+    }
+    assert.equal(
+      (await targetAdmin.listTopics()).find((t) => t.name === UNLISTED),
+      undefined,
+      "the unlisted topic is not copied",
+    );
+
+    // Act 3: the next lag tick.
+    const second = await invoke(functions.lag, 20_000);
+
+    // Assess 3
+    assert.equal(second.result.result?.maxLagRecords, 0);
+    assert.equal(second.result.result?.discovered, 0);
+    assert.deepEqual(metric(second.emf, "MaxLagRecords"), [0]);
+    assert.deepEqual(metric(second.emf, "MaxLagSeconds"), [0]);
+    for (const topic of TOPICS) assert.deepEqual(metric(second.emf, "LagRecords", topic), [0]);
+
+    // What an operator would see in CloudWatch, in the test report.
+    t.diagnostic(`replicate result: ${JSON.stringify(copy.result.result)}`);
+    for (const doc of [
+      ...first.emf.slice(0, 1),
+      ...first.emf.slice(-1),
+      ...copy.emf.slice(0, 1),
+      ...second.emf.slice(-1),
+    ]) {
+      t.diagnostic(`EMF ${JSON.stringify(doc)}`);
+    }
+
+    // Logs are structured JSON and never carry a payload.
+    for (const invocation of [first, copy, second]) {
+      assert.ok(!invocation.stdout.includes(PAYLOAD_MARKER), "a payload reached stdout");
+    }
+    assert.ok(copy.stdout.split("\n").some((l) => l.includes('"message":"replication run finished"')));
+    assert.ok(existsSync(join(functions.replicate.dir, "node_modules", "kafkajs")));
+  });
+});
