@@ -35,17 +35,17 @@ export class EmfMetrics implements ReplicationMetrics {
     this.#namespace = options.namespace ?? METRICS_NAMESPACE;
   }
 
-  batchCopied(event: { topic: string; records: number; bytes: number }): void {
+  batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
     const tally = this.#tally(event.topic);
     tally.records += event.records;
     tally.bytes += event.bytes;
   }
 
-  recordsLost(event: { topic: string; from: number; to: number }): void {
+  recordsLost(event: Parameters<ReplicationMetrics["recordsLost"]>[0]): void {
     this.#tally(event.topic).lost += Math.max(0, event.to - event.from);
   }
 
-  partitionError(event: { topic: string }): void {
+  partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
     this.#tally(event.topic).errors += 1;
   }
 

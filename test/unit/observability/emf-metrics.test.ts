@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { lagReport } from "../../../lib/lag/lag-report.js";
+import { EmfMetrics } from "../../../lib/observability/emf-metrics.js";
+
+type Doc = Record<string, unknown> & {
+  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+};
+
+/** The EMF documents `act` writes to stdout (Powertools writes them there, one per line). */
+function captureEmf(act: () => void): Doc[] {
+  const lines: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    lines.push(
+      ...String(chunk)
+        .split("\n")
+        .filter((l) => l !== ""),
+    );
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    act();
+  } finally {
+    process.stdout.write = write;
+  }
+  return lines.map((l) => JSON.parse(l) as Doc);
+}
+
+describe("EmfMetrics", () => {
+  it("sums copies, losses and errors per topic and publishes one document per topic plus totals", () => {
+    // Prepare
+    const metrics = new EmfMetrics({ serviceName: "KafkaMirror-eu-west-1" });
+    metrics.batchCopied({ topic: "A", partition: 0, records: 10, bytes: 1_000, nextOffset: 10 });
+    metrics.batchCopied({ topic: "A", partition: 1, records: 5, bytes: 500, nextOffset: 5 });
+    metrics.batchCopied({ topic: "B", partition: 0, records: 1, bytes: 7, nextOffset: 1 });
+    metrics.recordsLost({ topic: "B", partition: 0, from: 100, to: 130 });
+    metrics.partitionError({ topic: "B", partition: 2, code: "RECORD_REJECTED" });
+
+    // Act
+    const docs = captureEmf(() => metrics.flush());
+
+    // Assess
+    const byTopic = (topic: string | undefined) => docs.find((d) => d.Topic === topic);
+    assert.equal(docs.length, 3);
+    assert.deepEqual(
+      [
+        byTopic("A")?.RecordsCopied,
+        byTopic("A")?.BytesCopied,
+        byTopic("A")?.LostRecords,
+        byTopic("A")?.Errors,
+      ],
+      [15, 1_500, 0, 0],
+    );
+    assert.deepEqual(
+      [byTopic("B")?.RecordsCopied, byTopic("B")?.LostRecords, byTopic("B")?.Errors],
+      [1, 30, 1],
+    );
+    const totals = byTopic(undefined);
+    assert.deepEqual([totals?.TotalLostRecords, totals?.TotalErrors], [30, 1]);
+    assert.equal(totals?.MaxLagRecords, undefined, "no lag was measured");
+    for (const doc of docs) {
+      const directive = doc._aws.CloudWatchMetrics[0];
+      assert.equal(directive?.Namespace, "KafkaMirror");
+      assert.equal(doc.service, "KafkaMirror-eu-west-1");
+      assert.deepEqual(directive?.Dimensions, [doc.Topic === undefined ? ["service"] : ["service", "Topic"]]);
+    }
+  });
+
+  it("publishes lag per topic and its maxima, then starts over after a flush", () => {
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    const p = (topic: string, lagRecords: number, lagSeconds: number) => ({
+      topic,
+      partition: 0,
+      lagRecords,
+      lagSeconds,
+      owned: false,
+      stalled: lagSeconds > 100,
+    });
+    metrics.lagMeasured(lagReport([p("A", 5, 2), p("B", 50, 200)]));
+
+    const docs = captureEmf(() => metrics.flush());
+
+    assert.deepEqual(
+      docs.filter((d) => d.Topic !== undefined).map((d) => [d.Topic, d.LagRecords, d.LagSeconds]),
+      [
+        ["A", 5, 2],
+        ["B", 50, 200],
+      ],
+    );
+    const totals = docs.find((d) => d.Topic === undefined);
+    assert.deepEqual(
+      [totals?.MaxLagRecords, totals?.MaxLagSeconds, totals?.StalledPartitions, totals?.TotalErrors],
+      [50, 200, 1, 0],
+    );
+    // Nothing carried over: only zero totals on the next flush.
+    const next = captureEmf(() => metrics.flush());
+    assert.deepEqual(
+      next.map((d) => [d.Topic, d.TotalLostRecords, d.TotalErrors, d.MaxLagRecords]),
+      [[undefined, 0, 0, undefined]],
+    );
+  });
+});
