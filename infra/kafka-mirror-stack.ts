@@ -16,6 +16,8 @@ export const MAX_WORKERS = 10;
 
 const SECRET_ARN_PATTERN =
   "^$|^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$";
+const MSK_CLUSTER_ARN_PATTERN =
+  "^$|^arn:aws[a-z-]*:kafka:[a-z0-9-]+:[0-9]{12}:cluster/[A-Za-z0-9-]+/[A-Za-z0-9-]+$";
 const BROKERS_PATTERN = "^[A-Za-z0-9._-]+:[0-9]{1,5}(,[A-Za-z0-9._-]+:[0-9]{1,5})*$";
 
 export interface KafkaMirrorStackProps extends StackProps {
@@ -124,6 +126,11 @@ export class KafkaMirrorStack extends Stack {
         `${side}SecretArn`,
         `Secrets Manager secret (JSON: username, password, ca, cert, key) for the ${side.toLowerCase()} cluster; empty for none`,
         { default: "", allowedPattern: SECRET_ARN_PATTERN },
+      ).valueAsString,
+      mskClusterArn: text(
+        `${side}MskClusterArn`,
+        `ARN of the ${side.toLowerCase()} MSK cluster, with ${side}SaslMechanism=aws-msk-iam: grants the functions access to it; empty otherwise`,
+        { default: "", allowedPattern: MSK_CLUSTER_ARN_PATTERN },
       ).valueAsString,
     });
 

@@ -61,6 +61,11 @@ export interface ClusterProps {
   readonly saslMechanism?: string;
   /** Secrets Manager secret holding this cluster's credentials; "" for none. @default "" */
   readonly secretArn?: string;
+  /**
+   * MSK cluster ARN, for `aws-msk-iam`: the functions get exactly the kafka-cluster actions their
+   * side needs on it and its topics; "" for none. @default ""
+   */
+  readonly mskClusterArn?: string;
 }
 
 export interface VpcPlacementProps {
@@ -144,6 +149,19 @@ export class KafkaReplicator extends Construct {
     for (const fn of functions) this.grantLeaseTable(fn);
     this.grantSecret(functions, props.source, "Source");
     this.grantSecret(functions, props.target, "Target");
+    // The source is only read (both functions); only replicate writes to and creates target topics.
+    this.grantMskIam(functions, props.source, "Source", {
+      cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
+      topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+    });
+    this.grantMskIam([this.replicateFunction], props.target, "Target", {
+      cluster: [
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeCluster",
+        "kafka-cluster:WriteDataIdempotently",
+      ],
+      topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:CreateTopic", "kafka-cluster:WriteData"],
+    });
 
     this.workerRules = this.workerSchedules(props, ticks.findInMap(tick, "expression"));
     new Rule(this, "LagSchedule", {
@@ -310,6 +328,47 @@ export class KafkaReplicator extends Construct {
         policy,
         new CfnCondition(this, `${side}SecretSet`, {
           expression: Fn.conditionNot(Fn.conditionEquals(cluster.secretArn, "")),
+        }),
+      );
+    }
+  }
+
+  /**
+   * MSK IAM access to one cluster and its topics. Topic ARNs share the cluster ARN's name and id
+   * (`...:cluster/<name>/<uuid>` → `...:topic/<name>/<uuid>/<topic>`).
+   */
+  private grantMskIam(
+    functions: readonly NodejsFunction[],
+    cluster: ClusterProps,
+    side: string,
+    actions: { cluster: string[]; topics: string[] },
+  ): void {
+    const arn = cluster.mskClusterArn;
+    if (arn === undefined) return;
+    const [prefix, nameAndId] = [
+      Fn.select(0, Fn.split(":cluster/", arn)),
+      Fn.select(1, Fn.split(":cluster/", arn)),
+    ];
+    const topics = Fn.join("", [prefix, ":topic/", nameAndId, "/*"]);
+    const policy = new Policy(this, `${side}MskAccess`, {
+      statements: [
+        new PolicyStatement({ actions: actions.cluster, resources: [arn] }),
+        new PolicyStatement({ actions: actions.topics, resources: [topics] }),
+      ],
+    });
+    for (const fn of functions) policy.attachToRole(fn.role as Role);
+    // cdk-nag names the finding after the resource as CloudFormation will see it.
+    const resolved = (token: string) => JSON.stringify(Stack.of(this).resolve(token));
+    Validations.of(policy).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${resolved(prefix)}:topic/${resolved(nameAndId)}/*]`,
+      reason:
+        "the topics mirrored follow the Whitelist parameter and change without a deploy, so access covers the cluster's topics (read-only on the source)",
+    });
+    if (Token.isUnresolved(arn)) {
+      onlyIf(
+        policy,
+        new CfnCondition(this, `${side}MskClusterSet`, {
+          expression: Fn.conditionNot(Fn.conditionEquals(arn, "")),
         }),
       );
     }

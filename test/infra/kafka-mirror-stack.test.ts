@@ -234,6 +234,51 @@ describe("KafkaMirrorStack template", () => {
     }
   });
 
+  it("grants MSK IAM access per side: read on the source for both functions, write on the target for replicate", () => {
+    const msk = (side: string) => {
+      const policies = Object.values(
+        template.findResources("AWS::IAM::Policy", {
+          Properties: {
+            PolicyDocument: {
+              Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: `${side}MskClusterArn` } })]),
+            },
+          },
+        }),
+      ) as {
+        Condition?: string;
+        Properties: { PolicyDocument: { Statement: { Action: string[] }[] }; Roles: unknown[] };
+      }[];
+      assert.equal(policies.length, 1, side);
+      const policy = policies[0];
+      assert.ok(policy);
+      assert.ok(policy.Condition, `${side} MSK access exists only when the ARN is set`);
+      return {
+        actions: policy.Properties.PolicyDocument.Statement.flatMap((st) => st.Action).sort(),
+        roles: policy.Properties.Roles.length,
+      };
+    };
+    assert.deepEqual(msk("Source"), {
+      actions: [
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeCluster",
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:ReadData",
+      ],
+      roles: 2,
+    });
+    assert.deepEqual(msk("Target"), {
+      actions: [
+        "kafka-cluster:Connect",
+        "kafka-cluster:CreateTopic",
+        "kafka-cluster:DescribeCluster",
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:WriteData",
+        "kafka-cluster:WriteDataIdempotently",
+      ],
+      roles: 1,
+    });
+  });
+
   it("places the functions in the given subnets when a VPC is configured", () => {
     const app = new App({ context: CDK_CONTEXT });
     const inVpc = Template.fromStack(
