@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
@@ -12,25 +12,24 @@ import { fileURLToPath } from "node:url";
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "kafka-mirror.js");
 
-/** Command lines of running processes that serve a demo's state directory. */
-async function demoLeaseServers(): Promise<string[]> {
+/** Command lines of running lease servers whose state directory is under `dir`. */
+async function leaseServersUnder(dir: string): Promise<string[]> {
   const found: string[] = [];
   for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (cmdline.includes("daemon.ts") && cmdline.includes("kafka-mirror-demo-")) found.push(cmdline);
+    if (cmdline.includes("daemon.ts") && cmdline.includes(dir)) found.push(cmdline);
   }
   return found;
 }
 
-async function demoStateDirs(): Promise<string[]> {
-  return (await readdir(tmpdir())).filter((name) => name.startsWith("kafka-mirror-demo-"));
-}
-
 describe("kafka-mirror demo", () => {
   it("runs to its summary line with verify OK, exits 0 and cleans up", async () => {
-    const before = new Set(await demoStateDirs());
-    const serversBefore = new Set(await demoLeaseServers());
-    const child = spawn(process.execPath, [BIN, "demo"], { stdio: ["ignore", "pipe", "pipe"] });
+    // A temporary directory of its own, so other demos running on the machine do not count.
+    const tmp = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-test-"));
+    const child = spawn(process.execPath, [BIN, "demo"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TMPDIR: tmp },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => {
@@ -53,11 +52,15 @@ describe("kafka-mirror demo", () => {
     assert.match(stdout, /records copied, lag/);
 
     // Its state directory is gone, so is the lease server it started.
-    const after = (await demoStateDirs()).filter((d) => !before.has(d));
-    assert.deepEqual(after, []);
-    assert.deepEqual(
-      (await demoLeaseServers()).filter((c) => !serversBefore.has(c)),
-      [],
-    );
+    try {
+      // tsx keeps its cache there too; only the demo's own directory must be gone.
+      assert.deepEqual(
+        (await readdir(tmp)).filter((name) => name.startsWith("kafka-mirror-demo-")),
+        [],
+      );
+      assert.deepEqual(await leaseServersUnder(tmp), []);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
