@@ -26,7 +26,8 @@ const context = {
 const { handler } = await import(pathToFileURL(join(bundleDir, "index.mjs")).href);
 try {
   const result = await handler(JSON.parse(eventJson), context);
-  process.stdout.write(`RESULT ${JSON.stringify({ ok: true, result })}\n`);
+  const remainingMs = context.getRemainingTimeInMillis();
+  process.stdout.write(`RESULT ${JSON.stringify({ ok: true, result, remainingMs })}\n`);
 } catch (error) {
   process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(error?.message ?? error) })}\n`);
 }
