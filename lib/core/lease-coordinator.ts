@@ -36,6 +36,8 @@ export interface ClaimDecision {
   readonly held: number;
   /** Free or expired leases that exist, whether or not I take them (excluded ones not counted). */
   readonly available: number;
+  /** Live leases of other workers that I asked for and that are not handed over yet. */
+  readonly awaiting: number;
 }
 
 export function leaseKey(tp: TopicPartition): string {
@@ -61,6 +63,7 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
 
   const counts = new Map<string, number>([[me, 0]]);
   const candidates: Lease[] = [];
+  let awaiting = 0;
   // Leases someone already asked for are on their way: they count for the asker, not the holder,
   // so neither the asker nor anyone else asks for more than the imbalance.
   for (const lease of leases) {
@@ -69,13 +72,14 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
     } else if (lease.owner !== null) {
       const holder = lease.handoffTo ?? lease.owner;
       counts.set(holder, (counts.get(holder) ?? 0) + 1);
+      if (lease.handoffTo === me && lease.owner !== me) awaiting++;
     }
   }
   const liveWorkers = counts.size;
   const target = leases.length === 0 ? 0 : Math.ceil(leases.length / liveWorkers);
   const held = counts.get(me) ?? 0;
   const needed = Math.max(0, target - held);
-  const base = { target, liveWorkers, held, available: candidates.length };
+  const base = { target, liveWorkers, held, available: candidates.length, awaiting };
 
   if (needed === 0) return { ...base, take: [], steal: null };
   if (candidates.length > 0)

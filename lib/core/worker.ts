@@ -494,7 +494,9 @@ class Run {
 
   #allCaughtUp(): boolean {
     const decision = this.#lastDecision;
-    if (decision === null || decision.available > 0) return false;
+    // A lease we asked for is about to be handed to us: leaving now would leave it owned by a
+    // worker that has gone, idle until it expires.
+    if (decision === null || decision.available > 0 || decision.awaiting > 0) return false;
     for (const term of this.#active.values()) if (!term.pump.status.caughtUp) return false;
     return true;
   }

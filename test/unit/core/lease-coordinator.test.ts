@@ -83,6 +83,22 @@ describe("decideClaims", () => {
     }
   });
 
+  it("counts a lease I asked for as awaited until it is handed over", () => {
+    const [asked, ...rest] = table({ A: 10, B: 6 });
+    assert.ok(asked);
+    const leases = [{ ...asked, handoffTo: "me" }, ...rest];
+
+    const decision = decideClaims({ leases, me: "me", now: NOW, random: seededRandom(3) });
+
+    assert.equal(decision.awaiting, 1);
+    assert.equal(
+      decision.held,
+      1,
+      "the awaited lease counts toward my share, so I ask for no more than needed",
+    );
+    assert.equal(decideClaims({ leases: rest, me: "me", now: NOW }).awaiting, 0);
+  });
+
   it("does not steal from a worker that holds only its fair share", () => {
     // 24 over 5 workers, settled at 5/5/5/5/4: the one with 4 must stay put.
     const leases = table({ A: 5, B: 5, C: 5, D: 5, me: 4 });
