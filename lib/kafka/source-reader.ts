@@ -48,7 +48,54 @@ export class KafkaSourceReader implements SourceReader {
     this.logger = options.logger;
   }
 
+  /**
+   * One fetch, then follow-ups while the log holds more than was returned and the limits have
+   * room. A broker may answer with less than is there: librdkafka's mock sends one record batch
+   * per partition per request, and a real broker stops early near its own size limits. Each
+   * record the caller gets per call saves it a produce request and a checkpoint per call, which
+   * is what bounds the copy rate. Follow-ups ask not to wait (maxWaitMs 0), stop after
+   * FILL_BUDGET_MS so a slow trickle of small batches does not hold back what is already read,
+   * and a follow-up that fails just ends the call: the caller's next fetch meets the error.
+   * As with Kafka's own fetch, the last batch taken may carry the total past maxBytes.
+   */
   async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    const first = await this.fetchWithRetries(tp, offset, limits);
+    if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
+    const records = first.records;
+    let bytes = first.bytes;
+    let last = first;
+    const stopAt = performance.now() + FILL_BUDGET_MS;
+    while (performance.now() < stopAt && !this.closed) {
+      let next: FetchedRecords;
+      try {
+        next = await this.fetchOnce(tp, last.nextOffset, {
+          maxRecords: limits.maxRecords - records.length,
+          maxBytes: limits.maxBytes - bytes,
+          maxWaitMs: 0,
+        });
+      } catch {
+        break;
+      }
+      if (next.nextOffset <= last.nextOffset) break;
+      for (const record of next.records) records.push(record);
+      bytes += next.bytes;
+      last = next;
+      if (!hasRoom(last, records.length, bytes, limits)) break;
+    }
+    return {
+      records,
+      nextOffset: last.nextOffset,
+      highWatermark: last.highWatermark,
+      logStartOffset: last.logStartOffset,
+      bytes,
+    };
+  }
+
+  private async fetchWithRetries(
+    tp: TopicPartition,
+    offset: number,
+    limits: FetchLimits,
+  ): Promise<FetchedRecords> {
     const details = { topic: tp.topic, partition: tp.partition, offset };
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
@@ -137,6 +184,14 @@ export class KafkaSourceReader implements SourceReader {
   private refreshMetadata(): Promise<void> {
     return this.connector.refreshMetadata();
   }
+}
+
+/** Time a fetch may spend on follow-up requests after the first answer. */
+const FILL_BUDGET_MS = 100;
+
+/** The log holds more than this fetch reached, and the limits allow more. */
+function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: FetchLimits): boolean {
+  return last.nextOffset < last.highWatermark && records < limits.maxRecords && bytes < limits.maxBytes;
 }
 
 function isRetriable(error: unknown): boolean {

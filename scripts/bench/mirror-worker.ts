@@ -1,12 +1,12 @@
 /**
  * One kafka-mirror worker in a process of its own, so its CPU time and peak RSS are its own and
  * not the bench's data generator's. The `run --once` path: one worker, `stopWhenCaughtUp`, acks=all;
- * or, with `mode: "continuous"`, a worker that runs until its stdin closes (the latency run).
+ * leases in the CLI's embedded store; or, with `mode: "continuous"`, a worker that runs until its stdin closes (the latency run).
  *
  * Input: the BENCH_WORKER environment variable (JSON, WorkerJob). Output: one JSON line
  * (WorkerReport) on stdout. Warnings and errors of the worker go to stderr.
  */
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { openLeaseTable } from "../../lib/cli/leases.js";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
 import { createReplicator } from "../../lib/replicator.js";
@@ -16,8 +16,8 @@ export interface WorkerJob {
   readonly sourceBrokers: readonly string[];
   readonly targetBrokers: readonly string[];
   readonly topic: string;
-  readonly leaseTable: string;
-  readonly dynamodbEndpoint: string;
+  /** State directory of the embedded lease store (`kafka-mirror run --state-dir`). */
+  readonly stateDir: string;
 }
 
 export interface WorkerReport {
@@ -30,15 +30,24 @@ export interface WorkerReport {
   readonly errors: number;
   /** Wall time of replicate() alone (no process start, no module loading). */
   readonly elapsedMs: number;
+  /** From replicate() starting to the first batch checkpointed (planning, leases, connections). */
+  readonly startupMs: number;
+  /** From replicate() starting to the last batch checkpointed: the copy without the caught-up check and wind-down. */
+  readonly lastBatchMs: number;
   /** User + system CPU time of the process during replicate(). */
   readonly cpuMs: number;
   /** Peak resident set size of the whole process. */
   readonly maxRssMb: number;
 }
 
+/** BENCH_WORKER_LOG=info shows the worker's progress with timestamps (for finding stalls). */
+const VERBOSE = process.env.BENCH_WORKER_LOG === "info";
+
 class StderrLogger implements Logger {
   debug(): void {}
-  info(): void {}
+  info(message: string, fields?: LogFields): void {
+    if (VERBOSE) process.stderr.write(`[worker ${Date.now() % 100_000}] ${message} ${safeJson(fields)}\n`);
+  }
   warn(message: string, fields?: LogFields): void {
     process.stderr.write(`[worker warn] ${message} ${safeJson(fields)}\n`);
   }
@@ -58,8 +67,13 @@ function safeJson(fields: LogFields | undefined): string {
 class CountingMetrics implements ReplicationMetrics {
   batches = 0;
   errors = 0;
+  firstBatchAt = Number.NaN;
+  lastBatchAt = Number.NaN;
   batchCopied(): void {
     this.batches++;
+    const now = performance.now();
+    if (this.batches === 1) this.firstBatchAt = now;
+    this.lastBatchAt = now;
   }
   recordsLost(): void {
     this.errors++;
@@ -76,16 +90,28 @@ async function main(): Promise<void> {
     source: { brokers: [...job.sourceBrokers], clientId: "bench-mirror" },
     target: { brokers: [...job.targetBrokers], clientId: "bench-mirror" },
     topics: { whitelist: job.topic },
-    leases: { table: job.leaseTable },
   });
-  const dynamodb = new DynamoDBClient({
-    endpoint: job.dynamodbEndpoint,
-    region: "us-east-1",
-    // DynamoDB Local keeps one namespace per access key: the same key as the bench's table creator.
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  const table = await openLeaseTable(config, job.stateDir);
+  if (process.env.KM_TRACE) {
+    const { appendFileSync } = await import("node:fs");
+    table.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const t0 = performance.now();
+        try {
+          return await next(args);
+        } finally {
+          appendFileSync(process.env.KM_TRACE as string, `TRACE ddb-${context.commandName} p ${(performance.now() - t0).toFixed(1)}\n`);
+        }
+      },
+      { step: "initialize" },
+    );
+  }
   const metrics = new CountingMetrics();
-  const replicator = createReplicator(config, { dynamodb, logger: new StderrLogger(), metrics });
+  const replicator = createReplicator(config, {
+    dynamodb: table.client,
+    logger: new StderrLogger(),
+    metrics,
+  });
   const stop = new AbortController();
   if (job.mode === "continuous") {
     process.stdin.on("end", () => stop.abort());
@@ -109,13 +135,15 @@ async function main(): Promise<void> {
       batches: metrics.batches,
       errors: metrics.errors + summary.errors.length,
       elapsedMs,
+      startupMs: metrics.firstBatchAt - started,
+      lastBatchMs: metrics.lastBatchAt - started,
       cpuMs: (used.user + used.system) / 1000,
       maxRssMb: process.resourceUsage().maxRSS / 1024,
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
     await replicator.close();
-    dynamodb.destroy();
+    table.close();
     process.stdin.pause();
   }
 }

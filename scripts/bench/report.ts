@@ -50,6 +50,10 @@ export function formatTable(result: BenchResult): string {
       "kafka-mirror run --once",
       `${fmt(mirror.rps)} rec/s (${(mirror.elapsedMs / 1000).toFixed(2)} s, ${mirror.batches} batches, ${mirror.copied} copied)`,
     ],
+    [
+      "  of which",
+      `first batch after ${(mirror.startupMs / 1000).toFixed(2)} s, last batch at ${(mirror.lastBatchMs / 1000).toFixed(2)} s, then caught-up check and wind-down`,
+    ],
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],

@@ -3,12 +3,12 @@
  * mirror worker and check its copy record for record, then measure latency at a fixed rate.
  * Everything it starts is stopped before it returns or throws.
  */
-import { randomUUID } from "node:crypto";
-import { availableParallelism, cpus, totalmem } from "node:os";
-import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { stopLeaseServer } from "../../lib/embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
 import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
 import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
 import { digestPartition, type PartitionDigest, writeBenchData } from "./data.js";
@@ -44,14 +44,15 @@ const LATENCY_TOPIC = "bench-latency";
 export async function runBench(options: BenchOptions, log: (line: string) => void): Promise<BenchResult> {
   const started: { stop(): Promise<void> }[] = [];
   const workers: RunningWorker[] = [];
+  // The embedded lease store of `kafka-mirror run`: a dynalite server the first worker starts.
+  const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-bench-"));
   try {
-    log("starting two 3-broker mock Kafka clusters and DynamoDB Local");
-    const [source, target, dynamo] = await Promise.all([
+    log("starting two 3-broker mock Kafka clusters");
+    const [source, target] = await Promise.all([
       startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
       startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
-      startDynamoDbLocal(),
     ]);
-    started.push(source, target, dynamo);
+    started.push(source, target);
     const { partitions } = options;
     await source.createTopic(DATA_TOPIC, partitions);
     await source.createTopic(LATENCY_TOPIC, partitions);
@@ -86,16 +87,13 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     }
 
     log("kafka-mirror worker (run --once: one process, stop when caught up, acks=all)");
-    const table = `bench-${randomUUID().slice(0, 8)}`;
-    await withClient(dynamo, (client) => createLeaseTable(client, table));
     const once = startWorker(
       {
         mode: "once",
         sourceBrokers: source.bootstrapServers,
         targetBrokers: target.bootstrapServers,
         topic: DATA_TOPIC,
-        leaseTable: table,
-        dynamodbEndpoint: dynamo.endpoint,
+        stateDir,
       },
       options.cpuProfDir,
     );
@@ -116,6 +114,11 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
         (d, i) =>
           d.records > 0 && d.sha256 === targetDigests[i]?.sha256 && d.records === targetDigests[i]?.records,
       );
+    if (!verified) {
+      log(
+        `copy differs: worker errors ${report.errors}; source ${JSON.stringify(sourceDigests)}; target ${JSON.stringify(targetDigests)}`,
+      );
+    }
     const mirror = { ...report, rps: report.records / (report.elapsedMs / 1000), verified, copied };
 
     let latency: LatencyResult | null = null;
@@ -123,16 +126,13 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       log(
         `latency: ${options.rate} records/s for ${options.latencySeconds} s with a continuously running worker`,
       );
-      const latencyTable = `bench-latency-${randomUUID().slice(0, 8)}`;
-      await withClient(dynamo, (client) => createLeaseTable(client, latencyTable));
       const continuous = startWorker(
         {
           mode: "continuous",
           sourceBrokers: source.bootstrapServers,
           targetBrokers: target.bootstrapServers,
           topic: LATENCY_TOPIC,
-          leaseTable: latencyTable,
-          dynamodbEndpoint: dynamo.endpoint,
+          stateDir,
         },
         null,
       );
@@ -171,25 +171,14 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     };
   } finally {
     for (const worker of workers) worker.kill();
-    await Promise.allSettled(started.map((s) => s.stop()));
+    await Promise.allSettled([...started.map((s) => s.stop()), stopLeaseServer(stateDir)]);
+    await rm(stateDir, { recursive: true, force: true });
   }
 }
 
 function describeMachine(): string {
   const model = cpus()[0]?.model.trim() ?? "unknown CPU";
   return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.versions.node}`;
-}
-
-async function withClient<T>(
-  dynamo: DynamoDbLocal,
-  use: (client: ReturnType<DynamoDbLocal["client"]>) => Promise<T>,
-): Promise<T> {
-  const client = dynamo.client();
-  try {
-    return await use(client);
-  } finally {
-    client.destroy();
-  }
 }
 
 async function countRecords(cluster: MockKafka, topic: string, partitions: number): Promise<number> {

@@ -157,6 +157,29 @@ describe("kafka adapter against the mock cluster", () => {
     assertSameContent(read, records);
   });
 
+  it("fills one fetch from several batches although the mock answers one batch per request", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    const small = new KafkaTargetWriter({ brokers: kafka.bootstrapServers, maxBatchRecords: 7 });
+    const records = Array.from({ length: 50 }, (_, i) => record(i));
+    try {
+      await small.write({ topic, partition: 0 }, records);
+    } finally {
+      await small.close();
+    }
+
+    const all = await reader.fetch({ topic, partition: 0 }, 0, LIMITS);
+    const capped = await reader.fetch({ topic, partition: 0 }, 3, { ...LIMITS, maxRecords: 20 });
+
+    assertSameContent(all.records, records);
+    assert.equal(all.nextOffset, 50);
+    assert.deepEqual(
+      capped.records.map((r) => r.offset),
+      Array.from({ length: 20 }, (_, i) => i + 3),
+    );
+    assert.equal(capped.nextOffset, 23);
+  });
+
   it("returns nothing and the same offset when caught up", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
