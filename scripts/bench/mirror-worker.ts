@@ -92,7 +92,9 @@ async function main(): Promise<void> {
     topics: { whitelist: job.topic },
   });
   const table = await openLeaseTable(config, job.stateDir);
-  if (process.env.KM_TRACE) {
+  // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
+  // the pump's path between two writes, so their latency is part of the copy rate.
+  if (process.env.BENCH_LEASE_TRACE) {
     const { appendFileSync } = await import("node:fs");
     table.client.middlewareStack.add(
       (next, context) => async (args) => {
@@ -100,7 +102,10 @@ async function main(): Promise<void> {
         try {
           return await next(args);
         } finally {
-          appendFileSync(process.env.KM_TRACE as string, `TRACE ddb-${context.commandName} p ${(performance.now() - t0).toFixed(1)}\n`);
+          appendFileSync(
+            process.env.BENCH_LEASE_TRACE as string,
+            `TRACE ddb-${context.commandName} p ${(performance.now() - t0).toFixed(1)}\n`,
+          );
         }
       },
       { step: "initialize" },
