@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { crc32c } from "../../../lib/kafka/crc32c.js";
 
-/** Bit-at-a-time CRC-32C: slow, but too simple to share a bug with the slicing-by-8 tables. */
+/** Bit-at-a-time CRC-32C: slow, but too simple to share a bug with the slicing-by-16 tables. */
 function bitwiseCrc32c(buf: Uint8Array): number {
   let c = 0xffffffff;
   for (const byte of buf) {
@@ -33,6 +33,24 @@ describe("crc32c", () => {
       );
     }
     assert.equal(crc32c(data), bitwiseCrc32c(data));
+  });
+
+  it("agrees with a bitwise implementation at every alignment and length around the 16-byte stride", () => {
+    // The word loop starts at the first 4-byte boundary of the underlying memory, so both the
+    // view's offset in its ArrayBuffer and `start` move where the byte-wise prefix ends.
+    const backing = randomBytes(400);
+    for (let shift = 0; shift < 4; shift++) {
+      const view = backing.subarray(shift);
+      for (let start = 0; start < 5; start++) {
+        for (let length = 60; length <= 100; length++) {
+          assert.equal(
+            crc32c(view, start, start + length),
+            bitwiseCrc32c(view.subarray(start, start + length)),
+            `shift ${shift} start ${start} length ${length}`,
+          );
+        }
+      }
+    }
   });
 
   it("covers exactly [start, end) of a larger buffer", () => {
