@@ -3,7 +3,13 @@
  * retry resends exactly the same bytes with the same base sequence. The request layout is the
  * same in v3..v7; the response gains log_start_offset in v5.
  */
-import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "../kafkajs-internals.js";
+import {
+  Decoder,
+  encoderOf,
+  type KafkajsEncoder,
+  type KafkajsRequest,
+  type KafkajsResponse,
+} from "../kafkajs-internals.js";
 
 export const PRODUCE_API_KEY = 0;
 export const PRODUCE_VERSIONS = [7, 6, 5, 4, 3] as const;
@@ -35,18 +41,33 @@ export interface ProduceResponse {
   readonly throttleTimeMs: number;
 }
 
-export function encodeProduceRequest(request: ProduceRequest) {
-  return new Encoder()
-    .writeString(null) // transactional_id: idempotent, not transactional
-    .writeInt16(request.acks)
-    .writeInt32(request.timeoutMs)
-    .writeArray(
-      request.topics.map((t) =>
-        new Encoder()
-          .writeString(t.topic)
-          .writeArray(t.partitions.map((p) => new Encoder().writeInt32(p.partition).writeBytes(p.records))),
-      ),
-    );
+/**
+ * The request body laid out in one buffer of its exact size: the record batches, by far the
+ * largest part, are copied once here and once more by kafkajs into the request frame.
+ */
+export function encodeProduceRequest(request: ProduceRequest): KafkajsEncoder {
+  const topics = request.topics.map((t) => ({ ...t, name: Buffer.from(t.topic, "utf8") }));
+  let size = 2 + 2 + 4 + 4; // transactional_id (null), acks, timeout, topic count
+  for (const t of topics) {
+    size += 2 + t.name.length + 4;
+    for (const p of t.partitions) size += 4 + 4 + p.records.length;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = out.writeInt16BE(-1, 0); // transactional_id: idempotent, not transactional
+  at = out.writeInt16BE(request.acks, at);
+  at = out.writeInt32BE(request.timeoutMs, at);
+  at = out.writeInt32BE(topics.length, at);
+  for (const t of topics) {
+    at = out.writeInt16BE(t.name.length, at);
+    at += t.name.copy(out, at);
+    at = out.writeInt32BE(t.partitions.length, at);
+    for (const p of t.partitions) {
+      at = out.writeInt32BE(p.partition, at);
+      at = out.writeInt32BE(p.records.length, at);
+      at += p.records.copy(out, at);
+    }
+  }
+  return encoderOf(out);
 }
 
 export function decodeProduceResponse(version: number, payload: Buffer): ProduceResponse {

@@ -22,6 +22,29 @@ describe("Produce request", () => {
     );
   });
 
+  it("lays out several topics and partitions in one buffer of the exact size", () => {
+    const encoded = encodeProduceRequest({
+      acks: 1,
+      timeoutMs: 5,
+      topics: [
+        {
+          topic: "ab",
+          partitions: [
+            { partition: 0, records: Buffer.from([0x01]) },
+            { partition: 7, records: Buffer.alloc(0) },
+          ],
+        },
+        { topic: "é", partitions: [{ partition: 1, records: Buffer.from([0x02, 0x03]) }] },
+      ],
+    });
+
+    const expected = hex(`ffff 0001 00000005 00000002
+      0002 6162 00000002 00000000 00000001 01 00000007 00000000
+      0002 c3a9 00000001 00000001 00000002 0203`);
+    assert.deepEqual(encoded.buffer, expected);
+    assert.equal(encoded.size(), expected.length);
+  });
+
   it("refuses versions whose layout it does not implement", () => {
     assert.throws(() => produceRequest(8, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
     assert.throws(() => produceRequest(2, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
