@@ -33,8 +33,10 @@ export function startWorker(job: WorkerJob, cpuProfDir: string | null): RunningW
   child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString("utf8");
   });
+  const live = process.env.BENCH_WORKER_LOG !== undefined;
   child.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+    if (live) process.stderr.write(chunk);
+    else stderr = (stderr + chunk.toString("utf8")).slice(-4000);
   });
   child.stdin?.on("error", () => undefined);
   const report = exited(child).then((code) => {
