@@ -345,7 +345,10 @@ class Run {
         exclude,
         relevant: (lease) => this.#routes.has(leaseKey(lease)),
       });
-      this.#lastDecision = decision;
+      // The leases just claimed were counted as available when the decision was made; without
+      // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
+      const claimed = acquired.filter((l) => decision.take.some((t) => leaseKey(t) === leaseKey(l))).length;
+      this.#lastDecision = { ...decision, available: decision.available - claimed };
       for (const lease of acquired) this.#start(lease);
       if (acquired.length > 0) {
         this.#o.logger.info("leases taken", {
