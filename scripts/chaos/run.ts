@@ -20,6 +20,7 @@ import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
+import { seededRandom } from "../../test/helpers/fakes.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
 import { readPartition, recordImage } from "../../test/helpers/partition-data.js";
 
@@ -86,23 +87,12 @@ const WORKER_SCRIPT = fileURLToPath(new URL("./worker.ts", import.meta.url));
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TABLE = "chaos-leases";
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const o = options;
   const log = o.log ?? (() => {});
-  const random = mulberry32(o.seed);
+  const random = seededRandom(o.seed);
   const between = ([lo, hi]: readonly [number, number]) => lo + Math.floor(random() * (hi - lo));
   const topics = Array.from({ length: o.topics }, (_, i) => `CHAOS-${i}`);
   const dbPath = mkdtempSync(join(tmpdir(), "kafka-mirror-chaos-"));

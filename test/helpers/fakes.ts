@@ -469,6 +469,19 @@ export function makeRecords(count: number, tag: number, timestamp = 1_700_000_00
   }));
 }
 
+/** A fresh in-memory world for core tests: both clusters on one fake clock, an empty lease store. */
+export function inMemoryWorld() {
+  const clock = new FakeClock();
+  return {
+    clock,
+    source: new InMemoryCluster(clock),
+    target: new InMemoryCluster(clock),
+    store: new InMemoryLeaseStore(),
+    logger: new CapturingLogger(),
+    metrics: new CapturingMetrics(),
+  };
+}
+
 /** A seeded PRNG (mulberry32) so lease-choice randomness is reproducible. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;

@@ -9,14 +9,7 @@ import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import {
-  CapturingLogger,
-  CapturingMetrics,
-  FakeClock,
-  InMemoryCluster,
-  InMemoryLeaseStore,
-  makeRecords,
-} from "../../helpers/fakes.js";
+import { type FakeClock, inMemoryWorld, makeRecords } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
@@ -25,19 +18,10 @@ const src: TopicPartition = { topic: "src", partition: 0 };
 const dst: TopicPartition = { topic: "dst", partition: 0 };
 
 function env() {
-  const clock = new FakeClock();
-  const source = new InMemoryCluster(clock);
-  const target = new InMemoryCluster(clock);
-  source.createTopic("src", 1);
-  target.createTopic("dst", 1);
-  return {
-    clock,
-    source,
-    target,
-    store: new InMemoryLeaseStore(),
-    logger: new CapturingLogger(),
-    metrics: new CapturingMetrics(),
-  };
+  const world = inMemoryWorld();
+  world.source.createTopic("src", 1);
+  world.target.createTopic("dst", 1);
+  return world;
 }
 type Env = ReturnType<typeof env>;
 

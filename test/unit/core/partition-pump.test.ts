@@ -3,31 +3,15 @@ import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import {
-  CapturingLogger,
-  CapturingMetrics,
-  FakeClock,
-  InMemoryCluster,
-  InMemoryLeaseStore,
-  makeRecords,
-} from "../../helpers/fakes.js";
+import { type FakeClock, inMemoryWorld, makeRecords } from "../../helpers/fakes.js";
 
 const FAR = Number.MAX_SAFE_INTEGER;
 
 function env(partitions = 1) {
-  const clock = new FakeClock();
-  const source = new InMemoryCluster(clock);
-  const target = new InMemoryCluster(clock);
-  source.createTopic("src", partitions);
-  target.createTopic("dst", partitions);
-  return {
-    clock,
-    source,
-    target,
-    store: new InMemoryLeaseStore(),
-    logger: new CapturingLogger(),
-    metrics: new CapturingMetrics(),
-  };
+  const world = inMemoryWorld();
+  world.source.createTopic("src", partitions);
+  world.target.createTopic("dst", partitions);
+  return world;
 }
 type Env = ReturnType<typeof env>;
 

@@ -4,12 +4,9 @@ import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { LeaseStore } from "../../../lib/core/ports.js";
 import { checkWorkerSettings, Worker, type WorkerSettings } from "../../../lib/core/worker.js";
 import {
-  CapturingLogger,
-  CapturingMetrics,
-  FakeClock,
   fakeMapping,
-  InMemoryCluster,
-  InMemoryLeaseStore,
+  type InMemoryCluster,
+  inMemoryWorld,
   makeRecords,
   seededRandom,
 } from "../../helpers/fakes.js";
@@ -25,22 +22,14 @@ const SETTINGS: WorkerSettings = {
 const TOPICS = { orders: 4, events: 3 } as const;
 
 function env() {
-  const clock = new FakeClock();
-  const source = new InMemoryCluster(clock);
-  const target = new InMemoryCluster(clock);
+  const world = inMemoryWorld();
   let tag = 0;
   for (const [topic, partitions] of Object.entries(TOPICS)) {
-    source.createTopic(topic, partitions);
-    for (let p = 0; p < partitions; p++) source.append({ topic, partition: p }, makeRecords(100, tag++));
+    world.source.createTopic(topic, partitions);
+    for (let p = 0; p < partitions; p++)
+      world.source.append({ topic, partition: p }, makeRecords(100, tag++));
   }
-  return {
-    clock,
-    source,
-    target,
-    store: new InMemoryLeaseStore(),
-    logger: new CapturingLogger(),
-    metrics: new CapturingMetrics(),
-  };
+  return world;
 }
 type Env = ReturnType<typeof env>;
 
