@@ -255,12 +255,8 @@ class Run {
     const stopAt = this.#deadline - settings.writeSafetyMarginMs;
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
-    const plan = await planTopics({
-      sourceAdmin: this.#o.sourceAdmin,
-      targetAdmin: this.#o.targetAdmin,
-      mapping: this.#o.mapping,
-      replicationFactor: settings.replicationFactor,
-    });
+    const planned = await this.#plan(stopAt);
+    const plan = planned ?? { partitions: [], errors: [] };
     for (const { topic, error } of plan.errors) {
       this.#errors.push({ topic, partition: null, code: error.code, message: error.message });
       this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
@@ -274,7 +270,7 @@ class Run {
     for (const route of plan.partitions) this.#routes.set(leaseKey(route.source), route);
 
     let endReason: RunEndReason = "deadline";
-    const ensured = await this.#ensureLeases(stopAt);
+    const ensured = planned !== null && (await this.#ensureLeases(stopAt));
     if (ensured) {
       let nextRebalance = clock.now();
       let nextRenew = clock.now() + settings.leases.renewIntervalMs;
@@ -316,6 +312,33 @@ class Run {
       errors: summary.errors.length,
     });
     return summary;
+  }
+
+  /**
+   * A cluster may be briefly unreachable (broker restarting, metadata moving): retry planning
+   * until there is no time left, then end the run with the error in its summary rather than
+   * throwing, since the next run simply tries again. Non-retryable errors still throw.
+   */
+  async #plan(stopAt: number): Promise<Awaited<ReturnType<typeof planTopics>> | null> {
+    const { clock, logger, settings } = this.#o;
+    for (;;) {
+      try {
+        return await planTopics({
+          sourceAdmin: this.#o.sourceAdmin,
+          targetAdmin: this.#o.targetAdmin,
+          mapping: this.#o.mapping,
+          replicationFactor: settings.replicationFactor,
+        });
+      } catch (error) {
+        if (!isReplicatorError(error) || !error.retryable) throw error;
+        logger.warn("planning topics failed, retrying", { code: error.code, error: error.message });
+        if (clock.now() + STORE_RETRY_MS >= stopAt || this.#options.signal?.aborted) {
+          this.#errors.push({ topic: "", partition: null, code: error.code, message: error.message });
+          return null;
+        }
+        await clock.sleep(STORE_RETRY_MS, this.#options.signal);
+      }
+    }
   }
 
   /** The lease store may be briefly unreachable; keep trying until there is no time left. */

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { LeaseStore } from "../../../lib/core/ports.js";
 import { checkWorkerSettings, Worker, type WorkerSettings } from "../../../lib/core/worker.js";
+import { ReplicatorError } from "../../../lib/errors.js";
 import {
   fakeMapping,
   type InMemoryCluster,
@@ -122,6 +123,53 @@ describe("Worker", () => {
     const total = [...sa.partitions, ...sb.partitions].reduce((n, p) => n + p.records, 0);
     assert.equal(total, 7 * 130);
     assert.ok(sa.endedAt <= deadline + 1_000);
+  });
+
+  it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {
+    // Prepare: the source's metadata fails twice, as during a broker restart.
+    const e = env();
+    const listTopics = e.source.listTopics.bind(e.source);
+    let failures = 2;
+    e.source.listTopics = async () => {
+      if (failures-- > 0) throw new ReplicatorError("KAFKA_RETRIABLE", "broker 1 not found in metadata");
+      return listTopics();
+    };
+
+    // Act
+    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+
+    // Assess
+    assert.deepEqual(summary.errors, []);
+    for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
+    assert.equal(
+      e.logger.at("warn").filter((w) => w.message === "planning topics failed, retrying").length,
+      2,
+    );
+  });
+
+  it("ends the run with the error, not a throw, when planning keeps failing until the deadline", async () => {
+    const e = env();
+    e.source.listTopics = async () => {
+      throw new ReplicatorError("KAFKA_RETRIABLE", "cluster unreachable");
+    };
+
+    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 20_000);
+
+    assert.deepEqual(
+      summary.errors.map((r) => r.code),
+      ["KAFKA_RETRIABLE"],
+    );
+    assert.equal(summary.partitions.length, 0);
+    assert.deepEqual(e.store.snapshot(), [], "no lease is created without a plan");
+  });
+
+  it("still throws a planning error that retrying cannot fix", async () => {
+    const e = env();
+    e.source.listTopics = async () => {
+      throw new ReplicatorError("KAFKA_FATAL", "authorization failed");
+    };
+
+    await assert.rejects(workerFor(e, "A", 1).replicate(e.clock.now() + 20_000), /authorization failed/);
   });
 
   it("a worker killed mid-run loses nothing; the next one repeats at most one batch per partition", async () => {
