@@ -178,6 +178,8 @@ interface PartitionTally {
 
 const STORE_RETRY_MS = 1000;
 const CAUGHT_UP_POLL_MS = 200;
+/** How often a worker looks for a lease it asked for (one lease-table read each time). */
+const AWAIT_POLL_MS = 500;
 
 export class Worker {
   readonly #o: WorkerOptions;
@@ -287,7 +289,14 @@ class Run {
         }
         if (now >= nextRebalance) {
           await this.#rebalance(now);
-          nextRebalance = now + settings.leases.rebalanceIntervalMs;
+          // A lease we asked for is handed over at the holder's next checkpoint or renewal; look
+          // again soon rather than leaving it idle for a whole rebalance interval.
+          const awaiting = (this.#lastDecision?.awaiting ?? 0) > 0;
+          nextRebalance =
+            now +
+            (awaiting
+              ? Math.min(AWAIT_POLL_MS, settings.leases.rebalanceIntervalMs)
+              : settings.leases.rebalanceIntervalMs);
         }
         this.#reap();
         if (this.#options.stopWhenCaughtUp && this.#allCaughtUp()) {
