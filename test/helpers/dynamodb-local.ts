@@ -5,9 +5,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer, Socket } from "node:net";
+import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { freePort } from "./net.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 
@@ -180,18 +181,4 @@ async function waitUntilReady(endpoint: string, exited: Promise<string>): Promis
   } finally {
     probe.destroy();
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === "object") resolve(address.port);
-        else reject(new Error("could not pick a free port"));
-      });
-    });
-  });
 }

@@ -6,31 +6,17 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { runCli } from "../../../lib/cli/main.js";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { runCliCaptured } from "../../helpers/cli.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
-async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  stderr.on("data", (c: Buffer) => {
-    err += c.toString("utf8");
-  });
-  const code = await runCli(args, { stdout, stderr }, new AbortController().signal);
-  return { code, stdout: out, stderr: err };
-}
+const cli = runCliCaptured;
 
 describe("kafka-mirror with --lease-store dynamodb", () => {
   let source: MockKafka;

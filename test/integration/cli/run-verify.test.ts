@@ -8,10 +8,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PassThrough } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { runCli } from "../../../lib/cli/main.js";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
@@ -20,6 +18,7 @@ import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
+import { runCliCaptured } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
@@ -32,20 +31,7 @@ function records(count: number, tag: number): MirrorRecord[] {
   return makeRecords(count, tag).map((r, i) => ({ ...r, offset: i }));
 }
 
-async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c: Buffer) => {
-    out += c.toString("utf8");
-  });
-  stderr.on("data", (c: Buffer) => {
-    err += c.toString("utf8");
-  });
-  const code = await runCli(args, { stdout, stderr }, new AbortController().signal);
-  return { code, stdout: out, stderr: err };
-}
+const cli = runCliCaptured;
 
 function spawnCli(args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {

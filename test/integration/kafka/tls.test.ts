@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -24,6 +24,7 @@ import {
   kafkaSecurityOptions,
 } from "../../../lib/kafka/security.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { freePort } from "../../helpers/net.js";
 
 const TOPIC = `tls-topic-${process.pid}`;
 
@@ -99,19 +100,6 @@ function makePki(): Pki {
     clientCert: read("client.pem"),
     clientKey: read("client.key"),
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null ? resolve(address.port) : reject(),
-      );
-    });
-  });
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
