@@ -238,6 +238,8 @@ class Run {
   /** Handoff releases under way; the run waits for them before it returns. */
   readonly #releasing = new Set<Promise<void>>();
   #stopping = false;
+  /** A pump ended short of its partition's end: look at the lease table before calling it done. */
+  #needsLook = false;
   readonly #tallies = new Map<string, PartitionTally>();
   readonly #errors: RunError[] = [];
   #lastDecision: ClaimDecision | null = null;
@@ -299,6 +301,8 @@ class Run {
               : settings.leases.rebalanceIntervalMs);
         }
         this.#reap();
+        // A partition stopped short of its end: find out at once whether to resume it.
+        if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
         if (this.#options.stopWhenCaughtUp && this.#allCaughtUp()) {
           endReason = "caught-up";
           break;
@@ -371,6 +375,7 @@ class Run {
   }
 
   async #rebalance(now: number): Promise<void> {
+    this.#needsLook = false;
     const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
     try {
       const { acquired, requested, decision } = await this.#coordinator.rebalance(now, this.#deadline, {
@@ -491,7 +496,15 @@ class Run {
         this.#failed.add(term.key);
         const { topic, partition } = term.held.route.source;
         this.#errors.push({ topic, partition, code: status.error.code, message: status.error.message });
-      } else if (!term.held.lost && term.held.handedOff && !this.#stopping) {
+        continue;
+      }
+      if (!status.caughtUp && !term.held.handedOff && !this.#stopping) {
+        // The partition stopped short of its end without an error (lease expired by our clock,
+        // lost or taken): it may be ours to resume or free for anyone, and until the next look at
+        // the lease table nobody knows, so the run is not caught up.
+        this.#needsLook = true;
+      }
+      if (!term.held.lost && term.held.handedOff && !this.#stopping) {
         // The asker is waiting for it: hand it over now, not at the end of the run.
         const release = this.#handOver(term.held).finally(() => this.#releasing.delete(release));
         this.#releasing.add(release);
@@ -529,6 +542,7 @@ class Run {
 
   #allCaughtUp(): boolean {
     const decision = this.#lastDecision;
+    if (this.#needsLook) return false;
     // A lease we asked for is about to be handed to us: leaving now would leave it owned by a
     // worker that has gone, idle until it expires.
     if (decision === null || decision.available > 0 || decision.awaiting > 0) return false;

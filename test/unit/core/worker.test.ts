@@ -263,6 +263,43 @@ describe("Worker", () => {
     }
   });
 
+  it("does not call a run caught up while a partition whose lease ran out is unfinished", async () => {
+    // Prepare: renewals of orders/0 never get through, so its pump stops each time its lease
+    // runs out by our clock, long before the slow partition is copied; the others finish early.
+    const e = env();
+    const slow = { topic: "orders", partition: 0 };
+    e.source.append(slow, makeRecords(400, 99));
+    e.target.hooks.beforeWrite = async (tp) => {
+      if (tp.partition === slow.partition && tp.topic === `dr.${slow.topic}`) await e.clock.sleep(1_000);
+    };
+    const store = e.store;
+    const flaky: LeaseStore = {
+      ensure: (p) => store.ensure(p),
+      list: () => store.list(),
+      claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
+      renew: async (held, expiresAt) => {
+        if (held.topic === slow.topic && held.partition === slow.partition) {
+          throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", "renewal timed out");
+        }
+        return store.renew(held, expiresAt);
+      },
+      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
+      release: (held) => store.release(held),
+      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+      handOver: (held) => store.handOver(held),
+    };
+
+    // Act
+    const summary = await workerFor(e, "A", 1, { leases: flaky }).replicate(e.clock.now() + 600_000, {
+      stopWhenCaughtUp: true,
+    });
+
+    // Assess
+    assert.equal(summary.endReason, "caught-up");
+    assertNothingLost(e, slow, 100);
+    assert.equal(store.get(slow)?.checkpoint, 500);
+  });
+
   it("rides out a lease-store outage without writing past its leases and without losing records", async () => {
     const e = env();
     for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(1_000, 50 + i));
