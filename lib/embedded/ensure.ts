@@ -21,6 +21,12 @@ export interface EnsureLeaseServerOptions {
 
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 const POLL_MS = 50;
+/**
+ * How long to keep looking for a racing process's server after ours died with an unexpected code.
+ * A server that loses the LevelDB lock normally exits 3, but the lock error can also surface as
+ * an uncaught error (exit 1) from inside the storage layer.
+ */
+const RACE_GRACE_MS = 3_000;
 
 export async function ensureLeaseServer(
   stateDir: string,
@@ -37,8 +43,10 @@ export async function ensureLeaseServer(
   }
   const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
   let childExit: number | null | undefined;
+  let exitedAt = 0;
   child.once("exit", (code) => {
     childExit = code;
+    exitedAt = Date.now();
   });
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   const giveUpAt = Date.now() + timeoutMs;
@@ -52,7 +60,7 @@ export async function ensureLeaseServer(
     ) {
       return record;
     }
-    if (childExit !== undefined && childExit !== 3) {
+    if (childExit !== undefined && childExit !== 3 && Date.now() - exitedAt > RACE_GRACE_MS) {
       throw unavailable(dir, `the lease server exited with code ${childExit}; see ${join(dir, LOG_FILE)}`);
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
