@@ -18,11 +18,10 @@ import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../lib/core/proven
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
 import { seededRandom } from "../../test/helpers/fakes.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
-import { readPartition, recordImage } from "../../test/helpers/partition-data.js";
+import { ClusterView, recordImage } from "../../test/helpers/partition-data.js";
 
 export interface ChaosOptions {
   readonly topics: number;
@@ -408,25 +407,18 @@ async function compare(
   partitions: number,
   result: ChaosResult,
 ): Promise<void> {
-  const connect = (brokers: string[]) => ({
-    reader: new KafkaSourceReader({ brokers, clientId: "chaos-compare" }),
-    admin: new KafkaClusterAdmin({ brokers, clientId: "chaos-compare" }),
-  });
-  const s = connect(src.bootstrapServers);
-  const t = connect(dst.bootstrapServers);
+  const s = new ClusterView(src.bootstrapServers, "chaos-compare");
+  const t = new ClusterView(dst.bootstrapServers, "chaos-compare");
   try {
     for (const topic of topics) {
       for (let partition = 0; partition < partitions; partition++) {
         const tp = { topic, partition };
-        const [fromSource, fromTarget] = await Promise.all([
-          readPartition(s.reader, s.admin, tp),
-          readPartition(t.reader, t.admin, tp),
-        ]);
+        const [fromSource, fromTarget] = await Promise.all([s.read(tp), t.read(tp)]);
         tally(fromSource, fromTarget, result);
       }
     }
   } finally {
-    await Promise.allSettled([s.reader.close(), s.admin.close(), t.reader.close(), t.admin.close()]);
+    await Promise.allSettled([s.close(), t.close()]);
   }
 }
 

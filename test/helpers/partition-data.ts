@@ -5,6 +5,8 @@
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
 export async function readPartition(
@@ -24,6 +26,26 @@ export async function readPartition(
     offset = fetched.nextOffset;
   }
   return records;
+}
+
+/** A reader and an admin of one cluster, for reading whole partitions in tests and checks. */
+export class ClusterView {
+  readonly admin: KafkaClusterAdmin;
+  readonly reader: KafkaSourceReader;
+
+  constructor(brokers: readonly string[], clientId?: string) {
+    const options = clientId === undefined ? { brokers } : { brokers, clientId };
+    this.admin = new KafkaClusterAdmin(options);
+    this.reader = new KafkaSourceReader(options);
+  }
+
+  read(tp: TopicPartition): Promise<MirrorRecord[]> {
+    return readPartition(this.reader, this.admin, tp);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.reader.close(), this.admin.close()]);
+  }
 }
 
 const PROVENANCE_HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);

@@ -16,16 +16,14 @@ import type { MirrorRecord, RecordHeader } from "../../lib/core/model.js";
 import { encodeProvenance } from "../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import type { CompressionCodec } from "../../lib/kafka/compression.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
 import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
 import { createReplicator, type Replicator } from "../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics } from "../helpers/fakes.js";
 import { type KcatCompression, kcatProduce, kcatRead } from "../helpers/kcat.js";
 import { type MockKafka, startMockKafka } from "../helpers/mock-kafka.js";
-import { firstDifference, readPartition, recordImage } from "../helpers/partition-data.js";
+import { ClusterView, firstDifference, recordImage } from "../helpers/partition-data.js";
 
 const PARTITIONS = 8;
 const PER_PARTITION = 8_400; // 3 topics x 8 partitions x 8,400 = 201,600 records
@@ -189,22 +187,18 @@ describe("replication: three workers over two 3-broker clusters", () => {
       return createReplicator(config, { dynamodb: client, logger, metrics, workerId });
     });
     for (const w of workers) closers.push(() => w.close());
-    const adminSource = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
-    const adminTarget = new KafkaClusterAdmin({ brokers: target.bootstrapServers });
-    const readSource = new KafkaSourceReader({ brokers: source.bootstrapServers });
-    const readTarget = new KafkaSourceReader({ brokers: target.bootstrapServers });
+    const sourceView = new ClusterView(source.bootstrapServers);
+    const targetView = new ClusterView(target.bootstrapServers);
     closers.push(
-      () => adminSource.close(),
-      () => adminTarget.close(),
-      () => readSource.close(),
-      () => readTarget.close(),
+      () => sourceView.close(),
+      () => targetView.close(),
     );
     const viewClient = dynamo.client();
     closers.push(async () => viewClient.destroy());
     const leaseView = new DynamoDbLeaseStore({ client: viewClient, tableName: table });
     const logEnds = new Map<string, number>();
     for (const topic of WHITELISTED) {
-      const offsets = await adminSource.listOffsets(topic, [...Array(PARTITIONS).keys()]);
+      const offsets = await sourceView.admin.listOffsets(topic, [...Array(PARTITIONS).keys()]);
       for (const o of offsets) logEnds.set(`${topic}:${o.partition}`, o.logEndOffset);
     }
     const caughtUp = async () => {
@@ -237,10 +231,7 @@ describe("replication: three workers over two 3-broker clusters", () => {
     for (const topic of WHITELISTED) {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const tp = { topic, partition };
-        const [fromSource, fromTarget] = await Promise.all([
-          readPartition(readSource, adminSource, tp),
-          readPartition(readTarget, adminTarget, tp),
-        ]);
+        const [fromSource, fromTarget] = await Promise.all([sourceView.read(tp), targetView.read(tp)]);
         assert.equal(fromSource.length, PER_PARTITION, `${topic}/${partition} source count`);
         const at = firstDifference(fromSource, fromTarget);
         assert.equal(
@@ -253,12 +244,12 @@ describe("replication: three workers over two 3-broker clusters", () => {
 
     // The comparison above reads both sides with our decoder; check the target against what the
     // producers were given too, so a symmetric decoding bug cannot pass unnoticed.
-    const push = await readPartition(readTarget, adminTarget, { topic: "PUSH-BI-TOPIC", partition: 3 });
+    const push = await targetView.read({ topic: "PUSH-BI-TOPIC", partition: 3 });
     assert.deepEqual(
       push.map(recordImage),
       Array.from({ length: PER_PARTITION }, (_, i) => recordImage(pushRecord(i))),
     );
-    const bin = await readPartition(readTarget, adminTarget, { topic: "BIN-BI-TOPIC", partition: 5 });
+    const bin = await targetView.read({ topic: "BIN-BI-TOPIC", partition: 5 });
     const sample = bin[14]; // i = 14: key present, tombstone (14 % 7 === 0)
     assert.ok(sample !== undefined);
     assert.equal(sample.value, null);
@@ -289,7 +280,7 @@ describe("replication: three workers over two 3-broker clusters", () => {
     }
 
     // The unlisted topic was not copied; target topics have the source's partition count.
-    const targetTopics = await adminTarget.listTopics();
+    const targetTopics = await targetView.admin.listTopics();
     assert.equal(
       targetTopics.find((t) => t.name === UNLISTED),
       undefined,

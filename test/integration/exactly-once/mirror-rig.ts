@@ -10,13 +10,11 @@ import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { RunSummary } from "../../../lib/core/worker.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
-import { readPartition } from "../../helpers/partition-data.js";
+import { ClusterView } from "../../helpers/partition-data.js";
 
 export class MirrorRig {
   readonly clusters = new Map<string, MockKafka>();
@@ -101,13 +99,11 @@ export class MirrorRig {
   }
 
   async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {
-    const brokers = this.cluster(alias).bootstrapServers;
-    const reader = new KafkaSourceReader({ brokers });
-    const admin = new KafkaClusterAdmin({ brokers });
+    const view = new ClusterView(this.cluster(alias).bootstrapServers);
     try {
-      return await readPartition(reader, admin, tp);
+      return await view.read(tp);
     } finally {
-      await Promise.allSettled([reader.close(), admin.close()]);
+      await view.close();
     }
   }
 

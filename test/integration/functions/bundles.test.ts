@@ -17,12 +17,10 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
-import { firstDifference, readPartition } from "../../helpers/partition-data.js";
+import { ClusterView, firstDifference } from "../../helpers/partition-data.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const INVOKER = fileURLToPath(new URL("./invoke-bundle.mjs", import.meta.url));
@@ -321,29 +319,22 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     }
     assert.deepEqual(metric(copy.emf, "TotalLostRecords"), [0]);
     assert.deepEqual(metric(copy.emf, "TotalErrors"), [0]);
-    const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
-    const targetAdmin = new KafkaClusterAdmin({ brokers: target.bootstrapServers });
-    const sourceReader = new KafkaSourceReader({ brokers: source.bootstrapServers });
-    const targetReader = new KafkaSourceReader({ brokers: target.bootstrapServers });
+    const sourceView = new ClusterView(source.bootstrapServers);
+    const targetView = new ClusterView(target.bootstrapServers);
     closers.push(
-      () => sourceAdmin.close(),
-      () => targetAdmin.close(),
-      () => sourceReader.close(),
-      () => targetReader.close(),
+      () => sourceView.close(),
+      () => targetView.close(),
     );
     for (const topic of TOPICS) {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const tp = { topic, partition };
-        const [a, b] = await Promise.all([
-          readPartition(sourceReader, sourceAdmin, tp),
-          readPartition(targetReader, targetAdmin, tp),
-        ]);
+        const [a, b] = await Promise.all([sourceView.read(tp), targetView.read(tp)]);
         assert.equal(a.length, PER_PARTITION);
         assert.equal(firstDifference(a, b), -1, `${topic}/${partition}`);
       }
     }
     assert.equal(
-      (await targetAdmin.listTopics()).find((t) => t.name === UNLISTED),
+      (await targetView.admin.listTopics()).find((t) => t.name === UNLISTED),
       undefined,
       "the unlisted topic is not copied",
     );
