@@ -32,7 +32,7 @@ import type {
   SourceReader,
   TargetWriter,
 } from "./ports.js";
-import { isLoopback, type ProvenanceSettings, withProvenance } from "./provenance.js";
+import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } from "./provenance.js";
 import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
 export type StartFrom = "earliest" | "latest";
@@ -184,6 +184,8 @@ export class PartitionPump {
   #error: ReplicatorError | null = null;
   readonly #tail: TargetTail | null;
   readonly #provenance: ProvenanceSettings | null;
+  /** Our provenance header for this partition's records; null when not exactly-once. */
+  readonly #stamp: ProvenanceStamp | null;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
@@ -198,6 +200,7 @@ export class PartitionPump {
       );
     }
     const { lease, route } = held;
+    this.#stamp = this.#provenance === null ? null : stampFor(this.#provenance, route.source.partition);
     this.#tail =
       this.#provenance === null || deps.targetTail === undefined
         ? null
@@ -333,16 +336,13 @@ export class PartitionPump {
     }
   }
 
-  /** What is written for a fetched batch: loopbacks dropped, our provenance appended. */
+  /** What is written for a fetched batch: loopbacks dropped (the writer appends our provenance). */
   #outgoing(records: readonly MirrorRecord[]): readonly MirrorRecord[] {
     const provenance = this.#provenance;
     if (provenance === null) return records;
-    const partition = this.#held.route.source.partition;
-    const out: MirrorRecord[] = [];
-    for (const record of records) {
-      if (!isLoopback(record, provenance)) out.push(withProvenance(record, provenance, partition));
-    }
-    return out;
+    return records.some((r) => isLoopback(r, provenance))
+      ? records.filter((r) => !isLoopback(r, provenance))
+      : records;
   }
 
   /** Resolves the start offset from the source's log bounds; null when stopped first. */
@@ -448,7 +448,7 @@ export class PartitionPump {
         if (pending.length === 0) return "ok";
         const gate = await this.#leaseAllowsWrite();
         if (gate !== "ok") return gate;
-        const result = await this.#deps.target.write(this.#held.route.target, pending);
+        const result = await this.#deps.target.write(this.#held.route.target, pending, this.#stamp);
         tail?.acknowledged(result.baseOffset, pending.length, pending.at(-1)?.offset ?? -1);
         return "ok";
       } catch (error) {

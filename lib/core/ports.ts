@@ -13,6 +13,7 @@ import type {
   TopicPartition,
   WriteResult,
 } from "./model.js";
+import type { ProvenanceStamp } from "./provenance.js";
 
 /** Reads partitions of the source cluster from explicit offsets, with no consumer group. */
 export interface SourceReader {
@@ -31,8 +32,14 @@ export interface TargetWriter {
    * Appends `records` to `tp` in order, as one or more batches, and resolves only after the
    * target acknowledged all of them with acks=all. A record the target refuses rejects the
    * promise with RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.
+   * With a stamp every record is written with one more header, after its own: key `stamp.key`,
+   * value `stamp.prefix` followed by the record's source offset as int64 (see provenance.ts).
    */
-  write(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult>;
+  write(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp?: ProvenanceStamp | null,
+  ): Promise<WriteResult>;
   close(): Promise<void>;
 }
 

@@ -35,15 +35,55 @@ export interface ProvenanceSettings {
 }
 
 export function encodeProvenance(p: Provenance): Buffer {
-  const alias = Buffer.from(p.alias, "ascii");
-  if (alias.length > 255) throw new RangeError("provenance alias longer than 255 bytes");
-  const out = Buffer.alloc(1 + 1 + alias.length + 4 + 8);
-  let at = out.writeUInt8(PROVENANCE_VERSION, 0);
-  at = out.writeUInt8(alias.length, at);
-  at += alias.copy(out, at);
-  at = out.writeInt32BE(p.partition, at);
-  out.writeBigInt64BE(BigInt(p.offset), at);
-  return out;
+  return valueWithOffset(provenancePrefix(p.alias, p.partition), p.offset);
+}
+
+/**
+ * Our provenance header for every record of one write: its key, and the fixed start of its value
+ * (version, alias, partition). The value ends with each record's own source offset (int64), so
+ * a writer can lay the header out in place per record instead of the core building a header,
+ * a value buffer and a copy of the record for every record it copies.
+ */
+export interface ProvenanceStamp {
+  readonly key: Buffer;
+  readonly prefix: Buffer;
+}
+
+/** Bytes a stamp adds to a record's value: the source offset. */
+export const STAMP_OFFSET_BYTES = 8;
+
+/** The stamp of everything copied from `sourcePartition` under these settings. */
+export function stampFor(settings: ProvenanceSettings, sourcePartition: number): ProvenanceStamp {
+  return { key: settings.header, prefix: provenancePrefix(settings.sourceAlias, sourcePartition) };
+}
+
+/** The header value a stamp gives the record at `offset`. */
+export function stampValue(stamp: ProvenanceStamp, offset: number): Buffer {
+  return valueWithOffset(stamp.prefix, offset);
+}
+
+function provenancePrefix(alias: string, partition: number): Buffer {
+  const aliasBytes = Buffer.from(alias, "ascii");
+  if (aliasBytes.length > 255) throw new RangeError("provenance alias longer than 255 bytes");
+  const prefix = Buffer.alloc(1 + 1 + aliasBytes.length + 4);
+  let at = prefix.writeUInt8(PROVENANCE_VERSION, 0);
+  at = prefix.writeUInt8(aliasBytes.length, at);
+  at += aliasBytes.copy(prefix, at);
+  prefix.writeInt32BE(partition, at);
+  return prefix;
+}
+
+function valueWithOffset(prefix: Buffer, offset: number): Buffer {
+  const value = Buffer.allocUnsafe(prefix.length + STAMP_OFFSET_BYTES);
+  prefix.copy(value, 0);
+  value.writeBigInt64BE(BigInt(offset), prefix.length);
+  return value;
+}
+
+/** The record as a stamped write puts it in the target: all its headers, then ours. */
+export function stamped(record: MirrorRecord, stamp: ProvenanceStamp): MirrorRecord {
+  const header: RecordHeader = { key: stamp.key, value: stampValue(stamp, record.offset) };
+  return { ...record, headers: [...record.headers, header] };
 }
 
 /** Null for anything that is not a provenance value we understand (never throws on foreign bytes). */
@@ -86,6 +126,7 @@ export function lastProvenance(record: MirrorRecord, header: Buffer): Provenance
  * ring and came back). Any hop counts, so rings longer than two clusters are cut as well.
  */
 export function isLoopback(record: MirrorRecord, settings: ProvenanceSettings): boolean {
+  if (record.headers.length === 0) return false;
   for (const p of provenanceChain(record, settings.header)) {
     if (p.alias === settings.sourceAlias || p.alias === settings.targetAlias) return true;
   }
@@ -98,13 +139,5 @@ export function withProvenance(
   settings: ProvenanceSettings,
   sourcePartition: number,
 ): MirrorRecord {
-  const header: RecordHeader = {
-    key: settings.header,
-    value: encodeProvenance({
-      alias: settings.sourceAlias,
-      partition: sourcePartition,
-      offset: record.offset,
-    }),
-  };
-  return { ...record, headers: [...record.headers, header] };
+  return stamped(record, stampFor(settings, sourcePartition));
 }

@@ -4,6 +4,7 @@
  * real batch smaller than the bound.
  */
 import type { MirrorRecord } from "../core/model.js";
+import { type ProvenanceStamp, STAMP_OFFSET_BYTES } from "../core/provenance.js";
 
 /** Record batch v2 header: baseOffset .. records count. */
 export const BATCH_OVERHEAD_BYTES = 61;
@@ -12,8 +13,10 @@ const RECORD_OVERHEAD_BYTES = 5 + 1 + 10 + 5 + 5 + 5 + 5;
 /** Upper bound of a header's two varint lengths. */
 const HEADER_OVERHEAD_BYTES = 10;
 
-export function estimateRecordSize(record: MirrorRecord): number {
+export function estimateRecordSize(record: MirrorRecord, stamp: ProvenanceStamp | null = null): number {
   let size = RECORD_OVERHEAD_BYTES + (record.key?.length ?? 0) + (record.value?.length ?? 0);
+  if (stamp !== null)
+    size += HEADER_OVERHEAD_BYTES + stamp.key.length + stamp.prefix.length + STAMP_OFFSET_BYTES;
   for (const h of record.headers) size += HEADER_OVERHEAD_BYTES + h.key.length + (h.value?.length ?? 0);
   return size;
 }
@@ -26,12 +29,14 @@ export function splitIntoBatches(
   records: readonly MirrorRecord[],
   maxBytes: number,
   maxRecords: number,
+  /** The provenance header the writer adds to every record. */
+  stamp: ProvenanceStamp | null = null,
 ): MirrorRecord[][] {
   const batches: MirrorRecord[][] = [];
   let current: MirrorRecord[] = [];
   let size = BATCH_OVERHEAD_BYTES;
   for (const record of records) {
-    const recordSize = estimateRecordSize(record);
+    const recordSize = estimateRecordSize(record, stamp);
     if (current.length > 0 && (current.length >= maxRecords || size + recordSize > maxBytes)) {
       batches.push(current);
       current = [];

@@ -14,6 +14,7 @@ import {
   type KafkajsBroker,
   type KafkajsCluster,
   type KafkajsLogEntry,
+  type KafkajsQueuedResponse,
   type KafkajsRequest,
   type KafkajsResponse,
   LEVELS,
@@ -148,6 +149,53 @@ export async function sendRequest<T>(
   const version = negotiateVersion(broker, apiName, apiKey, implemented);
   const { request, response } = build(version);
   return broker.connectionPool.send({ request, response, requestTimeout });
+}
+
+/**
+ * Sends a request whose body is already laid out in one buffer, e.g. a produce request around
+ * record batches. kafkajs frames a body by copying it twice, each time into a fresh zero-filled
+ * buffer of the next power of two: for 1 MiB of records, 4 MiB allocated and 2 MiB copied per
+ * produce. Here the frame header (size, API key and version, correlation id, client id) gets a
+ * buffer of its own and both go to the socket in one corked write, so the body is never copied.
+ * What kafkajs 2.2.4's Connection.send does around the bytes is kept: SASL (re)authentication
+ * first, the connection's request queue (in-flight limit, correlation, timeouts, rejection when
+ * the socket closes); only its debug logging is left out.
+ */
+export async function sendBody<T>(
+  broker: KafkajsBroker,
+  api: { readonly apiName: string; readonly apiKey: number; readonly apiVersion: number },
+  body: Buffer,
+  decode: (payload: Buffer) => T,
+  requestTimeout: number,
+): Promise<T> {
+  const connection = await broker.connectionPool.getConnectionByRequest({ request: api });
+  if (!connection.isAuthenticated()) await connection.authenticate();
+  connection.failIfNotConnected();
+  const correlationId = connection.nextCorrelationId();
+  const clientId = Buffer.from(connection.clientId, "utf8");
+  const header = Buffer.allocUnsafe(4 + 2 + 2 + 4 + 2 + clientId.length);
+  let at = header.writeInt32BE(header.length - 4 + body.length, 0);
+  at = header.writeInt16BE(api.apiKey, at);
+  at = header.writeInt16BE(api.apiVersion, at);
+  at = header.writeInt32BE(correlationId, at);
+  at = header.writeInt16BE(clientId.length, at);
+  clientId.copy(header, at);
+  const { payload } = await new Promise<KafkajsQueuedResponse>((resolve, reject) => {
+    connection.failIfNotConnected();
+    connection.requestQueue.push({
+      entry: { ...api, correlationId, resolve, reject },
+      expectResponse: true,
+      requestTimeout,
+      sendRequest: () => {
+        const { socket } = connection;
+        socket.cork();
+        socket.write(header);
+        socket.write(body);
+        socket.uncork();
+      },
+    });
+  });
+  return decode(payload);
 }
 
 export function negotiateVersion(

@@ -67,7 +67,44 @@ export interface KafkajsApiVersionRange {
   maxVersion: number;
 }
 
+/** What a queued request resolves with: the response body after the correlation id. */
+export interface KafkajsQueuedResponse {
+  size: number;
+  payload: Buffer;
+}
+
+export interface KafkajsRequestQueue {
+  push(request: {
+    entry: {
+      apiKey: number;
+      apiName: string;
+      apiVersion: number;
+      correlationId: number;
+      resolve(response: KafkajsQueuedResponse): void;
+      reject(error: unknown): void;
+    };
+    expectResponse: boolean;
+    requestTimeout: number;
+    sendRequest(): void;
+  }): void;
+}
+
+/** One broker connection (network/connection.js). */
+export interface KafkajsConnection {
+  readonly clientId: string;
+  readonly socket: import("node:net").Socket;
+  readonly requestQueue: KafkajsRequestQueue;
+  /** False without SASL too: authenticate() is then a no-op, as in Connection.send. */
+  isAuthenticated(): boolean;
+  authenticate(): Promise<void>;
+  /** Throws KafkaJSConnectionError when the socket is not connected. */
+  failIfNotConnected(): void;
+  nextCorrelationId(): number;
+}
+
 export interface KafkajsConnectionPool {
+  /** The connection kafkajs would use for this API (Fetch has its own), connected. */
+  getConnectionByRequest(protocolRequest: { request: { apiKey: number } }): Promise<KafkajsConnection>;
   send<T>(protocolRequest: {
     request: KafkajsRequest;
     response: KafkajsResponse<T>;
@@ -169,18 +206,6 @@ interface ClusterConstructor {
 export const Encoder = require("kafkajs/src/protocol/encoder.js") as EncoderConstructor;
 export const Decoder = require("kafkajs/src/protocol/decoder.js") as DecoderConstructor;
 
-/**
- * An Encoder holding `bytes` already laid out. kafkajs copies a request body into its frame once;
- * building a body with Encoder calls instead grows (zero-filled, power-of-two) buffers and copies
- * every nested encoder into its parent, which for a 1 MiB record batch meant several megabytes
- * allocated and copied per produce. 2.2.4's Encoder keeps its bytes in `buf` up to `offset`.
- */
-export function encoderOf(bytes: Buffer): KafkajsEncoder {
-  const encoder = new Encoder() as unknown as { buf: Buffer; offset: number };
-  encoder.buf = bytes;
-  encoder.offset = bytes.length;
-  return encoder as unknown as KafkajsEncoder;
-}
 export const Cluster = require("kafkajs/src/cluster/index.js") as ClusterConstructor;
 export const createSocketFactory = require("kafkajs/src/network/socketFactory.js") as () => unknown;
 export const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {

@@ -12,6 +12,7 @@
  */
 
 import type { MirrorRecord, RecordHeader } from "../core/model.js";
+import { type ProvenanceStamp, STAMP_OFFSET_BYTES } from "../core/provenance.js";
 import { ReplicatorError } from "../errors.js";
 import { CODEC_IDS, type CompressionCodec, codecFromId, compress, decompress } from "./compression.js";
 import { crc32c } from "./crc32c.js";
@@ -60,6 +61,13 @@ export interface EncodeOptions {
   producerId: bigint;
   producerEpoch: number;
   baseSequence: number;
+  /** Our provenance header, written after every record's own headers. @default none */
+  stamp?: ProvenanceStamp | null;
+  /**
+   * Bytes left free in front of the batch in the returned buffer, for the request around it, so
+   * the batch is laid out where it is sent from and never copied. @default 0
+   */
+  headroom?: number;
 }
 
 function corrupt(message: string, details: Record<string, unknown> = {}): ReplicatorError {
@@ -255,7 +263,8 @@ function timestampDelta(timestamp: number, baseTimestamp: number): number {
 /**
  * One magic-v2 batch: CreateTime timestamps (the first record's is the base), not transactional,
  * offsets relative from 0, partitionLeaderEpoch -1 (as producers send it). Records are written
- * straight into one buffer sized beforehand; only a compressed batch needs a second buffer.
+ * straight into one buffer sized beforehand; only a compressed batch needs a second buffer. The
+ * result holds `options.headroom` free bytes, then the batch.
  */
 export async function encodeRecordBatch(
   records: readonly MirrorRecord[],
@@ -264,6 +273,15 @@ export async function encodeRecordBatch(
   const [first] = records;
   if (first === undefined) throw new RangeError("a record batch needs at least one record");
   const count = records.length;
+  const stamp = options.stamp ?? null;
+  const headroom = options.headroom ?? 0;
+  const stampSize =
+    stamp === null
+      ? 0
+      : sizeOfBytes(stamp.key) +
+        sizeOfVarint(stamp.prefix.length + STAMP_OFFSET_BYTES) +
+        stamp.prefix.length +
+        STAMP_OFFSET_BYTES;
   const baseTimestamp = first.timestamp;
   let maxTimestamp = baseTimestamp;
   const bodySizes = new Int32Array(count);
@@ -271,13 +289,15 @@ export async function encodeRecordBatch(
   for (let i = 0; i < count; i++) {
     const record = records[i] as MirrorRecord;
     if (record.timestamp > maxTimestamp) maxTimestamp = record.timestamp;
+    const headerCount = record.headers.length + (stamp === null ? 0 : 1);
     let body =
       1 +
       sizeOfVarlong(timestampDelta(record.timestamp, baseTimestamp)) +
       sizeOfVarint(i) +
       sizeOfBytes(record.key) +
       sizeOfBytes(record.value) +
-      sizeOfVarint(record.headers.length);
+      sizeOfVarint(headerCount) +
+      stampSize;
     for (const header of record.headers) body += sizeOfBytes(header.key) + sizeOfBytes(header.value);
     bodySizes[i] = body;
     recordsSize += sizeOfVarint(body) + body;
@@ -286,29 +306,30 @@ export async function encodeRecordBatch(
   const codec = options.compression;
   let batch: Buffer;
   if (codec === "none") {
-    batch = Buffer.allocUnsafe(HEADER_SIZE + recordsSize);
-    writeRecords(batch, HEADER_SIZE, records, bodySizes, baseTimestamp);
+    batch = Buffer.allocUnsafe(headroom + HEADER_SIZE + recordsSize);
+    writeRecords(batch, headroom + HEADER_SIZE, records, bodySizes, baseTimestamp, stamp);
   } else {
     const plain = Buffer.allocUnsafe(recordsSize);
-    writeRecords(plain, 0, records, bodySizes, baseTimestamp);
+    writeRecords(plain, 0, records, bodySizes, baseTimestamp, stamp);
     const compressed = await compress(codec, plain);
-    batch = Buffer.allocUnsafe(HEADER_SIZE + compressed.length);
-    compressed.copy(batch, HEADER_SIZE);
+    batch = Buffer.allocUnsafe(headroom + HEADER_SIZE + compressed.length);
+    compressed.copy(batch, headroom + HEADER_SIZE);
   }
 
-  writeInt64(batch, 0, 0);
-  batch.writeInt32BE(batch.length - LOG_OVERHEAD, 8);
-  batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, 12);
-  batch.writeInt8(CURRENT_MAGIC, MAGIC_OFFSET);
-  batch.writeInt16BE(CODEC_IDS[codec], ATTRIBUTES_OFFSET);
-  batch.writeInt32BE(count - 1, 23);
-  writeInt64(batch, 27, baseTimestamp);
-  writeInt64(batch, 35, maxTimestamp);
-  batch.writeBigInt64BE(options.producerId, 43);
-  batch.writeInt16BE(options.producerEpoch, 51);
-  batch.writeInt32BE(options.baseSequence, 53);
-  batch.writeInt32BE(count, 57);
-  batch.writeUInt32BE(crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET);
+  const at = headroom;
+  writeInt64(batch, at, 0);
+  batch.writeInt32BE(batch.length - headroom - LOG_OVERHEAD, at + 8);
+  batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, at + 12);
+  batch.writeInt8(CURRENT_MAGIC, at + MAGIC_OFFSET);
+  batch.writeInt16BE(CODEC_IDS[codec], at + ATTRIBUTES_OFFSET);
+  batch.writeInt32BE(count - 1, at + 23);
+  writeInt64(batch, at + 27, baseTimestamp);
+  writeInt64(batch, at + 35, maxTimestamp);
+  batch.writeBigInt64BE(options.producerId, at + 43);
+  batch.writeInt16BE(options.producerEpoch, at + 51);
+  batch.writeInt32BE(options.baseSequence, at + 53);
+  batch.writeInt32BE(count, at + 57);
+  batch.writeUInt32BE(crc32c(batch, at + ATTRIBUTES_OFFSET, batch.length), at + CRC_OFFSET);
   return batch;
 }
 
@@ -318,8 +339,10 @@ function writeRecords(
   records: readonly MirrorRecord[],
   bodySizes: Int32Array,
   baseTimestamp: number,
+  stamp: ProvenanceStamp | null,
 ): void {
   let pos = start;
+  const stampValueLength = stamp === null ? 0 : stamp.prefix.length + STAMP_OFFSET_BYTES;
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as MirrorRecord;
     pos = writeVarint(buf, pos, bodySizes[i] as number);
@@ -328,10 +351,19 @@ function writeRecords(
     pos = writeVarint(buf, pos, i);
     pos = writeBytes(buf, pos, record.key);
     pos = writeBytes(buf, pos, record.value);
-    pos = writeVarint(buf, pos, record.headers.length);
+    pos = writeVarint(buf, pos, record.headers.length + (stamp === null ? 0 : 1));
     for (const header of record.headers) {
       pos = writeBytes(buf, pos, header.key);
       pos = writeBytes(buf, pos, header.value);
+    }
+    if (stamp !== null) {
+      pos = writeBytes(buf, pos, stamp.key);
+      pos = writeVarint(buf, pos, stampValueLength);
+      buf.set(stamp.prefix, pos);
+      pos += stamp.prefix.length;
+      // The source offset as int64 without a BigInt per record: offsets are safe integers >= 0.
+      pos = buf.writeUInt32BE(Math.floor(record.offset / 0x100000000), pos);
+      pos = buf.writeUInt32BE(record.offset >>> 0, pos);
     }
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { MirrorRecord, TopicPartition, WriteResult } from "../core/model.js";
 import type { Logger, TargetWriter } from "../core/ports.js";
+import type { ProvenanceStamp } from "../core/provenance.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import { splitIntoBatches } from "./batch-split.js";
@@ -15,17 +16,20 @@ import {
   describeError,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
-  sendRequest,
+  negotiateVersion,
+  sendBody,
   translateKafkajsError,
 } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
+  decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   type ProducePartitionResponse,
-  produceRequest,
+  produceHeadSize,
+  writeProduceHead,
 } from "./protocol/produce.js";
 import { encodeRecordBatch } from "./record-batch.js";
 
@@ -87,12 +91,16 @@ export class KafkaTargetWriter implements TargetWriter {
     this.logger = options.logger;
   }
 
-  write(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult> {
+  write(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null = null,
+  ): Promise<WriteResult> {
     const key = partitionKey(tp);
     const previous = this.tails.get(key) ?? Promise.resolve();
     const run = previous.then(
-      () => this.writeInOrder(tp, records),
-      () => this.writeInOrder(tp, records),
+      () => this.writeInOrder(tp, records, stamp),
+      () => this.writeInOrder(tp, records, stamp),
     );
     const tail = run.catch(() => undefined);
     this.tails.set(key, tail);
@@ -108,11 +116,15 @@ export class KafkaTargetWriter implements TargetWriter {
     await this.cluster.disconnect();
   }
 
-  private async writeInOrder(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult> {
+  private async writeInOrder(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null,
+  ): Promise<WriteResult> {
     let baseOffset = -1;
     let first = true;
-    for (const batch of splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords)) {
-      const offset = await this.sendBatch(tp, batch);
+    for (const batch of splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp)) {
+      const offset = await this.sendBatch(tp, batch, stamp);
       if (first) baseOffset = offset;
       first = false;
     }
@@ -120,17 +132,28 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   /** Sends one batch until acknowledged; returns the target offset of its first record, or -1 if unknown. */
-  private async sendBatch(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<number> {
+  private async sendBatch(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null,
+  ): Promise<number> {
     const deadline = Date.now() + this.retryDeadlineMs;
     const identity = await this.producerIdentity(deadline);
     const key = partitionKey(tp);
     const baseSequence = this.state.nextSequence(key, identity);
-    const bytes = await encodeRecordBatch(records, {
-      compression: this.compression,
-      producerId: identity.producerId,
-      producerEpoch: identity.producerEpoch,
-      baseSequence,
-    });
+    // The batch is laid out right behind the request's head: the body is sent as it is.
+    const topic = Buffer.from(tp.topic, "utf8");
+    const body = writeProduceHead(
+      await encodeRecordBatch(records, {
+        compression: this.compression,
+        producerId: identity.producerId,
+        producerEpoch: identity.producerEpoch,
+        baseSequence,
+        stamp,
+        headroom: produceHeadSize(topic),
+      }),
+      { acks: -1, timeoutMs: this.requestTimeoutMs, topic, partition: tp.partition },
+    );
     const firstOffset = records[0]?.offset ?? -1;
     const lastOffset = records.at(-1)?.offset ?? -1;
     const details = {
@@ -143,7 +166,7 @@ export class KafkaTargetWriter implements TargetWriter {
     for (let attempt = 0; ; attempt++) {
       let response: ProducePartitionResponse;
       try {
-        response = await this.produceOnce(tp, bytes);
+        response = await this.produceOnce(tp, body);
       } catch (error) {
         if (!isTransient(error))
           throw translateKafkajsError(error, `produce to ${tp.topic}/${tp.partition}`, details);
@@ -184,7 +207,7 @@ export class KafkaTargetWriter implements TargetWriter {
         );
       }
       if (REJECTING_ERRORS.has(code)) {
-        if (records.length > 1) return this.sendHalves(tp, records);
+        if (records.length > 1) return this.sendHalves(tp, records, stamp);
         throw new ReplicatorError(
           "RECORD_REJECTED",
           `target refused record ${firstOffset} for ${tp.topic}/${tp.partition}: ${info.name}`,
@@ -233,14 +256,19 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   /** The broker refused the batch without consuming its sequence; find the record to blame. */
-  private async sendHalves(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<number> {
+  private async sendHalves(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null,
+  ): Promise<number> {
     const middle = Math.ceil(records.length / 2);
-    const first = await this.sendBatch(tp, records.slice(0, middle));
-    await this.sendBatch(tp, records.slice(middle));
+    const first = await this.sendBatch(tp, records.slice(0, middle), stamp);
+    await this.sendBatch(tp, records.slice(middle), stamp);
     return first;
   }
 
-  private async produceOnce(tp: TopicPartition, records: Buffer): Promise<ProducePartitionResponse> {
+  /** One attempt of a produce request whose body (head and record batch) is laid out already. */
+  private async produceOnce(tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
     if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
     await this.connect();
     await this.cluster.addMultipleTargetTopics([tp.topic]);
@@ -251,17 +279,12 @@ export class KafkaTargetWriter implements TargetWriter {
     if (partition.leader === null || partition.leader < 0)
       throw new KafkaPartitionError(KafkaErrorCode.LEADER_NOT_AVAILABLE);
     const broker = await this.cluster.findBroker({ nodeId: partition.leader });
-    const request = {
-      acks: -1,
-      timeoutMs: this.requestTimeoutMs,
-      topics: [{ topic: tp.topic, partitions: [{ partition: tp.partition, records }] }],
-    };
-    const response = await sendRequest(
+    const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
+    const response = await sendBody(
       broker,
-      "Produce",
-      PRODUCE_API_KEY,
-      PRODUCE_VERSIONS,
-      (v) => produceRequest(v, request),
+      { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion },
+      body,
+      (payload) => decodeProduceResponse(apiVersion, payload),
       this.requestTimeoutMs,
     );
     const answer = response.topics

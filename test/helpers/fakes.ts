@@ -25,6 +25,7 @@ import type {
   TargetWriter,
   TopicMapping,
 } from "../../lib/core/ports.js";
+import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
 
 /**
@@ -200,8 +201,13 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes };
   }
 
-  async write(tp: TopicPartition, records: readonly MirrorRecord[]): Promise<WriteResult> {
+  async write(
+    tp: TopicPartition,
+    unstamped: readonly MirrorRecord[],
+    stamp?: ProvenanceStamp | null,
+  ): Promise<WriteResult> {
     this.writes++;
+    const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
     await this.hooks.beforeWrite?.(tp, records);
     const log = this.#log(tp);
     const baseOffset = log.end;

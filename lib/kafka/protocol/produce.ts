@@ -1,27 +1,47 @@
 /**
- * Produce v3..v7 carrying record batches we encoded ourselves (lib/kafka/record-batch.ts), so a
+ * Produce v3..v7 carrying one record batch we encoded ourselves (lib/kafka/record-batch.ts), so a
  * retry resends exactly the same bytes with the same base sequence. The request layout is the
- * same in v3..v7; the response gains log_start_offset in v5.
+ * same in v3..v7; the response gains log_start_offset in v5. One partition per request: a write
+ * is ordered per partition and acknowledged on its own.
  */
-import {
-  Decoder,
-  encoderOf,
-  type KafkajsEncoder,
-  type KafkajsRequest,
-  type KafkajsResponse,
-} from "../kafkajs-internals.js";
+import { Decoder } from "../kafkajs-internals.js";
 
 export const PRODUCE_API_KEY = 0;
 export const PRODUCE_VERSIONS = [7, 6, 5, 4, 3] as const;
 
-export interface ProduceRequest {
+/** The request body up to its record set. */
+export interface ProduceHead {
   /** -1 = all in-sync replicas. */
   readonly acks: number;
   readonly timeoutMs: number;
-  readonly topics: readonly {
-    readonly topic: string;
-    readonly partitions: readonly { readonly partition: number; readonly records: Buffer }[];
-  }[];
+  /** The topic name, UTF-8. */
+  readonly topic: Buffer;
+  readonly partition: number;
+}
+
+/** Bytes of a produce body in front of its record set: the batch is encoded after this headroom. */
+export function produceHeadSize(topic: Buffer): number {
+  // transactional_id, acks, timeout, topic count, name, partition count, partition, record set size
+  return 2 + 2 + 4 + 4 + 2 + topic.length + 4 + 4 + 4;
+}
+
+/**
+ * Writes the head of a produce body into the first produceHeadSize(topic) bytes of `body`; the
+ * rest of `body` is the record set.
+ */
+export function writeProduceHead(body: Buffer, head: ProduceHead): Buffer {
+  const headSize = produceHeadSize(head.topic);
+  if (body.length < headSize) throw new RangeError("produce body shorter than its head");
+  let at = body.writeInt16BE(-1, 0); // transactional_id: idempotent, not transactional
+  at = body.writeInt16BE(head.acks, at);
+  at = body.writeInt32BE(head.timeoutMs, at);
+  at = body.writeInt32BE(1, at);
+  at = body.writeInt16BE(head.topic.length, at);
+  at += head.topic.copy(body, at);
+  at = body.writeInt32BE(1, at);
+  at = body.writeInt32BE(head.partition, at);
+  body.writeInt32BE(body.length - headSize, at);
+  return body;
 }
 
 export interface ProducePartitionResponse {
@@ -41,36 +61,8 @@ export interface ProduceResponse {
   readonly throttleTimeMs: number;
 }
 
-/**
- * The request body laid out in one buffer of its exact size: the record batches, by far the
- * largest part, are copied once here and once more by kafkajs into the request frame.
- */
-export function encodeProduceRequest(request: ProduceRequest): KafkajsEncoder {
-  const topics = request.topics.map((t) => ({ ...t, name: Buffer.from(t.topic, "utf8") }));
-  let size = 2 + 2 + 4 + 4; // transactional_id (null), acks, timeout, topic count
-  for (const t of topics) {
-    size += 2 + t.name.length + 4;
-    for (const p of t.partitions) size += 4 + 4 + p.records.length;
-  }
-  const out = Buffer.allocUnsafe(size);
-  let at = out.writeInt16BE(-1, 0); // transactional_id: idempotent, not transactional
-  at = out.writeInt16BE(request.acks, at);
-  at = out.writeInt32BE(request.timeoutMs, at);
-  at = out.writeInt32BE(topics.length, at);
-  for (const t of topics) {
-    at = out.writeInt16BE(t.name.length, at);
-    at += t.name.copy(out, at);
-    at = out.writeInt32BE(t.partitions.length, at);
-    for (const p of t.partitions) {
-      at = out.writeInt32BE(p.partition, at);
-      at = out.writeInt32BE(p.records.length, at);
-      at += p.records.copy(out, at);
-    }
-  }
-  return encoderOf(out);
-}
-
 export function decodeProduceResponse(version: number, payload: Buffer): ProduceResponse {
+  if (version < 3 || version > 7) throw new RangeError(`Produce v${version} is not implemented`);
   const decoder = new Decoder(payload);
   const topics = decoder.readArray((d) => ({
     topic: d.readString() ?? "",
@@ -85,22 +77,4 @@ export function decodeProduceResponse(version: number, payload: Buffer): Produce
     ),
   }));
   return { topics, throttleTimeMs: decoder.readInt32() };
-}
-
-export function produceRequest(
-  version: number,
-  request: ProduceRequest,
-): { request: KafkajsRequest; response: KafkajsResponse<ProduceResponse> } {
-  if (version < 3 || version > 7) throw new RangeError(`Produce v${version} is not implemented`);
-  return {
-    request: {
-      apiKey: PRODUCE_API_KEY,
-      apiVersion: version,
-      apiName: "Produce",
-      expectResponse: () => request.acks !== 0,
-      encode: async () => encodeProduceRequest(request),
-    },
-    // Per-partition errors are handled by the writer; parse must not throw on them as kafkajs's does.
-    response: { decode: async (payload) => decodeProduceResponse(version, payload), parse: async (d) => d },
-  };
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
+import { stamped, stampFor } from "../../../lib/core/provenance.js";
 import {
   BATCH_OVERHEAD_BYTES,
   estimateRecordSize,
@@ -33,6 +34,24 @@ describe("splitIntoBatches", () => {
     const records = [rec(0, 10), rec(1, 5000), rec(2, 10)];
 
     assert.deepEqual(sizes(splitIntoBatches(records, 1000, 100)), [[0], [1], [2]]);
+  });
+
+  it("counts the provenance header a stamped write adds to every record", () => {
+    const stamp = stampFor(
+      { header: Buffer.from("kafka-mirror.provenance"), sourceAlias: "dc1", targetAlias: null },
+      0,
+    );
+    const stampedRecord = stamped(rec(0, 100), stamp);
+    const records = Array.from({ length: 4 }, (_, i) => rec(i, 100));
+    // Room for two records as they are, but not for two stamped ones.
+    const maxBytes = BATCH_OVERHEAD_BYTES + 2 * estimateRecordSize(rec(0, 100)) + 1;
+
+    assert.equal(estimateRecordSize(rec(0, 100), stamp), estimateRecordSize(stampedRecord));
+    assert.deepEqual(sizes(splitIntoBatches(records, maxBytes, 100)), [
+      [0, 1],
+      [2, 3],
+    ]);
+    assert.deepEqual(sizes(splitIntoBatches(records, maxBytes, 100, stamp)), [[0], [1], [2], [3]]);
   });
 
   it("returns no batch for no records", () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord, RecordHeader } from "../../../lib/core/model.js";
+import { encodeProvenance, stampFor } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import type { CompressionCodec } from "../../../lib/kafka/compression.js";
 import {
@@ -183,6 +184,44 @@ describe("encodeRecordBatch + decodeRecordBatches", () => {
     assert.equal(record?.key?.buffer, encoded.buffer);
     assert.equal(record?.headers[0]?.key.buffer, encoded.buffer);
     assert.equal(record?.headers[0]?.value?.buffer, encoded.buffer);
+  });
+
+  for (const codec of CODECS) {
+    it(`${codec}: a stamp becomes every record's last header, the provenance of its source offset`, async () => {
+      const records = awkwardRecords().map((r, i) => ({ ...r, offset: 2 ** 40 + i * 1000 }));
+      const settings = {
+        header: Buffer.from("kafka-mirror.provenance"),
+        sourceAlias: "dc1",
+        targetAlias: null,
+      };
+
+      const encoded = await encodeRecordBatch(records, {
+        ...PLAIN,
+        compression: codec,
+        stamp: stampFor(settings, 6),
+      });
+
+      const decoded = only(await decodeRecordBatches(encoded)).records;
+      assert.deepEqual(
+        decoded.map((r) => r.headers),
+        records.map((r) => [
+          ...r.headers,
+          { key: settings.header, value: encodeProvenance({ alias: "dc1", partition: 6, offset: r.offset }) },
+        ]),
+      );
+      assert.deepEqual(
+        decoded.map(({ headers, offset, ...rest }) => rest),
+        records.map(({ headers, offset, ...rest }) => rest),
+      );
+    });
+  }
+
+  it("leaves the headroom asked for in front of the batch, and sums the batch alone", async () => {
+    const plain = await encodeRecordBatch(awkwardRecords(), PLAIN);
+    const roomy = await encodeRecordBatch(awkwardRecords(), { ...PLAIN, headroom: 29 });
+
+    assert.equal(roomy.length, 29 + plain.length);
+    assert.deepEqual(roomy.subarray(29), plain);
   });
 
   it("refuses to encode no records or timestamps 2^53 ms apart", async () => {

@@ -2,52 +2,47 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   decodeProduceResponse,
-  encodeProduceRequest,
-  produceRequest,
+  produceHeadSize,
+  writeProduceHead,
 } from "../../../../lib/kafka/protocol/produce.js";
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex");
 
 describe("Produce request", () => {
-  it("encodes a null transactional id, acks, timeout and the batch bytes unchanged", () => {
-    const encoded = encodeProduceRequest({
-      acks: -1,
-      timeoutMs: 1000,
-      topics: [{ topic: "t", partitions: [{ partition: 2, records: Buffer.from([0xaa, 0xbb]) }] }],
-    });
+  it("writes a null transactional id, acks, timeout, one topic and partition in front of the batch", () => {
+    const topic = Buffer.from("t");
+    const body = Buffer.alloc(produceHeadSize(topic) + 2, 0xcc);
+    body.set([0xaa, 0xbb], produceHeadSize(topic));
 
-    assert.deepEqual(
-      encoded.buffer,
-      hex("ffff ffff 000003e8 00000001 0001 74 00000001 00000002 00000002 aabb"),
-    );
+    writeProduceHead(body, { acks: -1, timeoutMs: 1000, topic, partition: 2 });
+
+    assert.deepEqual(body, hex("ffff ffff 000003e8 00000001 0001 74 00000001 00000002 00000002 aabb"));
   });
 
-  it("lays out several topics and partitions in one buffer of the exact size", () => {
-    const encoded = encodeProduceRequest({
+  it("counts a multi-byte topic name in bytes", () => {
+    const topic = Buffer.from("é", "utf8");
+    const body = writeProduceHead(Buffer.alloc(produceHeadSize(topic) + 1, 0x01), {
       acks: 1,
       timeoutMs: 5,
-      topics: [
-        {
-          topic: "ab",
-          partitions: [
-            { partition: 0, records: Buffer.from([0x01]) },
-            { partition: 7, records: Buffer.alloc(0) },
-          ],
-        },
-        { topic: "é", partitions: [{ partition: 1, records: Buffer.from([0x02, 0x03]) }] },
-      ],
+      topic,
+      partition: 7,
     });
 
-    const expected = hex(`ffff 0001 00000005 00000002
-      0002 6162 00000002 00000000 00000001 01 00000007 00000000
-      0002 c3a9 00000001 00000001 00000002 0203`);
-    assert.deepEqual(encoded.buffer, expected);
-    assert.equal(encoded.size(), expected.length);
+    assert.deepEqual(body, hex("ffff 0001 00000005 00000001 0002 c3a9 00000001 00000007 00000001 01"));
   });
 
-  it("refuses versions whose layout it does not implement", () => {
-    assert.throws(() => produceRequest(8, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
-    assert.throws(() => produceRequest(2, { acks: -1, timeoutMs: 1, topics: [] }), RangeError);
+  it("refuses a body with no room for its head", () => {
+    const topic = Buffer.from("topic");
+    assert.throws(
+      () =>
+        writeProduceHead(Buffer.alloc(produceHeadSize(topic) - 1), {
+          acks: -1,
+          timeoutMs: 1,
+          topic,
+          partition: 0,
+        }),
+      RangeError,
+    );
   });
 });
 
@@ -67,6 +62,11 @@ describe("Produce response", () => {
       ],
       throttleTimeMs: 0,
     });
+  });
+
+  it("refuses versions whose layout it does not implement", () => {
+    assert.throws(() => decodeProduceResponse(8, v5), RangeError);
+    assert.throws(() => decodeProduceResponse(2, v5), RangeError);
   });
 
   it("has no log_start_offset before v5", () => {
