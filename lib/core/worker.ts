@@ -385,7 +385,14 @@ class Run {
       // The leases just claimed were counted as available when the decision was made; without
       // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
       const claimed = acquired.filter((l) => decision.take.some((t) => leaseKey(t) === leaseKey(l))).length;
-      this.#lastDecision = { ...decision, available: decision.available - claimed };
+      // The decision counted the leases asked for before this round's request: the one just asked
+      // for is awaited too, or a `stopWhenCaughtUp` run could leave right after asking, and the
+      // holder would hand the lease to a worker that has gone.
+      this.#lastDecision = {
+        ...decision,
+        available: decision.available - claimed,
+        awaiting: decision.awaiting + (requested === null ? 0 : 1),
+      };
       for (const lease of acquired) this.#start(lease);
       if (acquired.length > 0) {
         this.#o.logger.info("leases taken", {

@@ -300,6 +300,30 @@ describe("Worker", () => {
     assert.equal(store.get(slow)?.checkpoint, 500);
   });
 
+  it("a run --once newcomer that asked for a lease does not leave before it is handed over", async () => {
+    // A holds every lease and copies slowly; B arrives with nothing to do but ask for a share.
+    const e = env();
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(200);
+    };
+    const deadline = e.clock.now() + 600_000;
+    const a = workerFor(e, "A", 1).replicate(deadline, { stopWhenCaughtUp: true });
+    while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
+
+    const b = await workerFor(e, "B", 2).replicate(deadline, { stopWhenCaughtUp: true });
+    const summaryA = await a;
+
+    // Whatever B asked for it was handed and copied to the end before it left: no lease is left
+    // with a worker that has gone, and nothing waited for a lease to expire.
+    assert.ok(b.partitions.length > 0, "B left without the lease it asked for");
+    assert.ok(b.partitions.every((p) => p.caughtUp));
+    for (const tp of partitions()) {
+      assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
+      assert.equal(e.store.get(tp)?.owner, null, `${tp.topic}/${tp.partition} left with a gone worker`);
+    }
+    assert.equal(summaryA.endReason, "caught-up");
+  });
+
   it("rides out a lease-store outage without writing past its leases and without losing records", async () => {
     const e = env();
     for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(1_000, 50 + i));
