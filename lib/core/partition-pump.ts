@@ -20,7 +20,7 @@
  *    an outage repeats at most one lease duration of data.
  */
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import type { FetchedRecords, FetchLimits, MirrorRecord } from "./model.js";
+import type { FetchedRecords, FetchLimits, MirrorRecord, WriteResult } from "./model.js";
 import type { PartitionRoute } from "./planner.js";
 import type {
   Clock,
@@ -162,6 +162,8 @@ type FetchOutcome =
 
 type Gate = "ok" | Exclude<PumpStopReason, "error">;
 
+type CheckpointOutcome = "ok" | "lost" | "deferred" | { readonly error: unknown };
+
 const DEFAULT_RETRY = { initialMs: 100, maxMs: 5000 } as const;
 
 /**
@@ -184,6 +186,8 @@ export class PartitionPump {
   #error: ReplicatorError | null = null;
   readonly #tail: TargetTail | null;
   readonly #provenance: ProvenanceSettings | null;
+  /** The checkpoint of the last batch written, while it is under way. */
+  #checkpointing: Promise<CheckpointOutcome> | null = null;
   /** Our provenance header for this partition's records; null when not exactly-once. */
   readonly #stamp: ProvenanceStamp | null;
 
@@ -236,6 +240,13 @@ export class PartitionPump {
       this.#stopReason = await this.#loop();
     } catch (error) {
       this.#fail(error);
+    }
+    try {
+      if ((await this.#checkpointSettled()) === "lost" && this.#stopReason !== "error") {
+        this.#stopReason = "lease-lost";
+      }
+    } catch (error) {
+      if (this.#stopReason !== "error") this.#fail(error);
     }
     await this.#flushCheckpoint();
     if (this.#stopReason === "lease-lost") {
@@ -298,14 +309,41 @@ export class PartitionPump {
       }
       this.#nextOffset = fetched.nextOffset;
 
+      // The previous checkpoint ran while this batch was written; checkpoints stay in order.
+      if ((await this.#checkpointSettled()) === "lost") return "lease-lost";
       // Also when only control batches or compaction gaps were skipped: no write, but progress.
-      if (fetched.nextOffset > (this.#checkpoint ?? -1)) {
-        const result = await this.#storeCheckpoint(fetched.nextOffset);
-        if (result === "lost") return "lease-lost";
+      if (fetched.nextOffset > (this.#checkpoint ?? -1)) this.#startCheckpoint(fetched.nextOffset);
+      const atEnd = fetched.nextOffset >= fetched.highWatermark;
+      // Not overlapped when caught up (nothing to overlap with), when handing over (which must
+      // follow the checkpoint), or in at-least-once mode, where a crash would then repeat two
+      // batches instead of one; in exactly-once mode the target tail makes either harmless.
+      if (atEnd || held.signal.aborted || this.#tail === null) {
+        if ((await this.#checkpointSettled()) === "lost") return "lease-lost";
       }
-      this.#caughtUp = fetched.nextOffset >= fetched.highWatermark && this.#checkpoint === fetched.nextOffset;
+      this.#caughtUp = atEnd && this.#checkpoint === fetched.nextOffset;
       if (held.signal.aborted) return this.#stopOrLost();
     }
+  }
+
+  /**
+   * Checkpoints the progress of the batch just written; in exactly-once mode the next batch is
+   * written meanwhile, which takes the store's round trip off the copy path. Safe because a
+   * checkpoint covers only acknowledged records and carries the target position taken when it
+   * starts, whatever is in flight, and because writing does not depend on it: a write starts
+   * only while the lease is valid by our own clock (#leaseAllowsWrite).
+   */
+  #startCheckpoint(offset: number): void {
+    this.#checkpointing = this.#storeCheckpoint(offset).catch((error: unknown) => ({ error }));
+  }
+
+  /** Waits for the checkpoint in flight, if any; throws what it threw. */
+  async #checkpointSettled(): Promise<"ok" | "lost"> {
+    const pending = this.#checkpointing;
+    if (pending === null) return "ok";
+    this.#checkpointing = null;
+    const outcome = await pending;
+    if (typeof outcome === "object") throw outcome.error;
+    return outcome === "lost" ? "lost" : "ok";
   }
 
   /**
@@ -440,15 +478,21 @@ export class PartitionPump {
       try {
         let pending = records;
         if (tail !== null) {
-          // Right before writing: an earlier attempt (or a stalled former holder) may have landed
-          // some of these records; those are not written again.
-          await tail.refresh();
+          // An uncertain earlier attempt may have landed some of these records; those are not
+          // written again.
+          if (tail.uncertain) await tail.refresh();
           pending = records.filter((r) => r.offset > tail.landed);
         }
         if (pending.length === 0) return "ok";
         const gate = await this.#leaseAllowsWrite();
         if (gate !== "ok") return gate;
-        const result = await this.#deps.target.write(this.#held.route.target, pending, this.#stamp);
+        let result: WriteResult;
+        try {
+          result = await this.#deps.target.write(this.#held.route.target, pending, this.#stamp);
+        } catch (error) {
+          tail?.writeFailed();
+          throw error;
+        }
         tail?.acknowledged(result.baseOffset, pending.length, pending.at(-1)?.offset ?? -1);
         return "ok";
       } catch (error) {

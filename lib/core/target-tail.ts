@@ -8,10 +8,14 @@
  * Writes to a target partition are sequential and fenced by the lease, so the target end
  * observed right after a write was acknowledged (or any offset before it) is such a T for the
  * checkpoint of that write. A holder taking over reads the target from T to its end, finds the
- * highest source offset of this partition that landed, and resumes after it. Before every write
- * it looks at the target end again: when it grew past what this holder knows about (an earlier
- * attempt of an uncertain write landed, in whole or in part, or a stalled former holder's write
- * landed late), the new records are read and whatever of ours they contain is not written again.
+ * highest source offset of this partition that landed, and resumes after it. After a write that
+ * did not end in an acknowledgement (timeout, broken connection, retries exhausted) it looks at the
+ * target end again before the next write: when it grew past what this holder knows about (an
+ * attempt of the uncertain write landed, in whole or in part), the new records are read and
+ * whatever of ours they contain is not written again. While every write is acknowledged there is
+ * nothing to look for: this holder's writes are the only ones from this source partition (the
+ * lease fences the others, and a former holder's last write ended before its lease ran out, see
+ * PumpSettings.writeSafetyMarginMs), so the look, a ListOffsets round trip, is skipped.
  */
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { FetchLimits, TopicPartition } from "./model.js";
@@ -37,6 +41,8 @@ export class TargetTail {
   #position: number | null;
   /** Highest source offset of our partition known to be in the target; -1 when none is known. */
   #landed = -1;
+  /** Something of ours may have landed that this view does not know of: look before writing. */
+  #uncertain = true;
 
   constructor(
     deps: TargetTailDeps,
@@ -63,6 +69,16 @@ export class TargetTail {
     return this.#landed;
   }
 
+  /** True until the first look, and after a write whose outcome is unknown. */
+  get uncertain(): boolean {
+    return this.#uncertain;
+  }
+
+  /** A write failed without an acknowledgement: some or all of it may have landed all the same. */
+  writeFailed(): void {
+    this.#uncertain = true;
+  }
+
   /**
    * Brings the view up to the target's current end. With no stored position there is nothing
    * to look for (no write of ours can be pending), so the end is simply adopted. Returns how many
@@ -70,6 +86,9 @@ export class TargetTail {
    */
   async refresh(): Promise<number> {
     const end = await this.#end();
+    // Whatever landed before the end just listed is read below; anything of ours landing later
+    // comes from a write that starts after this (or fails, and says so through writeFailed).
+    this.#uncertain = false;
     if (this.#position === null) {
       this.#position = end.logEndOffset;
       return 0;

@@ -161,4 +161,72 @@ describe("PartitionPump, exactly-once", () => {
     assert.equal(lease?.checkpoint, 25);
     assert.equal(lease?.targetOffset, 7 + 25);
   });
+
+  it("looks at the target end once while every write is acknowledged, and again after one is not", async () => {
+    const e = env();
+    e.source.append(src, makeRecords(50, 0));
+    const looked: number[] = [];
+    const admin = e.target;
+    const listOffsets = admin.listOffsets.bind(admin);
+    admin.listOffsets = (topic, partitions) => {
+      looked.push(e.target.writes);
+      return listOffsets(topic, partitions);
+    };
+    e.target.hooks.afterWrite = () => {
+      if (e.target.writes === 3) throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out");
+    };
+
+    await runUntilCaughtUp(e, await claim(e, "w1"));
+
+    // Once when the partition is taken, once before the write after the unacknowledged third.
+    assert.deepEqual(looked, [0, 3]);
+    assert.deepEqual(copiedOffsets(e), range(50));
+  });
+
+  it("writes the next batch while the last one's checkpoint is under way, each with a position that holds", async () => {
+    const e = env();
+    e.target.append(dst, makeRecords(3, 7)); // somebody else's records first
+    e.source.append(src, makeRecords(60, 0));
+    const stored: { checkpoint: number; position: number | undefined }[] = [];
+    let overlapped = 0;
+    let checkpointsInFlight = 0;
+    const store = e.store;
+    const slowStore = Object.assign(Object.create(store) as typeof store, {
+      checkpoint: async (held: Lease, next: number, now: number, position?: number) => {
+        stored.push({ checkpoint: next, position });
+        checkpointsInFlight++;
+        try {
+          await e.clock.sleep(300);
+          return await store.checkpoint(held, next, now, position);
+        } finally {
+          checkpointsInFlight--;
+        }
+      },
+    });
+    e.target.hooks.beforeWrite = () => {
+      if (checkpointsInFlight > 0) overlapped++;
+    };
+
+    const held = await claim(e, "w1");
+    const pump = pumpFor({ ...e, store: slowStore } as Env, held);
+    const running = pump.run();
+    await until(e.clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
+    held.stop();
+    assert.equal((await running).error, null);
+
+    assert.ok(overlapped >= 4, `writes overlapped with a checkpoint: ${overlapped}`);
+    assert.deepEqual(copiedOffsets(e).slice(3), range(60));
+    assert.equal(e.store.get(src)?.checkpoint, 60);
+    // The invariant of target-tail.ts for every pair stored: whatever was copied from source
+    // offset C on sits at or after target offset T.
+    const targetOffsets = e.target.records(dst).slice(3);
+    for (const { checkpoint, position } of stored) {
+      assert.ok(position !== undefined);
+      for (const r of targetOffsets) {
+        const from = lastProvenance(r, HEADER)?.offset ?? -1;
+        if (from >= checkpoint)
+          assert.ok(r.offset >= position, `${checkpoint}/${position} vs ${from}@${r.offset}`);
+      }
+    }
+  });
 });
