@@ -19,7 +19,7 @@ describe("chaos, short", () => {
       faultPhaseMs: 25_000,
       killEveryMs: [800, 2_500],
       dynamoOutages: 1,
-      dieAfterAck: 0.03,
+      dieAfterAck: 0.06,
       catchUpTimeoutMs: 180_000,
       seed: 20_261_129,
     });
