@@ -3,6 +3,13 @@
  * consumer does. A broker answers the requests of one connection in order, so separate requests
  * would queue behind a caught-up partition's long poll; one combined request returns as soon as
  * any of its partitions has data.
+ *
+ * Up to MAX_IN_FLIGHT requests per broker: a partition whose answer came back asks again at once
+ * instead of waiting for the request of the others to return, and the broker prepares the next
+ * answer while the last one is still being received. A call never waits longer for it than with
+ * one request at a time, which would have queued it behind the same request. Measured with the
+ * bench: the worker waited on fetches half its time with one request per broker; two took the copy
+ * from 123k to 133k records/s.
  */
 import type { FetchLimits, TopicPartition } from "../core/model.js";
 import { sendRequest } from "./connection.js";
@@ -30,11 +37,14 @@ interface Waiter {
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
+const MAX_IN_FLIGHT = 2;
 
 export class FetchCoalescer {
   private readonly queues = new Map<number, Waiter[]>();
-  /** Brokers with a request scheduled or in flight; later calls wait for the next round. */
-  private readonly busy = new Set<number>();
+  /** Brokers with a request about to be sent: calls made meanwhile join it. */
+  private readonly scheduled = new Set<number>();
+  /** Requests in flight per broker; calls beyond MAX_IN_FLIGHT wait for one to return. */
+  private readonly inFlight = new Map<number, number>();
   private readonly send: FetchSender;
 
   constructor(cluster: KafkajsCluster, requestTimeoutMs: number, send?: FetchSender) {
@@ -56,24 +66,28 @@ export class FetchCoalescer {
   }
 
   private schedule(brokerId: number): void {
-    if (this.busy.has(brokerId)) return;
-    this.busy.add(brokerId);
+    if (this.scheduled.has(brokerId) || (this.inFlight.get(brokerId) ?? 0) >= MAX_IN_FLIGHT) return;
+    this.scheduled.add(brokerId);
     // Deferred to the next macrotask so that calls made in the same turn join one request.
     setImmediate(() => void this.flush(brokerId));
   }
 
   private async flush(brokerId: number): Promise<void> {
+    this.scheduled.delete(brokerId);
     const { round, rest } = takeRound(this.queues.get(brokerId) ?? []);
     this.queues.set(brokerId, rest);
+    this.inFlight.set(brokerId, (this.inFlight.get(brokerId) ?? 0) + 1);
     try {
       const response = await this.send(brokerId, buildRequest(round));
       settle(round, response);
     } catch (error) {
       for (const waiter of round) waiter.reject(error);
     } finally {
-      this.busy.delete(brokerId);
+      const inFlight = (this.inFlight.get(brokerId) ?? 1) - 1;
+      if (inFlight > 0) this.inFlight.set(brokerId, inFlight);
+      else this.inFlight.delete(brokerId);
       if ((this.queues.get(brokerId)?.length ?? 0) > 0) this.schedule(brokerId);
-      else this.queues.delete(brokerId);
+      else if (inFlight === 0 && !this.scheduled.has(brokerId)) this.queues.delete(brokerId);
     }
   }
 }

@@ -76,27 +76,30 @@ describe("FetchCoalescer", () => {
     assert.equal(toBroker1?.isolationLevel, 1);
   });
 
-  it("queues calls made while a request is in flight into the next request", async () => {
+  it("sends a second request while one is in flight, and queues later calls until one returns", async () => {
     let release = () => {};
     const hold = new Promise<void>((resolve) => {
       release = resolve;
     });
     const { requests, send } = recordingSender(hold);
     const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
 
     const first = coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS);
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
     const second = coalescer.fetch(1, { topic: "a", partition: 1 }, 0, LIMITS);
     const third = coalescer.fetch(1, { topic: "a", partition: 2 }, 0, LIMITS);
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(requests.length, 1);
+    await turn();
+    const fourth = coalescer.fetch(1, { topic: "a", partition: 3 }, 0, LIMITS);
+    const fifth = coalescer.fetch(1, { topic: "a", partition: 4 }, 0, LIMITS);
+    await turn();
+    assert.equal(requests.length, 2, "two requests in flight, the third waits");
     release();
-    await Promise.all([first, second, third]);
+    await Promise.all([first, second, third, fourth, fifth]);
 
-    assert.equal(requests.length, 2);
     assert.deepEqual(
-      requests[1]?.request.topics[0]?.partitions.map((p) => p.partition),
-      [1, 2],
+      requests.map((r) => r.request.topics[0]?.partitions.map((p) => p.partition)),
+      [[0], [1, 2], [3, 4]],
     );
   });
 
