@@ -2,7 +2,7 @@
 # Builds librdkafka 2.15.1's mock Kafka cluster behind our launcher into .testbed/bin/mock-kafka.
 # librdkafka's source comes from the @confluentinc/kafka-javascript@1.10.1 npm tarball (the only
 # registry we can reach that ships it); we use only package/deps/librdkafka and never install it.
-# Idempotent: a stamp holding hashes of the retention patch and of the launcher source decides what
+# Idempotent: a stamp holding hashes of the patches and of the launcher source decides what
 # to redo, so editing the launcher recompiles only the launcher (a few seconds).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -19,6 +19,7 @@ readonly SRC_DIR="${TESTBED}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${TESTBED}/bin"
 readonly LAUNCHER_SRC="${ROOT}/testbed/mock-kafka/launcher.c"
 readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
+readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
@@ -76,6 +77,9 @@ build_library() {
   log "patching per-partition retention"
   perl "$PATCH_SCRIPT" "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch failed"
   grep -q MOCK_KAFKA_PARTITION_MAX_BYTES "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch not applied"
+  log "patching sequence checks for idempotent producers"
+  perl "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch failed"
+  grep -q "idempotent_only" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch not applied"
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -112,7 +116,8 @@ build_launcher() {
 check_prerequisites
 [[ -f "$LAUNCHER_SRC" ]] || die "missing ${LAUNCHER_SRC}"
 [[ -f "$PATCH_SCRIPT" ]] || die "missing ${PATCH_SCRIPT}"
-lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT")"
+[[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
+lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH")"
 build_library "$lib_hash"
 # The script itself is in the launcher hash because it holds the compiler flags.
 build_launcher "${lib_hash}-$(hash_of "$LAUNCHER_SRC" "$SELF")"
