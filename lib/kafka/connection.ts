@@ -13,6 +13,7 @@ import {
   createSocketFactory,
   type KafkajsBroker,
   type KafkajsCluster,
+  type KafkajsConnection,
   type KafkajsLogEntry,
   type KafkajsQueuedResponse,
   type KafkajsRequest,
@@ -163,25 +164,50 @@ export async function sendRequest<T>(
  */
 export async function sendBody<T>(
   broker: KafkajsBroker,
-  api: { readonly apiName: string; readonly apiKey: number; readonly apiVersion: number },
+  api: BodyApi,
   body: Buffer,
   decode: (payload: Buffer) => T,
   requestTimeout: number,
 ): Promise<T> {
+  return enqueueBody(await readyConnection(broker, api), api, body, decode, requestTimeout);
+}
+
+export interface BodyApi {
+  readonly apiName: string;
+  readonly apiKey: number;
+  readonly apiVersion: number;
+}
+
+/** The broker connection kafkajs uses for `api`, connected and authenticated. */
+export async function readyConnection(broker: KafkajsBroker, api: BodyApi): Promise<KafkajsConnection> {
   const connection = await broker.connectionPool.getConnectionByRequest({ request: api });
   if (!connection.isAuthenticated()) await connection.authenticate();
-  connection.failIfNotConnected();
-  const correlationId = connection.nextCorrelationId();
-  const clientId = Buffer.from(connection.clientId, "utf8");
-  const header = Buffer.allocUnsafe(4 + 2 + 2 + 4 + 2 + clientId.length);
-  let at = header.writeInt32BE(header.length - 4 + body.length, 0);
-  at = header.writeInt16BE(api.apiKey, at);
-  at = header.writeInt16BE(api.apiVersion, at);
-  at = header.writeInt32BE(correlationId, at);
-  at = header.writeInt16BE(clientId.length, at);
-  clientId.copy(header, at);
-  const { payload } = await new Promise<KafkajsQueuedResponse>((resolve, reject) => {
+  return connection;
+}
+
+/**
+ * Queues one request on a ready connection without awaiting anything first: requests queued in
+ * one turn reach the socket in the order they were queued, which pipelined produce requests of
+ * one partition rely on.
+ */
+export function enqueueBody<T>(
+  connection: KafkajsConnection,
+  api: BodyApi,
+  body: Buffer,
+  decode: (payload: Buffer) => T,
+  requestTimeout: number,
+): Promise<T> {
+  return new Promise<KafkajsQueuedResponse>((resolve, reject) => {
     connection.failIfNotConnected();
+    const clientId = Buffer.from(connection.clientId, "utf8");
+    const header = Buffer.allocUnsafe(4 + 2 + 2 + 4 + 2 + clientId.length);
+    const correlationId = connection.nextCorrelationId();
+    let at = header.writeInt32BE(header.length - 4 + body.length, 0);
+    at = header.writeInt16BE(api.apiKey, at);
+    at = header.writeInt16BE(api.apiVersion, at);
+    at = header.writeInt32BE(correlationId, at);
+    at = header.writeInt16BE(clientId.length, at);
+    clientId.copy(header, at);
     connection.requestQueue.push({
       entry: { ...api, correlationId, resolve, reject },
       expectResponse: true,
@@ -194,8 +220,7 @@ export async function sendBody<T>(
         socket.uncork();
       },
     });
-  });
-  return decode(payload);
+  }).then(({ payload }) => decode(payload));
 }
 
 export function negotiateVersion(

@@ -49,7 +49,7 @@ export class ProducerState {
   acknowledged(partitionKey: string, identity: ProducerIdentity, baseSequence: number, count: number): void {
     this.sequences.set(partitionKey, {
       generation: identity.generation,
-      nextSequence: (baseSequence + count) % SEQUENCE_MODULUS,
+      nextSequence: sequenceAfter(baseSequence, count),
     });
   }
 
@@ -58,4 +58,9 @@ export class ProducerState {
     this.sequences.delete(partitionKey);
     if (this.identity?.generation === identity.generation) this.identity = undefined;
   }
+}
+
+/** The base sequence of the batch after one of `count` records sent with `baseSequence`. */
+export function sequenceAfter(baseSequence: number, count: number): number {
+  return (baseSequence + count) % SEQUENCE_MODULUS;
 }

@@ -1,7 +1,11 @@
 /**
  * TargetWriter: an idempotent producer (acks=all) that sends record batches we encode ourselves
- * over kafkajs's broker connections. One batch per partition is in flight at a time, so a retry
- * resends the same bytes with the same base sequence and the broker drops the duplicate.
+ * over kafkajs's broker connections. A write of several batches sends up to five of them at once,
+ * in order on one connection, as Kafka's idempotent producer allows: the broker appends a
+ * producer's batches to a partition only in sequence order, so whatever lands is always a prefix
+ * of the write. A batch that did not land is then sent again alone, with the same bytes and base
+ * sequence, until acknowledged; if an earlier attempt did land after all, the broker drops the
+ * duplicate.
  */
 import type { MirrorRecord, TopicPartition, WriteResult } from "../core/model.js";
 import type { Logger, TargetWriter } from "../core/ports.js";
@@ -11,23 +15,27 @@ import { backoffDelay, sleep } from "./backoff.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
 import {
+  type BodyApi,
   ClusterConnector,
   createKafkaCluster,
   describeError,
+  enqueueBody,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
   negotiateVersion,
+  readyConnection,
   sendBody,
   translateKafkajsError,
 } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
-import type { KafkajsCluster } from "./kafkajs-internals.js";
-import { type ProducerIdentity, ProducerState } from "./producer-state.js";
+import type { KafkajsBroker, KafkajsCluster, KafkajsConnection } from "./kafkajs-internals.js";
+import { type ProducerIdentity, ProducerState, sequenceAfter } from "./producer-state.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   type ProducePartitionResponse,
+  type ProduceResponse,
   produceHeadSize,
   writeProduceHead,
 } from "./protocol/produce.js";
@@ -121,14 +129,108 @@ export class KafkaTargetWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
   ): Promise<WriteResult> {
-    let baseOffset = -1;
-    let first = true;
-    for (const batch of splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp)) {
-      const offset = await this.sendBatch(tp, batch, stamp);
-      if (first) baseOffset = offset;
-      first = false;
+    const batches = splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp);
+    let baseOffset: number | null = null;
+    for (let i = 0; i < batches.length; i += MAX_IN_FLIGHT_BATCHES) {
+      const group = batches.slice(i, i + MAX_IN_FLIGHT_BATCHES);
+      let landed = 0;
+      if (group.length > 1) {
+        const pipelined = await this.sendPipelined(tp, group, stamp);
+        landed = pipelined.landed;
+        if (landed > 0) baseOffset ??= pipelined.baseOffset;
+      }
+      // What the pipeline did not land: one batch at a time, with retries and, for a record the
+      // broker refuses, bisection. The sequences continue where the landed batches ended, so a
+      // batch resent here carries the same bytes as in the pipeline.
+      for (const batch of group.slice(landed)) {
+        const offset = await this.sendBatch(tp, batch, stamp);
+        baseOffset ??= offset;
+      }
     }
-    return { baseOffset, records: records.length };
+    return { baseOffset: baseOffset ?? -1, records: records.length };
+  }
+
+  /**
+   * One attempt at sending `group` (at most MAX_IN_FLIGHT_BATCHES batches) back to back on the
+   * leader's connection. Returns how many leading batches landed and the target offset of the
+   * first record (-1 when unknown). Never throws for what the one-by-one path can handle: any
+   * failure leaves the batches from the first not-landed one on to it.
+   */
+  private async sendPipelined(
+    tp: TopicPartition,
+    group: readonly (readonly MirrorRecord[])[],
+    stamp: ProvenanceStamp | null,
+  ): Promise<{ landed: number; baseOffset: number }> {
+    const none = { landed: 0, baseOffset: -1 };
+    if (this.closed) return none;
+    let identity: ProducerIdentity;
+    let leader: Awaited<ReturnType<KafkaTargetWriter["leaderOf"]>>;
+    let connection: KafkajsConnection;
+    try {
+      identity = await this.producerIdentity(Date.now() + this.retryDeadlineMs);
+      leader = await this.leaderOf(tp);
+      connection = await readyConnection(leader.broker, leader.api);
+    } catch {
+      return none;
+    }
+    const key = partitionKey(tp);
+    const sequences: number[] = [];
+    const bodies: Buffer[] = [];
+    let sequence = this.state.nextSequence(key, identity);
+    for (const batch of group) {
+      sequences.push(sequence);
+      bodies.push(await this.produceBody(tp, batch, stamp, identity, sequence));
+      sequence = sequenceAfter(sequence, batch.length);
+    }
+    // Queued in one turn, so they reach the broker in sequence order.
+    const answers = await Promise.allSettled(
+      bodies.map((body) =>
+        enqueueBody(
+          connection,
+          leader.api,
+          body,
+          (payload) => partitionAnswer(decodeProduceResponse(leader.api.apiVersion, payload), tp),
+          this.requestTimeoutMs,
+        ),
+      ),
+    );
+    // The broker appends a producer's batches only in sequence order: an acknowledged batch means
+    // every batch before it landed too, whatever their own answers said (a timed-out request may
+    // have landed all the same).
+    let landed = 0;
+    answers.forEach((answer, k) => {
+      if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
+    });
+    if (landed === 0) return none;
+    this.state.acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
+    const first = answers[0];
+    const baseOffset =
+      first?.status === "fulfilled" && first.value.errorCode === KafkaErrorCode.NONE
+        ? first.value.baseOffset
+        : -1;
+    return { landed, baseOffset };
+  }
+
+  /** A produce request's body: its head, then the batch, laid out once in one buffer. */
+  private async produceBody(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null,
+    identity: ProducerIdentity,
+    baseSequence: number,
+  ): Promise<Buffer> {
+    const topic = Buffer.from(tp.topic, "utf8");
+    return writeProduceHead(
+      await encodeRecordBatch(records, {
+        compression: this.compression,
+        producerId: identity.producerId,
+        producerEpoch: identity.producerEpoch,
+        baseSequence,
+        stamp,
+        headroom: produceHeadSize(topic),
+      }),
+      { acks: -1, timeoutMs: this.requestTimeoutMs, topic, partition: tp.partition },
+    );
   }
 
   /** Sends one batch until acknowledged; returns the target offset of its first record, or -1 if unknown. */
@@ -141,19 +243,7 @@ export class KafkaTargetWriter implements TargetWriter {
     const identity = await this.producerIdentity(deadline);
     const key = partitionKey(tp);
     const baseSequence = this.state.nextSequence(key, identity);
-    // The batch is laid out right behind the request's head: the body is sent as it is.
-    const topic = Buffer.from(tp.topic, "utf8");
-    const body = writeProduceHead(
-      await encodeRecordBatch(records, {
-        compression: this.compression,
-        producerId: identity.producerId,
-        producerEpoch: identity.producerEpoch,
-        baseSequence,
-        stamp,
-        headroom: produceHeadSize(topic),
-      }),
-      { acks: -1, timeoutMs: this.requestTimeoutMs, topic, partition: tp.partition },
-    );
+    const body = await this.produceBody(tp, records, stamp, identity, baseSequence);
     const firstOffset = records[0]?.offset ?? -1;
     const lastOffset = records.at(-1)?.offset ?? -1;
     const details = {
@@ -191,7 +281,7 @@ export class KafkaTargetWriter implements TargetWriter {
       }
 
       const code = response.errorCode;
-      if (code === KafkaErrorCode.NONE || code === KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER) {
+      if (isLanded(code)) {
         this.state.acknowledged(key, identity, baseSequence, records.length);
         return code === KafkaErrorCode.NONE ? response.baseOffset : -1;
       }
@@ -270,6 +360,19 @@ export class KafkaTargetWriter implements TargetWriter {
   /** One attempt of a produce request whose body (head and record batch) is laid out already. */
   private async produceOnce(tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
     if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
+    const { broker, api } = await this.leaderOf(tp);
+    const response = await sendBody(
+      broker,
+      api,
+      body,
+      (payload) => decodeProduceResponse(api.apiVersion, payload),
+      this.requestTimeoutMs,
+    );
+    return partitionAnswer(response, tp);
+  }
+
+  /** The partition's leader as metadata has it, and the Produce version to speak to it. */
+  private async leaderOf(tp: TopicPartition): Promise<{ broker: KafkajsBroker; api: BodyApi }> {
     await this.connect();
     await this.cluster.addMultipleTargetTopics([tp.topic]);
     const partition = this.cluster
@@ -280,18 +383,7 @@ export class KafkaTargetWriter implements TargetWriter {
       throw new KafkaPartitionError(KafkaErrorCode.LEADER_NOT_AVAILABLE);
     const broker = await this.cluster.findBroker({ nodeId: partition.leader });
     const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
-    const response = await sendBody(
-      broker,
-      { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion },
-      body,
-      (payload) => decodeProduceResponse(apiVersion, payload),
-      this.requestTimeoutMs,
-    );
-    const answer = response.topics
-      .find((t) => t.topic === tp.topic)
-      ?.partitions.find((p) => p.partition === tp.partition);
-    if (answer === undefined) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    return answer;
+    return { broker, api: { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion } };
   }
 
   private producerIdentity(deadline: number): Promise<ProducerIdentity> {
@@ -340,6 +432,26 @@ export class KafkaTargetWriter implements TargetWriter {
   private refreshMetadata(): Promise<void> {
     return this.connector.refreshMetadata();
   }
+}
+
+/**
+ * Unacknowledged batches per partition whose order an idempotent producer keeps (Kafka's limit on
+ * max.in.flight.requests.per.connection with idempotence on); also the broker's de-duplication
+ * window per producer and partition.
+ */
+const MAX_IN_FLIGHT_BATCHES = 5;
+
+/** The batch is in the log: appended now, or a duplicate of one appended earlier. */
+function isLanded(code: number): boolean {
+  return code === KafkaErrorCode.NONE || code === KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER;
+}
+
+function partitionAnswer(response: ProduceResponse, tp: TopicPartition): ProducePartitionResponse {
+  const answer = response.topics
+    .find((t) => t.topic === tp.topic)
+    ?.partitions.find((p) => p.partition === tp.partition);
+  if (answer === undefined) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  return answer;
 }
 
 function partitionKey(tp: TopicPartition): string {

@@ -235,6 +235,35 @@ describe("kafka adapter against the mock cluster", () => {
     });
   });
 
+  for (const [failing, codes] of [
+    ["a retriable error", [0, 6]],
+    ["a request timeout", [0, 0, 7]],
+    ["a refused batch", [0, 0, 0, 10]],
+  ] as const) {
+    it(`keeps a pipelined write in order when one of its requests meets ${failing}`, async () => {
+      const topic = topicName();
+      await kafka.createTopic(topic, 1, 1);
+      const small = new KafkaTargetWriter({
+        brokers: kafka.bootstrapServers,
+        maxBatchRecords: 10,
+        retryBackoffMs: 20,
+      });
+      // 7 batches: a pipeline of five, then of two. The injected error hits one request in the
+      // first; the test bed refuses the requests behind it as out of sequence, as Kafka does.
+      const records = Array.from({ length: 70 }, (_, i) => record(i));
+      try {
+        await kafka.pushRequestErrors(ApiKey.Produce, codes);
+        const result = await small.write({ topic, partition: 0 }, records);
+        assert.equal(result.baseOffset, 0);
+      } finally {
+        await small.close();
+      }
+
+      assertSameContent(await readAll(reader, topic, 0, 0, 70), records);
+      assert.equal((await admin.listOffsets(topic, [0]))[0]?.logEndOffset, 70);
+    });
+  }
+
   it("retries fetches after injected retriable fetch errors", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
