@@ -241,7 +241,7 @@ describe("PartitionPump", () => {
     assert.equal(e.store.get(src(0))?.checkpoint, 10);
   });
 
-  it("fetches the next batch while the current one is being written", async () => {
+  it("reads two fetches ahead of the batch being written", async () => {
     const e = env();
     e.source.append(src(0), makeRecords(30, 0));
     const events: string[] = [];
@@ -261,14 +261,16 @@ describe("PartitionPump", () => {
     held.stop();
     await running;
 
-    assert.deepEqual(events.slice(0, 7), [
+    assert.deepEqual(events.slice(0, 9), [
       "fetch 0",
       "fetch 10",
+      "fetch 20",
       "write 0",
       "acked 0",
-      "fetch 20",
+      "fetch 30",
       "write 10",
       "acked 10",
+      "write 20",
     ]);
   });
 
