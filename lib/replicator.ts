@@ -106,10 +106,12 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     compression: config.target.compression,
     maxBatchBytes: config.target.maxBatchBytes,
     maxBatchRecords: config.batch.maxRecords,
+    maxInFlightBatches: config.target.maxInFlightBatches,
     // Together with the request timeout this bounds a write to writeSafetyMarginMs, the time
     // the worker keeps free before a lease ends. In exactly-once mode the writer does not resend
     // a batch whose first attempt may have landed: that would rely on the broker's idempotent
-    // de-duplication. The pump retries instead, after reading the target's tail.
+    // de-duplication. The pump retries instead, after reading the target's tail. (Pipelined
+    // batches rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
     retryDeadlineMs: exactlyOnce ? 0 : config.target.requestTimeoutMs,
   });
   const targetReader = exactlyOnce

@@ -73,6 +73,12 @@ const targetSchema = section({
     .default(-1),
   /** Upper bound of one produced record batch; keep it at or below the target's max.message.bytes. */
   maxBatchBytes: integer(KIB, 100 * MIB).default(MIB),
+  /**
+   * Batches of one partition sent before the first is acknowledged. Above 1 this relies on the
+   * target refusing a batch whose producer sequence skips one, as Kafka does for idempotent
+   * producers (and as max.in.flight.requests.per.connection <= 5 relies on in Kafka's clients).
+   */
+  maxInFlightBatches: integer(1, 5).default(5),
 });
 
 const topicsSchema = section({

@@ -48,6 +48,11 @@ export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
   readonly maxBatchBytes?: number;
   /** @default 10000 */
   readonly maxBatchRecords?: number;
+  /**
+   * Batches of one write sent before the first is acknowledged, 1..5. Above 1 the target must
+   * refuse out-of-sequence batches of an idempotent producer, as Kafka does. @default 5
+   */
+  readonly maxInFlightBatches?: number;
   /** How long one batch is retried on transient errors before KAFKA_RETRIABLE. @default 30000 */
   readonly retryDeadlineMs?: number;
   /** First retry delay; doubles per attempt. @default 100 */
@@ -79,6 +84,7 @@ export class KafkaTargetWriter implements TargetWriter {
   private readonly compression: CompressionCodec;
   private readonly maxBatchBytes: number;
   private readonly maxBatchRecords: number;
+  private readonly maxInFlightBatches: number;
   private readonly retryDeadlineMs: number;
   private readonly retryBackoffMs: number;
   private readonly requestTimeoutMs: number;
@@ -93,6 +99,16 @@ export class KafkaTargetWriter implements TargetWriter {
     this.compression = options.compression ?? "none";
     this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
+    this.maxInFlightBatches = options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES;
+    if (
+      !Number.isInteger(this.maxInFlightBatches) ||
+      this.maxInFlightBatches < 1 ||
+      this.maxInFlightBatches > MAX_IN_FLIGHT_BATCHES
+    ) {
+      throw new RangeError(
+        `maxInFlightBatches must be an integer from 1 to ${MAX_IN_FLIGHT_BATCHES}, got ${this.maxInFlightBatches}`,
+      );
+    }
     this.retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -131,8 +147,8 @@ export class KafkaTargetWriter implements TargetWriter {
   ): Promise<WriteResult> {
     const batches = splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp);
     let baseOffset: number | null = null;
-    for (let i = 0; i < batches.length; i += MAX_IN_FLIGHT_BATCHES) {
-      const group = batches.slice(i, i + MAX_IN_FLIGHT_BATCHES);
+    for (let i = 0; i < batches.length; i += this.maxInFlightBatches) {
+      const group = batches.slice(i, i + this.maxInFlightBatches);
       let landed = 0;
       if (group.length > 1) {
         const pipelined = await this.sendPipelined(tp, group, stamp);
@@ -151,7 +167,7 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   /**
-   * One attempt at sending `group` (at most MAX_IN_FLIGHT_BATCHES batches) back to back on the
+   * One attempt at sending `group` (at most maxInFlightBatches batches) back to back on the
    * leader's connection. Returns how many leading batches landed and the target offset of the
    * first record (-1 when unknown). Never throws for what the one-by-one path can handle: any
    * failure leaves the batches from the first not-landed one on to it.

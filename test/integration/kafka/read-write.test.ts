@@ -264,6 +264,30 @@ describe("kafka adapter against the mock cluster", () => {
     });
   }
 
+  it("with maxInFlightBatches 1 lands a write in order through a failed batch; more than five is refused", async () => {
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 1);
+    const single = new KafkaTargetWriter({
+      brokers: kafka.bootstrapServers,
+      maxBatchRecords: 10,
+      maxInFlightBatches: 1,
+    });
+    const records = Array.from({ length: 30 }, (_, i) => record(i));
+    try {
+      // With one batch in flight the error hits the second batch alone, which is simply resent.
+      await kafka.pushRequestErrors(ApiKey.Produce, [0, 6]);
+      await single.write({ topic, partition: 0 }, records);
+    } finally {
+      await single.close();
+    }
+
+    assertSameContent(await readAll(reader, topic, 0, 0, 30), records);
+    assert.throws(
+      () => new KafkaTargetWriter({ brokers: kafka.bootstrapServers, maxInFlightBatches: 6 }),
+      /maxInFlightBatches must be an integer from 1 to 5, got 6/,
+    );
+  });
+
   it("retries fetches after injected retriable fetch errors", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);

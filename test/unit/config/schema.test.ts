@@ -48,6 +48,7 @@ describe("parseConfig: valid input", () => {
         compression: "none",
         replicationFactor: -1,
         maxBatchBytes: 1024 * 1024,
+        maxInFlightBatches: 5,
       },
       topics: { whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC", rename: "identity" },
       batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500 },
@@ -229,6 +230,12 @@ describe("parseConfig: each malformed field is refused by name", () => {
       patch: (c) => ({ ...c, batch: { maxRecords: 0 } }),
       path: "batch.maxRecords",
       says: /expected an integer from 1 to 1000000, got 0/,
+    },
+    {
+      name: "more batches in flight than an idempotent producer keeps in order",
+      patch: (c) => ({ ...c, target: { ...c.target, maxInFlightBatches: 6 } }),
+      path: "target.maxInFlightBatches",
+      says: /expected an integer from 1 to 5, got 6/,
     },
     {
       name: "a negative wait",
