@@ -66,7 +66,11 @@ export function provenanceSettings(config: MirrorConfig): ProvenanceSettings | n
 
 export function workerSettings(config: MirrorConfig): WorkerSettings {
   return {
-    batch: config.batch,
+    batch: {
+      maxRecords: config.batch.maxRecords,
+      maxBytes: config.batch.maxBytes,
+      maxWaitMs: config.batch.maxWaitMs,
+    },
     leases: {
       durationMs: config.leases.durationMs,
       renewIntervalMs: config.leases.renewIntervalMs,
@@ -76,6 +80,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
     replicationFactor: config.target.replicationFactor,
     writeSafetyMarginMs: writeSafetyMarginMs(config),
     provenance: provenanceSettings(config),
+    readAheadBytes: config.batch.readAheadBytes,
   };
 }
 

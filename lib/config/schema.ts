@@ -97,6 +97,11 @@ const batchSchema = section({
   maxBytes: integer(KIB, 100 * MIB).default(MIB),
   /** How long the source broker may hold a fetch open when the partition has no new data. */
   maxWaitMs: integer(0, 30_000).default(500),
+  /**
+   * Fetched bytes one worker may hold ahead of its writes, over all its partitions (each reads at
+   * most two fetches ahead). 0 reads the next fetch only once the last one is being written.
+   */
+  readAheadBytes: integer(0, 4 * 1024 * MIB).default(64 * MIB),
 });
 
 const leasesSchema = section({

@@ -33,7 +33,7 @@ import type {
   TargetWriter,
 } from "./ports.js";
 import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } from "./provenance.js";
-import { ReadAhead } from "./read-ahead.js";
+import { ReadAhead, type ReadAheadBudget } from "./read-ahead.js";
 import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
 export type StartFrom = "earliest" | "latest";
@@ -69,6 +69,8 @@ export interface PumpDeps {
   readonly metrics: ReplicationMetrics;
   /** Reader and admin of the target cluster; required when PumpSettings.provenance is set. */
   readonly targetTail?: TargetTailDeps;
+  /** Bounds what the worker's pumps read ahead of their writes, together. @default unbounded (per pump: READ_AHEAD results) */
+  readonly readAheadBudget?: ReadAheadBudget;
 }
 
 /**
@@ -168,9 +170,10 @@ type CheckpointOutcome = "ok" | "lost" | "deferred" | { readonly error: unknown 
 const DEFAULT_RETRY = { initialMs: 100, maxMs: 5000 } as const;
 
 /**
- * Fetch results read ahead of the write in progress. Two keep reading busy while a batch is
- * written (one was not enough: the bench's pumps waited on fetches 60% of their time); each is
- * at most batch.maxBytes (plus the last source batch), held per partition.
+ * Fetch results read ahead of the write in progress, per partition. Two keep reading busy while
+ * a batch is written (one was not enough: the bench's pumps waited on fetches 60% of their time);
+ * each is at most batch.maxBytes plus one source batch, and PumpDeps.readAheadBudget bounds them
+ * across the worker.
  */
 const READ_AHEAD = 2;
 
@@ -290,14 +293,26 @@ export class PartitionPump {
       if (pinned === "lost") return "lease-lost";
     }
 
-    const ahead = new ReadAhead(
+    const ahead = new ReadAhead<FetchOutcome>(
       async (offset) => {
         const outcome = await this.#fetch(offset);
-        return { next: outcome.kind === "fetched" ? outcome.fetched.nextOffset : null, value: outcome };
+        return outcome.kind === "fetched"
+          ? { next: outcome.fetched.nextOffset, bytes: outcome.fetched.bytes, value: outcome }
+          : { next: null, bytes: 0, value: outcome };
       },
       start,
       READ_AHEAD,
+      this.#deps.readAheadBudget ?? null,
     );
+    try {
+      return await this.#copy(ahead);
+    } finally {
+      ahead.close();
+    }
+  }
+
+  async #copy(ahead: ReadAhead<FetchOutcome>): Promise<PumpStopReason> {
+    const held = this.#held;
     for (;;) {
       const outcome = await this.#untilStopped(ahead.next());
       if (outcome.kind === "stopped") return this.#stopOrLost();

@@ -3,25 +3,73 @@
  * one is in, while up to `depth` results wait to be taken. The pump writes one result while the
  * next ones are read, so a partition's copy rate is bounded by the slower of reading and
  * writing, not by their sum. Only one fetch of the partition is in flight at a time.
+ *
+ * What waits is bounded per partition by `depth` and across a worker by a shared byte budget:
+ * with the budget spent a chain pauses after its current fetch, until its pump takes a result.
  */
-export type ChainLink<T> =
-  /** A result the chain continues after, from `nextOffset`. */
-  | { readonly next: number; readonly value: T }
-  /** A result that ends the chain (stopped, failed). */
-  | { readonly next: null; readonly value: T };
+export interface ChainLink<T> {
+  /** Where the chain continues after this result; null ends it (stopped, failed). */
+  readonly next: number | null;
+  /** What the result holds in memory while it waits. */
+  readonly bytes: number;
+  readonly value: T;
+}
+
+/** Bytes of fetched records waiting to be written, across every partition of one worker. */
+export class ReadAheadBudget {
+  readonly limitBytes: number;
+  #used = 0;
+
+  constructor(limitBytes: number) {
+    if (!Number.isSafeInteger(limitBytes) || limitBytes < 0) {
+      throw new RangeError(`read-ahead budget must be a whole number of bytes >= 0, got ${limitBytes}`);
+    }
+    this.limitBytes = limitBytes;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  get spent(): boolean {
+    return this.#used >= this.limitBytes;
+  }
+
+  take(bytes: number): void {
+    this.#used += bytes;
+  }
+
+  give(bytes: number): void {
+    this.#used -= bytes;
+  }
+}
+
+interface Waiting<T> {
+  readonly link: Promise<ChainLink<T>>;
+  /** Bytes charged to the budget once the result is in; null before. */
+  charged: number | null;
+}
 
 export class ReadAhead<T> {
   readonly #fetch: (offset: number) => Promise<ChainLink<T>>;
   readonly #depth: number;
-  readonly #queue: Promise<ChainLink<T>>[] = [];
-  /** Where the chain paused because `depth` results were waiting; null while it runs or ended. */
+  readonly #budget: ReadAheadBudget | null;
+  readonly #queue: Waiting<T>[] = [];
+  /** Where the chain paused (depth reached or budget spent); null while it runs or ended. */
   #pausedAt: number | null = null;
+  #closed = false;
 
-  constructor(fetch: (offset: number) => Promise<ChainLink<T>>, start: number, depth: number) {
+  constructor(
+    fetch: (offset: number) => Promise<ChainLink<T>>,
+    start: number,
+    depth: number,
+    budget: ReadAheadBudget | null = null,
+  ) {
     if (!Number.isInteger(depth) || depth < 1)
       throw new RangeError(`read-ahead depth must be >= 1, got ${depth}`);
     this.#fetch = fetch;
     this.#depth = depth;
+    this.#budget = budget;
     this.#issue(start);
   }
 
@@ -34,16 +82,37 @@ export class ReadAhead<T> {
       this.#pausedAt = null;
       this.#issue(pausedAt);
     }
-    return oldest.then((link) => link.value);
+    return oldest.link.then((link) => {
+      this.#release(oldest);
+      return link.value;
+    });
+  }
+
+  /** Stops the chain; results not taken give their bytes back to the budget. */
+  close(): void {
+    this.#closed = true;
+    this.#pausedAt = null;
+    for (const waiting of this.#queue.splice(0)) this.#release(waiting);
   }
 
   #issue(offset: number): void {
-    const link = this.#fetch(offset);
-    this.#queue.push(link);
-    void link.then(({ next }) => {
-      if (next === null) return;
-      if (this.#queue.length < this.#depth) this.#issue(next);
-      else this.#pausedAt = next;
+    const waiting: Waiting<T> = { link: this.#fetch(offset), charged: null };
+    this.#queue.push(waiting);
+    void waiting.link.then((link) => {
+      if (this.#closed) return;
+      // Only a result that waits is charged; one its pump took already is being written.
+      if (this.#queue.includes(waiting)) {
+        waiting.charged = link.bytes;
+        this.#budget?.take(link.bytes);
+      }
+      if (link.next === null) return;
+      if (this.#queue.length < this.#depth && !(this.#budget?.spent ?? false)) this.#issue(link.next);
+      else this.#pausedAt = link.next;
     });
+  }
+
+  #release(waiting: Waiting<T>): void {
+    if (waiting.charged !== null) this.#budget?.give(waiting.charged);
+    waiting.charged = null;
   }
 }

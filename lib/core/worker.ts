@@ -35,6 +35,7 @@ import type {
   TopicMapping,
 } from "./ports.js";
 import type { ProvenanceSettings } from "./provenance.js";
+import { ReadAheadBudget } from "./read-ahead.js";
 
 export interface WorkerSettings {
   readonly batch: FetchLimits;
@@ -52,7 +53,14 @@ export interface WorkerSettings {
   readonly writeSafetyMarginMs: number;
   /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
   readonly provenance?: ProvenanceSettings | null;
+  /**
+   * Bytes of fetched records all pumps of a run may hold, together, beyond the batch each is
+   * writing (see ReadAhead). @default 64 MiB
+   */
+  readonly readAheadBytes?: number;
 }
+
+export const DEFAULT_READ_AHEAD_BYTES = 64 * 1024 * 1024;
 
 export interface WorkerOptions {
   readonly workerId: string;
@@ -150,6 +158,9 @@ export function checkWorkerSettings(settings: WorkerSettings): string[] {
     if (!(value > 0)) problems.push(`${path} must be > 0`);
   }
   if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
+  const readAhead = settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
+  if (!Number.isSafeInteger(readAhead) || readAhead < 0)
+    problems.push("readAheadBytes must be an integer >= 0");
   if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
     problems.push("replicationFactor must be a positive integer or -1 (broker default)");
   }
@@ -230,6 +241,7 @@ class Run {
   readonly #startedAt: number;
   readonly #routes = new Map<string, PartitionRoute>();
   readonly #active = new Map<string, Term>();
+  readonly #readAhead: ReadAheadBudget;
   readonly #finished: Term[] = [];
   /** Leases whose pump ended without losing them or failing: released at the end. */
   readonly #toRelease = new Map<string, HeldLease>();
@@ -250,6 +262,7 @@ class Run {
     this.#deadline = deadline;
     this.#options = options;
     this.#startedAt = o.clock.now();
+    this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
   }
 
   async execute(): Promise<RunSummary> {
@@ -448,6 +461,7 @@ class Run {
         ...(targetReader === undefined
           ? {}
           : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
+        readAheadBudget: this.#readAhead,
       },
       {
         batch: settings.batch,

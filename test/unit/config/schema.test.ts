@@ -51,7 +51,7 @@ describe("parseConfig: valid input", () => {
         maxInFlightBatches: 5,
       },
       topics: { whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC", rename: "identity" },
-      batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500 },
+      batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500, readAheadBytes: 64 * 1024 * 1024 },
       leases: {
         table: "kafka-mirror-leases",
         durationMs: 60_000,
