@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import type { LeaseStore } from "../../../lib/core/ports.js";
+import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
 import { checkWorkerSettings, Worker, type WorkerSettings } from "../../../lib/core/worker.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import {
@@ -123,6 +123,40 @@ describe("Worker", () => {
     const total = [...sa.partitions, ...sb.partitions].reduce((n, p) => n + p.records, 0);
     assert.equal(total, 7 * 130);
     assert.ok(sa.endedAt <= deadline + 1_000);
+  });
+
+  it("a worker handing a lease over does not take it up again while the handover is under way", async () => {
+    // A holds every lease; B arrives and asks for its share. A's handovers are slow to land.
+    const e = env();
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(100);
+    };
+    const store = e.store;
+    const slowHandOver: LeaseStore = {
+      ensure: (p) => store.ensure(p),
+      list: () => store.list(),
+      claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
+      renew: (held, expiresAt) => store.renew(held, expiresAt),
+      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
+      release: (held) => store.release(held),
+      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+      handOver: async (held: Lease) => {
+        // Longer than a rebalance interval: A looks at the lease table while it is under way.
+        await e.clock.sleep(SETTINGS.leases.rebalanceIntervalMs + 1_000);
+        return store.handOver(held);
+      },
+    };
+    const deadline = e.clock.now() + 60_000;
+    const a = workerFor(e, "A", 1, { leases: slowHandOver }).replicate(deadline, { stopWhenCaughtUp: true });
+    while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
+    const b = workerFor(e, "B", 2).replicate(deadline, { stopWhenCaughtUp: true });
+    const [sa, sb] = await Promise.all([a, b]);
+
+    assert.ok(sb.partitions.length > 0, "B took part");
+    // Every record once: nothing written by two holders at a time.
+    for (const tp of partitions()) assertNothingLost(e, tp, 0);
+    const termsOfA = sa.partitions.reduce((n, p) => n + p.terms, 0);
+    assert.equal(termsOfA, sa.partitions.length, "A ran each of its partitions in one term");
   });
 
   it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {
