@@ -6,8 +6,9 @@
  *
  * With provenance on (the default) delivery is exactly-once: every copied record carries a
  * provenance header, every checkpoint carries a target position (see target-tail.ts), and the
- * pump reads the target's tail when it takes a partition and before every write, so whatever of
- * an interrupted or uncertain write already landed is never written again. Records that came
+ * pump reads the target's tail when it takes a partition and before the write after any write
+ * that was not acknowledged, so whatever of an interrupted or uncertain write already landed is
+ * never written again. Records that came
  * from the target cluster (active-active) are skipped, their offsets checkpointed all the same.
  *
  * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
@@ -429,7 +430,7 @@ export class PartitionPump {
     }
   }
 
-  /** Never rejects, so a prefetch that is abandoned cannot become an unhandled rejection. */
+  /** Never rejects, so a read-ahead fetch that is abandoned cannot become an unhandled rejection. */
   async #fetch(offset: number): Promise<FetchOutcome> {
     const { source } = this.#held.route;
     let from = offset;
