@@ -86,11 +86,9 @@ export class TargetTail {
    */
   async refresh(): Promise<number> {
     const end = await this.#end();
-    // Whatever landed before the end just listed is read below; anything of ours landing later
-    // comes from a write that starts after this (or fails, and says so through writeFailed).
-    this.#uncertain = false;
     if (this.#position === null) {
       this.#position = end.logEndOffset;
+      this.#uncertain = false;
       return 0;
     }
     if (end.logEndOffset < this.#position) {
@@ -102,6 +100,7 @@ export class TargetTail {
         logEndOffset: end.logEndOffset,
       });
       this.#position = end.logEndOffset;
+      this.#uncertain = false;
       return 0;
     }
     let read = 0;
@@ -139,6 +138,10 @@ export class TargetTail {
       this.#position = offset;
     }
     this.#position = Math.max(this.#position, end.logEndOffset);
+    // Everything up to the end listed above has been read (a refresh that fails part way leaves
+    // the view uncertain). Anything of ours landing later comes from a write that starts after
+    // this, or fails and says so through writeFailed.
+    this.#uncertain = false;
     return read;
   }
 

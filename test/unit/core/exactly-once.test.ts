@@ -64,8 +64,8 @@ async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): 
   }
 }
 
-async function runUntilCaughtUp(e: Env, held: HeldLease): Promise<void> {
-  const pump = pumpFor(e, held);
+async function runUntilCaughtUp(e: Env, held: HeldLease, maxRecords?: number): Promise<void> {
+  const pump = pumpFor(e, held, maxRecords);
   const running = pump.run();
   await until(e.clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
   held.stop();
@@ -94,6 +94,32 @@ describe("PartitionPump, exactly-once", () => {
 
     assert.deepEqual(copiedOffsets(e), range(30));
     assert.equal(e.store.get(src)?.checkpoint, 30);
+  });
+
+  it("a look at the target that fails part way is taken again before the next write", async () => {
+    const e = env();
+    e.target.append(dst, makeRecords(40, 5)); // somebody else's records: the look takes a few fetches
+    e.source.append(src, makeRecords(30, 0));
+    let failedWrite = false;
+    let failedLook = false;
+    e.target.hooks.afterWrite = () => {
+      if (!failedWrite) {
+        failedWrite = true;
+        throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out"); // but it landed
+      }
+    };
+    e.target.hooks.beforeFetch = (_tp, offset) => {
+      // The look after the uncertain write breaks off once it has read past the foreign records.
+      if (failedWrite && !failedLook && offset >= 40) {
+        failedLook = true;
+        throw new ReplicatorError("KAFKA_RETRIABLE", "target broker went away");
+      }
+    };
+
+    await runUntilCaughtUp(e, await claim(e, "w1"), 5);
+
+    assert.ok(failedLook, "the look broke off");
+    assert.deepEqual(copiedOffsets(e).slice(40), range(30));
   });
 
   it("a write of which only the first batch landed sends only the rest", async () => {
