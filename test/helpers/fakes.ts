@@ -421,6 +421,21 @@ export interface LogEntry {
   readonly fields: LogFields;
 }
 
+/** A LeaseStore that forwards to `store`, with some calls replaced (to slow, fail or watch them). */
+export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): LeaseStore {
+  return {
+    ensure: (partitions) => store.ensure(partitions),
+    list: () => store.list(),
+    claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
+    renew: (held, expiresAt) => store.renew(held, expiresAt),
+    checkpoint: (held, next, now, targetOffset) => store.checkpoint(held, next, now, targetOffset),
+    release: (held) => store.release(held),
+    requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+    handOver: (held) => store.handOver(held),
+    ...overrides,
+  };
+}
+
 export class CapturingLogger implements Logger {
   readonly entries: LogEntry[] = [];
   debug(message: string, fields: LogFields = {}): void {

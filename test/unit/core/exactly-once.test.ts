@@ -9,7 +9,7 @@ import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { type FakeClock, inMemoryWorld, makeRecords } from "../../helpers/fakes.js";
+import { type FakeClock, inMemoryWorld, makeRecords, storeWith } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
@@ -217,7 +217,7 @@ describe("PartitionPump, exactly-once", () => {
     let overlapped = 0;
     let checkpointsInFlight = 0;
     const store = e.store;
-    const slowStore = Object.assign(Object.create(store) as typeof store, {
+    const slowStore = storeWith(store, {
       checkpoint: async (held: Lease, next: number, now: number, position?: number) => {
         stored.push({ checkpoint: next, position });
         checkpointsInFlight++;

@@ -7,7 +7,7 @@ import {
   leaseKey,
 } from "../../../lib/core/lease-coordinator.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import { InMemoryLeaseStore, seededRandom } from "../../helpers/fakes.js";
+import { InMemoryLeaseStore, seededRandom, storeWith } from "../../helpers/fakes.js";
 import { countByOwner as counts, LeaseFleet } from "../../helpers/lease-fleet.js";
 
 const NOW = 1_000_000;
@@ -164,16 +164,7 @@ describe("LeaseCoordinator", () => {
 
     // The coordinator decided on a stale read: its claim loses and it must not throw.
     const coordinator = new LeaseCoordinator({
-      store: {
-        ensure: (p) => store.ensure(p),
-        list: async () => [observed],
-        claim: (o, w, e) => store.claim(o, w, e),
-        renew: (h, e) => store.renew(h, e),
-        checkpoint: (h, n, t) => store.checkpoint(h, n, t),
-        release: (h) => store.release(h),
-        requestHandoff: (o, r) => store.requestHandoff(o, r),
-        handOver: (h) => store.handOver(h),
-      },
+      store: storeWith(store, { list: async () => [observed] }),
       workerId: "me",
       durationMs: DURATION,
     });

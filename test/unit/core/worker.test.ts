@@ -10,6 +10,7 @@ import {
   inMemoryWorld,
   makeRecords,
   seededRandom,
+  storeWith,
 } from "../../helpers/fakes.js";
 
 const SETTINGS: WorkerSettings = {
@@ -132,20 +133,13 @@ describe("Worker", () => {
       await e.clock.sleep(100);
     };
     const store = e.store;
-    const slowHandOver: LeaseStore = {
-      ensure: (p) => store.ensure(p),
-      list: () => store.list(),
-      claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
-      renew: (held, expiresAt) => store.renew(held, expiresAt),
-      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
-      release: (held) => store.release(held),
-      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+    const slowHandOver = storeWith(store, {
       handOver: async (held: Lease) => {
         // Longer than a rebalance interval: A looks at the lease table while it is under way.
         await e.clock.sleep(SETTINGS.leases.rebalanceIntervalMs + 1_000);
         return store.handOver(held);
       },
-    };
+    });
     const deadline = e.clock.now() + 60_000;
     const a = workerFor(e, "A", 1, { leases: slowHandOver }).replicate(deadline, { stopWhenCaughtUp: true });
     while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
@@ -243,9 +237,7 @@ describe("Worker", () => {
     const expiries: number[] = [];
     const writeEnds: number[] = [];
     const store = e.store;
-    const watched: LeaseStore = {
-      ensure: (p) => store.ensure(p),
-      list: () => store.list(),
+    const watched = storeWith(store, {
       claim: (observed, owner, expiresAt) => {
         expiries.push(expiresAt);
         return store.claim(observed, owner, expiresAt);
@@ -254,11 +246,7 @@ describe("Worker", () => {
         expiries.push(expiresAt);
         return store.renew(held, expiresAt);
       },
-      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
-      release: (held) => store.release(held),
-      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
-      handOver: (held) => store.handOver(held),
-    };
+    });
     e.target.hooks.beforeWrite = async () => {
       await e.clock.sleep(400);
       writeEnds.push(e.clock.now());
@@ -307,21 +295,14 @@ describe("Worker", () => {
       if (tp.partition === slow.partition && tp.topic === `dr.${slow.topic}`) await e.clock.sleep(1_000);
     };
     const store = e.store;
-    const flaky: LeaseStore = {
-      ensure: (p) => store.ensure(p),
-      list: () => store.list(),
-      claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
+    const flaky = storeWith(store, {
       renew: async (held, expiresAt) => {
         if (held.topic === slow.topic && held.partition === slow.partition) {
           throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", "renewal timed out");
         }
         return store.renew(held, expiresAt);
       },
-      checkpoint: (held, next, now) => store.checkpoint(held, next, now),
-      release: (held) => store.release(held),
-      requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
-      handOver: (held) => store.handOver(held),
-    };
+    });
 
     // Act
     const summary = await workerFor(e, "A", 1, { leases: flaky }).replicate(e.clock.now() + 600_000, {
