@@ -217,8 +217,17 @@ export class KafkaTargetWriter implements TargetWriter {
     answers.forEach((answer, k) => {
       if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
     });
+    if (landed > 0) {
+      this.state.acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
+    }
+    const failed = answers[landed];
+    if (failed !== undefined && this.retryDeadlineMs === 0 && !isRefusal(failed)) {
+      // No time to retry (exactly-once mode): as in sendBatch, a batch that may have landed is
+      // not sent again, which would rely on the broker's de-duplication; the caller looks.
+      this.state.reset(key, identity);
+      throw pipelineFailure(failed, tp, group[landed] ?? []);
+    }
     if (landed === 0) return none;
-    this.state.acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
     const first = answers[0];
     const baseOffset =
       first?.status === "fulfilled" && first.value.errorCode === KafkaErrorCode.NONE
@@ -456,6 +465,47 @@ export class KafkaTargetWriter implements TargetWriter {
  * window per producer and partition.
  */
 const MAX_IN_FLIGHT_BATCHES = 5;
+
+/** The broker refused the batch itself (it never lands as it is): sendBatch bisects it. */
+function isRefusal(answer: PromiseSettledResult<ProducePartitionResponse>): boolean {
+  return answer.status === "fulfilled" && REJECTING_ERRORS.has(answer.value.errorCode);
+}
+
+/** The error a failed pipelined batch ends its write with, as sendBatch would have thrown it. */
+function pipelineFailure(
+  answer: PromiseSettledResult<ProducePartitionResponse>,
+  tp: TopicPartition,
+  records: readonly MirrorRecord[],
+): ReplicatorError {
+  const what = `produce to ${tp.topic}/${tp.partition}`;
+  const details = {
+    topic: tp.topic,
+    partition: tp.partition,
+    sourceOffset: records[0]?.offset ?? -1,
+    sourceLastOffset: records.at(-1)?.offset ?? -1,
+  };
+  if (answer.status === "rejected") return translateKafkajsError(answer.reason, what, details);
+  const code = answer.value.errorCode;
+  const info = kafkaError(code);
+  const kafka = { kafkaErrorCode: code, kafkaError: info.name };
+  if (STATE_LOST_ERRORS.has(code)) {
+    return new ReplicatorError(
+      "PRODUCER_STATE_LOST",
+      `producer state for ${tp.topic}/${tp.partition} lost: ${info.name}`,
+      {
+        details: { ...details, ...kafka },
+      },
+    );
+  }
+  return new ReplicatorError(
+    info.retriable ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
+    `${what} failed: ${info.name}`,
+    {
+      cause: new KafkaPartitionError(code),
+      details: { ...details, ...kafka },
+    },
+  );
+}
 
 /** The batch is in the log: appended now, or a duplicate of one appended earlier. */
 function isLanded(code: number): boolean {
