@@ -9,7 +9,8 @@
  * answer while the last one is still being received. A call never waits longer for it than with
  * one request at a time, which would have queued it behind the same request. Measured with the
  * bench: the worker waited on fetches half its time with one request per broker; two took the copy
- * from 123k to 133k records/s.
+ * from 123k to 133k records/s, and three (with pipelined writes and read-ahead in place) from a
+ * mean of 155k to 163k over five runs each.
  */
 import type { FetchLimits, TopicPartition } from "../core/model.js";
 import { sendRequest } from "./connection.js";
@@ -37,7 +38,7 @@ interface Waiter {
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 3;
 
 export class FetchCoalescer {
   private readonly queues = new Map<number, Waiter[]>();

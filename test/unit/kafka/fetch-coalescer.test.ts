@@ -76,7 +76,7 @@ describe("FetchCoalescer", () => {
     assert.equal(toBroker1?.isolationLevel, 1);
   });
 
-  it("sends a second request while one is in flight, and queues later calls until one returns", async () => {
+  it("sends further requests while others are in flight, up to three, and queues later calls", async () => {
     let release = () => {};
     const hold = new Promise<void>((resolve) => {
       release = resolve;
@@ -85,21 +85,27 @@ describe("FetchCoalescer", () => {
     const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
     const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-    const first = coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS);
+    const calls = [coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS)];
     await turn();
-    const second = coalescer.fetch(1, { topic: "a", partition: 1 }, 0, LIMITS);
-    const third = coalescer.fetch(1, { topic: "a", partition: 2 }, 0, LIMITS);
+    calls.push(
+      coalescer.fetch(1, { topic: "a", partition: 1 }, 0, LIMITS),
+      coalescer.fetch(1, { topic: "a", partition: 2 }, 0, LIMITS),
+    );
     await turn();
-    const fourth = coalescer.fetch(1, { topic: "a", partition: 3 }, 0, LIMITS);
-    const fifth = coalescer.fetch(1, { topic: "a", partition: 4 }, 0, LIMITS);
+    calls.push(coalescer.fetch(1, { topic: "a", partition: 3 }, 0, LIMITS));
     await turn();
-    assert.equal(requests.length, 2, "two requests in flight, the third waits");
+    calls.push(
+      coalescer.fetch(1, { topic: "a", partition: 4 }, 0, LIMITS),
+      coalescer.fetch(1, { topic: "a", partition: 5 }, 0, LIMITS),
+    );
+    await turn();
+    assert.equal(requests.length, 3, "three requests in flight, the fourth waits");
     release();
-    await Promise.all([first, second, third, fourth, fifth]);
+    await Promise.all(calls);
 
     assert.deepEqual(
       requests.map((r) => r.request.topics[0]?.partitions.map((p) => p.partition)),
-      [[0], [1, 2], [3, 4]],
+      [[0], [1, 2], [3], [4, 5]],
     );
   });
 
