@@ -7,7 +7,7 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaTargetWriter, type KafkaTargetWriterOptions } from "../../../lib/kafka/target-writer.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 100 };
@@ -136,21 +136,27 @@ describe("kafka adapter against the mock cluster", () => {
     );
   });
 
+  /** A writer of its own for one test (small batches, other limits), closed when `use` ends. */
+  async function withWriter<T>(
+    options: Omit<KafkaTargetWriterOptions, "brokers">,
+    use: (writer: KafkaTargetWriter) => Promise<T>,
+  ): Promise<T> {
+    const own = new KafkaTargetWriter({ brokers: kafka.bootstrapServers, ...options });
+    try {
+      return await use(own);
+    } finally {
+      await own.close();
+    }
+  }
+
   it("reads across many batches written in several writes", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
-    const small = new KafkaTargetWriter({
-      brokers: kafka.bootstrapServers,
-      maxBatchRecords: 7,
-      compression: "gzip",
-    });
     const records = Array.from({ length: 50 }, (_, i) => record(i));
-    try {
+    await withWriter({ maxBatchRecords: 7, compression: "gzip" }, async (small) => {
       await small.write({ topic, partition: 0 }, records.slice(0, 30));
       await small.write({ topic, partition: 0 }, records.slice(30));
-    } finally {
-      await small.close();
-    }
+    });
 
     const read = await readAll(reader, topic, 0, 0, 50);
 
@@ -160,13 +166,8 @@ describe("kafka adapter against the mock cluster", () => {
   it("fills one fetch from several batches although the mock answers one batch per request", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
-    const small = new KafkaTargetWriter({ brokers: kafka.bootstrapServers, maxBatchRecords: 7 });
     const records = Array.from({ length: 50 }, (_, i) => record(i));
-    try {
-      await small.write({ topic, partition: 0 }, records);
-    } finally {
-      await small.close();
-    }
+    await withWriter({ maxBatchRecords: 7 }, (small) => small.write({ topic, partition: 0 }, records));
 
     const all = await reader.fetch({ topic, partition: 0 }, 0, LIMITS);
     const capped = await reader.fetch({ topic, partition: 0 }, 3, { ...LIMITS, maxRecords: 20 });
@@ -243,21 +244,15 @@ describe("kafka adapter against the mock cluster", () => {
     it(`keeps a pipelined write in order when one of its requests meets ${failing}`, async () => {
       const topic = topicName();
       await kafka.createTopic(topic, 1, 1);
-      const small = new KafkaTargetWriter({
-        brokers: kafka.bootstrapServers,
-        maxBatchRecords: 10,
-        retryBackoffMs: 20,
-      });
       // 7 batches: a pipeline of five, then of two. The injected error hits one request in the
       // first; the test bed refuses the requests behind it as out of sequence, as Kafka does.
       const records = Array.from({ length: 70 }, (_, i) => record(i));
-      try {
-        await kafka.pushRequestErrors(ApiKey.Produce, codes);
-        const result = await small.write({ topic, partition: 0 }, records);
-        assert.equal(result.baseOffset, 0);
-      } finally {
-        await small.close();
-      }
+      await kafka.pushRequestErrors(ApiKey.Produce, codes);
+      const result = await withWriter({ maxBatchRecords: 10, retryBackoffMs: 20 }, (small) =>
+        small.write({ topic, partition: 0 }, records),
+      );
+
+      assert.equal(result.baseOffset, 0);
 
       assertSameContent(await readAll(reader, topic, 0, 0, 70), records);
       assert.equal((await admin.listOffsets(topic, [0]))[0]?.logEndOffset, 70);
@@ -267,23 +262,18 @@ describe("kafka adapter against the mock cluster", () => {
   it("with no time to retry, ends a pipelined write at a batch of unknown outcome instead of resending it", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
-    // Exactly-once mode's writer: retryDeadlineMs 0, the pump looks at the target instead.
-    const once = new KafkaTargetWriter({
-      brokers: kafka.bootstrapServers,
-      maxBatchRecords: 10,
-      retryDeadlineMs: 0,
-    });
     const records = Array.from({ length: 50 }, (_, i) => record(i));
-    try {
-      await kafka.pushRequestErrors(ApiKey.Produce, [0, 0, 7]);
-      await assert.rejects(once.write({ topic, partition: 0 }, records), (error) => {
-        assert.ok(isReplicatorError(error, "KAFKA_RETRIABLE"), String(error));
-        assert.equal(error.details.sourceOffset, 1020);
-        return true;
-      });
-    } finally {
-      await once.close();
-    }
+    await kafka.pushRequestErrors(ApiKey.Produce, [0, 0, 7]);
+    // Exactly-once mode's writer: retryDeadlineMs 0, the pump looks at the target instead.
+    const writing = withWriter({ maxBatchRecords: 10, retryDeadlineMs: 0 }, (once) =>
+      once.write({ topic, partition: 0 }, records),
+    );
+
+    await assert.rejects(writing, (error) => {
+      assert.ok(isReplicatorError(error, "KAFKA_RETRIABLE"), String(error));
+      assert.equal(error.details.sourceOffset, 1020);
+      return true;
+    });
 
     // The two batches before the timed-out one landed; nothing after it was sent again.
     assertSameContent(await readAll(reader, topic, 0, 0, 20), records.slice(0, 20));
@@ -293,19 +283,12 @@ describe("kafka adapter against the mock cluster", () => {
   it("with maxInFlightBatches 1 lands a write in order through a failed batch; more than five is refused", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);
-    const single = new KafkaTargetWriter({
-      brokers: kafka.bootstrapServers,
-      maxBatchRecords: 10,
-      maxInFlightBatches: 1,
-    });
     const records = Array.from({ length: 30 }, (_, i) => record(i));
-    try {
-      // With one batch in flight the error hits the second batch alone, which is simply resent.
-      await kafka.pushRequestErrors(ApiKey.Produce, [0, 6]);
-      await single.write({ topic, partition: 0 }, records);
-    } finally {
-      await single.close();
-    }
+    // With one batch in flight the error hits the second batch alone, which is simply resent.
+    await kafka.pushRequestErrors(ApiKey.Produce, [0, 6]);
+    await withWriter({ maxBatchRecords: 10, maxInFlightBatches: 1 }, (single) =>
+      single.write({ topic, partition: 0 }, records),
+    );
 
     assertSameContent(await readAll(reader, topic, 0, 0, 30), records);
     assert.throws(
