@@ -1,6 +1,12 @@
-/** Runs the kafka-mirror CLI in-process, capturing what it prints, for tests. */
+/** Runs the kafka-mirror CLI, in-process or as the real bin in a child process, for tests. */
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { runCli } from "../../lib/cli/main.js";
+
+/** The executable a user runs (`npx kafka-mirror`). */
+export const CLI_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "kafka-mirror.js");
 
 export interface CliResult {
   readonly code: number;
@@ -21,4 +27,35 @@ export async function runCliCaptured(args: readonly string[]): Promise<CliResult
   });
   const code = await runCli(args, { stdout, stderr }, new AbortController().signal);
   return { code, stdout: out, stderr: err };
+}
+
+export interface SpawnedCliResult {
+  /** null when the process was killed by a signal. */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs bin/kafka-mirror.js in a child process of its own, as a user would, until it exits. */
+export function spawnCli(
+  args: readonly string[],
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<SpawnedCliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString("utf8");
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString("utf8");
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -3,36 +3,15 @@
  * exit code, and no stack trace unless --debug.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
+import { type SpawnedCliResult, spawnCli } from "../../helpers/cli.js";
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "kafka-mirror.js");
-
-interface Result {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], cwd: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8");
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: readonly string[], cwd: string): Promise<SpawnedCliResult> {
+  return spawnCli(args, { cwd });
 }
 
 /** A loopback port that refuses connections: bound, then closed. */
@@ -64,7 +43,7 @@ describe("kafka-mirror on bad input", () => {
   };
 
   /** Asserts the exit code, that stderr is exactly one message matching `message`, and no stack. */
-  const expectFailure = (result: Result, code: number, message: RegExp): void => {
+  const expectFailure = (result: SpawnedCliResult, code: number, message: RegExp): void => {
     assert.equal(result.code, code, `exit code; stderr: ${result.stderr}`);
     assert.match(result.stderr, message);
     assert.ok(result.stderr.startsWith("kafka-mirror: "), result.stderr);

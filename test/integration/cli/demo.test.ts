@@ -3,14 +3,11 @@
  * built): it reaches its summary line with verify passing, exits 0, and leaves nothing running.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "kafka-mirror.js");
+import { spawnCli } from "../../helpers/cli.js";
 
 /** Command lines of running lease servers whose state directory is under `dir`. */
 async function leaseServersUnder(dir: string): Promise<string[]> {
@@ -26,19 +23,7 @@ describe("kafka-mirror demo", () => {
   it("runs to its summary line with verify OK, exits 0 and cleans up", async () => {
     // A temporary directory of its own, so other demos running on the machine do not count.
     const tmp = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-test-"));
-    const child = spawn(process.execPath, [BIN, "demo"], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, TMPDIR: tmp },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8");
-    });
-    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    const { code, stdout, stderr } = await spawnCli(["demo"], { env: { ...process.env, TMPDIR: tmp } });
     assert.equal(code, 0, `stdout:\n${stdout}\nstderr:\n${stderr}`);
 
     const lines = stdout.trimEnd().split("\n");

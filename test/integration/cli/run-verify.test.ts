@@ -4,12 +4,10 @@
  * missing and a duplicated record, and `status` agrees with the lease table and the offsets.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
@@ -18,11 +16,10 @@ import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
-import { runCliCaptured } from "../../helpers/cli.js";
+import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "kafka-mirror.js");
 const MIRRORED = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
 const PARTITIONS = 4;
 const PER_PARTITION = 300;
@@ -32,21 +29,6 @@ function records(count: number, tag: number): MirrorRecord[] {
 }
 
 const cli = runCliCaptured;
-
-function spawnCli(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      output += c.toString("utf8");
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, output }));
-  });
-}
 
 describe("kafka-mirror run, verify and status", () => {
   let source: MockKafka;
@@ -107,8 +89,10 @@ describe("kafka-mirror run, verify and status", () => {
         spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir, "--worker-id", id]),
       ),
     );
-    for (const run of runs) assert.equal(run.code, 0, run.output);
-    const copied = runs.map((r) => Number(/done, ([\d,]+) records/.exec(r.output)?.[1]?.replace(/,/g, "")));
+    for (const run of runs) assert.equal(run.code, 0, run.stdout + run.stderr);
+    const copied = runs.map((r) =>
+      Number(/done, ([\d,]+) records/.exec(r.stdout + r.stderr)?.[1]?.replace(/,/g, "")),
+    );
     // Every record copied once between them (rebalancing copies nothing twice).
     assert.equal(
       copied.reduce((a, b) => a + b, 0),
