@@ -287,16 +287,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     for (const { topic, partition } of partitions) {
       const key = keyOf({ topic, partition });
       if (this.#items.has(key)) continue;
-      this.#items.set(key, {
-        topic,
-        partition,
-        owner: null,
-        counter: 0,
-        expiresAt: 0,
-        checkpoint: null,
-        lastProgressAt: null,
-        handoffTo: null,
-      });
+      this.#items.set(key, leaseOf({ topic, partition }));
     }
   }
 
@@ -419,6 +410,21 @@ export interface LogEntry {
   readonly level: "debug" | "info" | "warn" | "error";
   readonly message: string;
   readonly fields: LogFields;
+}
+
+/** A lease as LeaseStore.ensure creates it (nobody's, never checkpointed), with `fields` on top. */
+export function leaseOf(tp: TopicPartition, fields: Partial<Lease> = {}): Lease {
+  return {
+    topic: tp.topic,
+    partition: tp.partition,
+    owner: null,
+    counter: 0,
+    expiresAt: 0,
+    checkpoint: null,
+    lastProgressAt: null,
+    handoffTo: null,
+    ...fields,
+  };
 }
 
 /** A LeaseStore that forwards to `store`, with some calls replaced (to slow, fail or watch them). */

@@ -16,6 +16,7 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { type ErrorCode, isReplicatorError } from "../../../lib/errors.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { leaseOf } from "../../helpers/fakes.js";
 
 const MINUTE = 60_000;
 
@@ -273,16 +274,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
 
   it("a claim of a lease that does not exist returns null and does not create it", async () => {
     const { store } = await freshStore();
-    const ghost: Lease = {
-      topic: "ghost",
-      partition: 3,
-      owner: null,
-      counter: 0,
-      expiresAt: 0,
-      checkpoint: null,
-      lastProgressAt: null,
-      handoffTo: null,
-    };
+    const ghost = leaseOf({ topic: "ghost", partition: 3 });
 
     assert.equal(await store.claim(ghost, "worker-a", Date.now() + MINUTE), null);
     assert.deepEqual(await store.list(), []);

@@ -3,21 +3,12 @@ import { describe, it } from "node:test";
 import { formatStatus } from "../../../lib/cli/commands/status.js";
 import { statusRows } from "../../../lib/cli/status-rows.js";
 import type { Lease } from "../../../lib/core/ports.js";
+import { leaseOf } from "../../helpers/fakes.js";
 
 const NOW = 1_800_000_000_000;
 
 function lease(partition: number, fields: Partial<Lease>): Lease {
-  return {
-    topic: "BIN-BI-TOPIC",
-    partition,
-    owner: null,
-    counter: 1,
-    expiresAt: 0,
-    checkpoint: null,
-    lastProgressAt: null,
-    handoffTo: null,
-    ...fields,
-  };
+  return leaseOf({ topic: "BIN-BI-TOPIC", partition }, { counter: 1, ...fields });
 }
 
 const offsets = [

@@ -2,22 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lagReport, type PartitionLagInput, partitionLag } from "../../../lib/lag/lag-report.js";
+import { leaseOf } from "../../helpers/fakes.js";
 
 const NOW = 1_700_000_000_000;
 const STALL_AFTER = 300_000;
 
 function lease(fields: Partial<Lease>): Lease {
-  return {
-    topic: "T",
-    partition: 0,
-    owner: null,
-    counter: 1,
-    expiresAt: 0,
-    checkpoint: null,
-    lastProgressAt: null,
-    handoffTo: null,
-    ...fields,
-  };
+  return leaseOf({ topic: "T", partition: 0 }, { counter: 1, ...fields });
 }
 
 function input(fields: Partial<PartitionLagInput> = {}): PartitionLagInput {
