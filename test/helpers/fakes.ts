@@ -13,6 +13,7 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
+import type { PumpDeps } from "../../lib/core/partition-pump.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -497,6 +498,28 @@ export function makeRecords(count: number, tag: number, timestamp = 1_700_000_00
 }
 
 /** A fresh in-memory world for core tests: both clusters on one fake clock, an empty lease store. */
+/** Waits on the virtual clock, in 20 ms steps, until `done()`; throws after `limitMs` instead of hanging. */
+export async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): Promise<void> {
+  const start = clock.now();
+  while (!done()) {
+    if (clock.now() - start > limitMs) throw new Error("condition not reached");
+    await clock.sleep(20);
+  }
+}
+
+/** What a PartitionPump needs from an in-memory world (source → target); no target tail. */
+export function pumpDeps(world: ReturnType<typeof inMemoryWorld>): PumpDeps {
+  return {
+    source: world.source,
+    target: world.target,
+    sourceAdmin: world.source,
+    store: world.store,
+    clock: world.clock,
+    logger: world.logger,
+    metrics: world.metrics,
+  };
+}
+
 export function inMemoryWorld() {
   const clock = new FakeClock();
   return {

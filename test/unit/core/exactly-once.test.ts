@@ -9,7 +9,7 @@ import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { type FakeClock, inMemoryWorld, makeRecords, storeWith } from "../../helpers/fakes.js";
+import { inMemoryWorld, makeRecords, pumpDeps, storeWith, until } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
@@ -35,16 +35,7 @@ async function claim(e: Env, owner: string, expiresIn = 60_000): Promise<HeldLea
 
 function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
   return new PartitionPump(
-    {
-      source: e.source,
-      target: e.target,
-      sourceAdmin: e.source,
-      store: e.store,
-      clock: e.clock,
-      logger: e.logger,
-      metrics: e.metrics,
-      targetTail: { reader: e.target, admin: e.target, logger: e.logger },
-    },
+    { ...pumpDeps(e), targetTail: { reader: e.target, admin: e.target, logger: e.logger } },
     {
       batch: { maxRecords, maxBytes: 1 << 20, maxWaitMs: 500 },
       startFrom: "earliest",
@@ -54,14 +45,6 @@ function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
     },
     held,
   );
-}
-
-async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): Promise<void> {
-  const start = clock.now();
-  while (!done()) {
-    if (clock.now() - start > limitMs) throw new Error("condition not reached");
-    await clock.sleep(20);
-  }
 }
 
 async function runUntilCaughtUp(e: Env, held: HeldLease, maxRecords?: number): Promise<void> {

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { type FakeClock, inMemoryWorld, makeRecords } from "../../helpers/fakes.js";
+import { inMemoryWorld, makeRecords, pumpDeps, until } from "../../helpers/fakes.js";
 
 const FAR = Number.MAX_SAFE_INTEGER;
 
@@ -40,15 +40,7 @@ async function hold(
 
 function pumpFor(e: Env, held: HeldLease, settings: Partial<PumpSettings> = {}): PartitionPump {
   return new PartitionPump(
-    {
-      source: e.source,
-      target: e.target,
-      sourceAdmin: e.source,
-      store: e.store,
-      clock: e.clock,
-      logger: e.logger,
-      metrics: e.metrics,
-    },
+    pumpDeps(e),
     {
       batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
       startFrom: "earliest",
@@ -58,15 +50,6 @@ function pumpFor(e: Env, held: HeldLease, settings: Partial<PumpSettings> = {}):
     },
     held,
   );
-}
-
-/** Waits on the virtual clock until `done()`, failing instead of hanging. */
-async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): Promise<void> {
-  const start = clock.now();
-  while (!done()) {
-    if (clock.now() - start > limitMs) throw new Error("condition not reached");
-    await clock.sleep(20);
-  }
 }
 
 const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value);
