@@ -13,7 +13,7 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
-import type { PumpDeps } from "../../lib/core/partition-pump.js";
+import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -505,6 +505,14 @@ export async function until(clock: FakeClock, done: () => boolean, limitMs = 600
     if (clock.now() - start > limitMs) throw new Error("condition not reached");
     await clock.sleep(20);
   }
+}
+
+/** Runs `pump` until it is caught up (or stops by itself), then stops it; its final status. */
+export async function runUntilCaughtUp(clock: FakeClock, pump: PartitionPump): Promise<PumpStatus> {
+  const running = pump.run();
+  await until(clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
+  pump.held.stop();
+  return running;
 }
 
 /** What a PartitionPump needs from an in-memory world (source → target); no target tail. */

@@ -9,7 +9,14 @@ import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { inMemoryWorld, makeRecords, pumpDeps, storeWith, until } from "../../helpers/fakes.js";
+import {
+  inMemoryWorld,
+  makeRecords,
+  pumpDeps,
+  runUntilCaughtUp,
+  storeWith,
+  until,
+} from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
@@ -47,12 +54,9 @@ function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
   );
 }
 
-async function runUntilCaughtUp(e: Env, held: HeldLease, maxRecords?: number): Promise<void> {
+async function copyUntilCaughtUp(e: Env, held: HeldLease, maxRecords?: number): Promise<void> {
   const pump = pumpFor(e, held, maxRecords);
-  const running = pump.run();
-  await until(e.clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
-  held.stop();
-  const status = await running;
+  const status = await runUntilCaughtUp(e.clock, pump);
   assert.equal(status.error, null);
 }
 
@@ -73,7 +77,7 @@ describe("PartitionPump, exactly-once", () => {
       if (writes === 2) throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out");
     };
 
-    await runUntilCaughtUp(e, await claim(e, "w1"));
+    await copyUntilCaughtUp(e, await claim(e, "w1"));
 
     assert.deepEqual(copiedOffsets(e), range(30));
     assert.equal(e.store.get(src)?.checkpoint, 30);
@@ -99,7 +103,7 @@ describe("PartitionPump, exactly-once", () => {
       }
     };
 
-    await runUntilCaughtUp(e, await claim(e, "w1"), 5);
+    await copyUntilCaughtUp(e, await claim(e, "w1"), 5);
 
     assert.ok(failedLook, "the look broke off");
     assert.deepEqual(copiedOffsets(e).slice(40), range(30));
@@ -117,7 +121,7 @@ describe("PartitionPump, exactly-once", () => {
       }
     };
 
-    await runUntilCaughtUp(e, await claim(e, "w1"));
+    await copyUntilCaughtUp(e, await claim(e, "w1"));
 
     assert.deepEqual(copiedOffsets(e), range(10));
   });
@@ -138,7 +142,7 @@ describe("PartitionPump, exactly-once", () => {
     e.target.hooks.afterWrite = undefined;
 
     e.clock.advance(6_000);
-    await runUntilCaughtUp(e, await claim(e, "w2"));
+    await copyUntilCaughtUp(e, await claim(e, "w2"));
 
     assert.deepEqual(copiedOffsets(e), range(50));
     assert.ok(e.logger.at("info").some((l) => l.message.startsWith("records of an unfinished write")));
@@ -153,7 +157,7 @@ describe("PartitionPump, exactly-once", () => {
     for (const r of makeRecords(2, 9)) e.source.append(src, [withProvenance({ ...r, offset: 0 }, fromB, 0)]);
     e.source.append(src, native.slice(2));
 
-    await runUntilCaughtUp(e, await claim(e, "w1"));
+    await copyUntilCaughtUp(e, await claim(e, "w1"));
 
     assert.deepEqual(copiedOffsets(e), [0, 1, 4, 5]);
     assert.equal(e.store.get(src)?.checkpoint, 6);
@@ -164,7 +168,7 @@ describe("PartitionPump, exactly-once", () => {
     e.target.append(dst, makeRecords(7, 3)); // somebody else's records already in the target
     e.source.append(src, makeRecords(25, 0));
 
-    await runUntilCaughtUp(e, await claim(e, "w1"));
+    await copyUntilCaughtUp(e, await claim(e, "w1"));
 
     const lease = e.store.get(src);
     assert.equal(lease?.checkpoint, 25);
@@ -185,7 +189,7 @@ describe("PartitionPump, exactly-once", () => {
       if (e.target.writes === 3) throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out");
     };
 
-    await runUntilCaughtUp(e, await claim(e, "w1"));
+    await copyUntilCaughtUp(e, await claim(e, "w1"));
 
     // Once when the partition is taken, once before the write after the unacknowledged third.
     assert.deepEqual(looked, [0, 3]);
@@ -218,10 +222,7 @@ describe("PartitionPump, exactly-once", () => {
 
     const held = await claim(e, "w1");
     const pump = pumpFor({ ...e, store: slowStore } as Env, held);
-    const running = pump.run();
-    await until(e.clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
-    held.stop();
-    assert.equal((await running).error, null);
+    assert.equal((await runUntilCaughtUp(e.clock, pump)).error, null);
 
     assert.ok(overlapped >= 4, `writes overlapped with a checkpoint: ${overlapped}`);
     assert.deepEqual(copiedOffsets(e).slice(3), range(60));

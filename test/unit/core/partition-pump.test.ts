@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { inMemoryWorld, makeRecords, pumpDeps, until } from "../../helpers/fakes.js";
+import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../helpers/fakes.js";
 
 const FAR = Number.MAX_SAFE_INTEGER;
 
@@ -63,10 +63,7 @@ describe("PartitionPump", () => {
     const pump = pumpFor(e, held);
 
     // Act
-    const running = pump.run();
-    await until(e.clock, () => pump.status.caughtUp);
-    held.stop();
-    const status = await running;
+    const status = await runUntilCaughtUp(e.clock, pump);
 
     // Assess
     assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
@@ -128,10 +125,7 @@ describe("PartitionPump", () => {
     const held = await hold(e, 0);
     const pump = pumpFor(e, held);
 
-    const running = pump.run();
-    await until(e.clock, () => pump.status.caughtUp);
-    held.stop();
-    await running;
+    await runUntilCaughtUp(e.clock, pump);
 
     assert.equal(e.target.writes, 0);
     assert.equal(e.store.get(src(0))?.checkpoint, 4);
@@ -144,10 +138,7 @@ describe("PartitionPump", () => {
     const held = await hold(e, 0, { checkpoint: 1 });
     const pump = pumpFor(e, held);
 
-    const running = pump.run();
-    await until(e.clock, () => pump.status.caughtUp);
-    held.stop();
-    await running;
+    await runUntilCaughtUp(e.clock, pump);
 
     assert.deepEqual(e.metrics.lost, [{ topic: "src", partition: 0, from: 1, to: 4 }]);
     assert.ok(e.logger.at("error").some((l) => l.fields.from === 1 && l.fields.to === 4));
@@ -239,10 +230,7 @@ describe("PartitionPump", () => {
     const held = await hold(e, 0);
     const pump = pumpFor(e, held);
 
-    const running = pump.run();
-    await until(e.clock, () => pump.status.caughtUp);
-    held.stop();
-    await running;
+    await runUntilCaughtUp(e.clock, pump);
 
     assert.deepEqual(events.slice(0, 9), [
       "fetch 0",
