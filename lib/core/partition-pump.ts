@@ -100,6 +100,15 @@ export class HeldLease {
     return this.#lost;
   }
 
+  /**
+   * Until when this worker may count on the lease: its stored expiry, but never past our own
+   * deadline. A lease handed over to us carries an expiry the giver chose, which may lie beyond
+   * the end of our run.
+   */
+  get expiresAt(): number {
+    return Math.min(this.#lease.expiresAt, this.hardDeadline);
+  }
+
   /** Aborts when the pump must stop: worker shutdown or lease lost. */
   get signal(): AbortSignal {
     return this.#stop.signal;
@@ -540,7 +549,7 @@ export class PartitionPump {
       if (held.lost) return "lease-lost";
       if (held.signal.aborted) return "stopped";
       const now = this.#deps.clock.now();
-      const { expiresAt } = held.lease;
+      const { expiresAt } = held;
       if (now + margin <= expiresAt) return "ok";
       if (expiresAt >= held.hardDeadline) return "deadline";
       if (now >= expiresAt) return "lease-expired";
@@ -584,7 +593,7 @@ export class PartitionPump {
       if (result === "lost") return "lease-lost";
       const held = this.#held;
       if (held.signal.aborted) return held.lost ? "lease-lost" : "stopped";
-      if (this.#deps.clock.now() >= held.lease.expiresAt) return "lease-expired";
+      if (this.#deps.clock.now() >= held.expiresAt) return "lease-expired";
       await this.#deps.clock.sleep(this.#backoff(attempt), held.signal);
     }
   }

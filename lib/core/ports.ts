@@ -98,9 +98,10 @@ export interface LeaseStore {
   /** Every lease in the table, read consistently. */
   list(): Promise<Lease[]>;
   /**
-   * Takes `observed` for `owner` until `expiresAt`, if nobody changed it since it was read
-   * (same owner and counter). Used for free, expired and stolen leases alike. Returns the new
-   * lease, or null when another worker got there first.
+   * Takes `observed` for `owner` until `expiresAt`, if nobody changed it since it was read: same
+   * owner, counter and expiry, so a renewal that landed after the read (the holder was alive
+   * after all) makes the claim fail. Used for free and expired leases. Returns the new lease, or
+   * null when another worker got there first or the holder renewed.
    */
   claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null>;
   /** Extends a held lease. Throws LEASE_LOST when it is no longer held. */
@@ -121,11 +122,13 @@ export interface LeaseStore {
   requestHandoff(observed: Lease, requester: string): Promise<boolean>;
   /**
    * Passes a held lease straight to the worker that asked for it (`held.handoffTo`), keeping its
-   * expiry and checkpoint and bumping the counter, which fences the old holder. A plain release
-   * would not do: until the asker holds a lease nobody counts it as live, so the releaser (or a
-   * third worker) would take the lease straight back. Returns false when it was not held.
+   * checkpoint, bumping the counter (which fences the old holder) and giving the taker a fresh
+   * expiry `expiresAt`: the giver's expiry may be about to run out, and the taker learns of the
+   * lease only at its next look at the table. A plain release would not do: until the asker
+   * holds a lease nobody counts it as live, so the releaser (or a third worker) would take the
+   * lease straight back. Returns false when it was not held.
    */
-  handOver(held: Lease): Promise<boolean>;
+  handOver(held: Lease, expiresAt: number): Promise<boolean>;
 }
 
 export interface Clock {

@@ -537,7 +537,10 @@ class Run {
 
   async #handOver(held: HeldLease): Promise<void> {
     try {
-      const handed = await this.#o.leases.handOver(held.lease);
+      // The taker's lease, so not capped by our deadline: the taker caps it by its own
+      // (HeldLease.expiresAt) and renews it from there.
+      const expiresAt = this.#o.clock.now() + this.#o.settings.leases.durationMs;
+      const handed = await this.#o.leases.handOver(held.lease, expiresAt);
       this.#o.logger.info(handed ? "lease handed over" : "lease handover refused; it will expire", {
         ...held.route.source,
         to: held.lease.handoffTo,

@@ -94,11 +94,17 @@ export class DynamoDbLeaseStore implements LeaseStore {
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
     assertEpochMs(expiresAt, "expiresAt");
     if (owner === "") throw new RangeError("claim: owner must be a non-empty worker id");
-    // The claim succeeds only if the item is exactly as the claimer saw it. Timeline it prevents:
+    // The claim succeeds only if the item is exactly as the claimer saw it. Timelines it prevents:
     //   t0  A and B both list: lease free (or expired), counter 7
     //   t1  A claims: condition holds, owner A, counter 8
     //   t2  B claims: without a condition B would overwrite A, and both would copy the partition
     //       (A believing its counter 8 is current). With it, counter 8 != 7 and B gets null.
+    // And the late renewal, which owner and counter alone do not catch (renew keeps both):
+    //   t0  A holds counter 8, expiry E1; A sends a renewal that is slow to arrive
+    //   t1  B lists after E1: the lease looks expired
+    //   t2  A's renewal lands: expiry E2, and A, told so, keeps writing until E2
+    //   t3  B claims: owner and counter are as B saw them, so B would hold it too, and both
+    //       would write. The expiry B saw (E1) is no longer the item's (E2): B gets null.
     // The counter check also fails on a missing item, so a claim never creates a lease.
     const observedOwner =
       observed.owner === null ? "attribute_not_exists(#owner)" : "#owner = :observedOwner";
@@ -109,12 +115,13 @@ export class DynamoDbLeaseStore implements LeaseStore {
         // A handoff request is addressed to the previous holder; the new one starts without it.
         UpdateExpression:
           "SET #owner = :owner, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
-        ConditionExpression: `${observedOwner} AND #counter = :observedCounter`,
+        ConditionExpression: `${observedOwner} AND #counter = :observedCounter AND #expiresAt = :observedExpiresAt`,
         ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
         ExpressionAttributeValues: {
           ":owner": { S: owner },
           ":nextCounter": num(observed.counter + 1),
           ":observedCounter": num(observed.counter),
+          ":observedExpiresAt": num(observed.expiresAt),
           ":expiresAt": num(expiresAt),
           ":now": num(this.#now()),
           ...(observed.owner === null ? {} : { ":observedOwner": { S: observed.owner } }),
@@ -134,7 +141,8 @@ export class DynamoDbLeaseStore implements LeaseStore {
     //   t2  A wakes and renews: unconditionally it would push B's expiry as if A still held it,
     //       or (writing owner) take it back behind B's back. The counter check refuses A.
     // Like the KCL, an expired lease that nobody took yet may still be renewed by its holder:
-    // nobody else has acted on it, and a claimer racing us is itself conditional on the counter.
+    // nobody else has acted on it, and a claimer that saw it expired is conditional on the
+    // expiry it saw, which this renewal changes (see claim).
     const outcome = await this.#update(held, "renew", {
       UpdateExpression: "SET #expiresAt = :expiresAt, #updatedAt = :now",
       ConditionExpression: "#owner = :owner AND #counter = :counter",
@@ -299,7 +307,8 @@ export class DynamoDbLeaseStore implements LeaseStore {
     return outcome.ok;
   }
 
-  async handOver(held: Lease): Promise<boolean> {
+  async handOver(held: Lease, expiresAt: number): Promise<boolean> {
+    assertEpochMs(expiresAt, "expiresAt");
     if (held.owner === null || held.handoffTo === null) return false;
     // Ownership moves from holder to asker in one conditional write. Timeline it prevents:
     //   t0  A holds counter 8, B asked for it; A finishes its batch and checkpoints
@@ -307,18 +316,22 @@ export class DynamoDbLeaseStore implements LeaseStore {
     //   t2  A hands over: unconditionally B and C would both copy the partition.
     // The owner/counter check refuses A at t2. The new counter fences A's later writes, and
     // `#handoffTo = :to` makes sure the lease goes to the worker that asked, not a stale asker.
+    // The fresh expiry keeps the lease from looking expired to a third worker before B, which
+    // learns of it only at its next look at the table, has renewed it once.
     const outcome = await this.#update(
       held,
       "handOver",
       {
-        UpdateExpression: "SET #owner = :to, #counter = :nextCounter, #updatedAt = :now REMOVE #handoffTo",
+        UpdateExpression:
+          "SET #owner = :to, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
         ConditionExpression: "#owner = :owner AND #counter = :counter AND #handoffTo = :to",
-        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "updatedAt"),
+        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "expiresAt", "updatedAt"),
         ExpressionAttributeValues: {
           ":owner": { S: held.owner },
           ":counter": num(held.counter),
           ":nextCounter": num(held.counter + 1),
           ":to": { S: held.handoffTo },
+          ":expiresAt": num(expiresAt),
           ":now": num(this.#now()),
         },
       },

@@ -264,8 +264,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 }
 
 /**
- * The LeaseStore contract, exactly: claim is conditional on the observed owner and counter and
- * bumps the counter; renew on owner and counter; checkpoint on owner, counter and an expiry
+ * The LeaseStore contract, exactly: claim is conditional on the observed owner, counter and
+ * expiry and bumps the counter; renew on owner and counter; checkpoint on owner, counter and an expiry
  * after the caller's `now`; release on owner and counter (without a bump: the next claim bumps
  * it, as lib/dynamodb does). Set `unavailable` to make every call fail with LEASE_STORE_UNAVAILABLE.
  */
@@ -300,7 +300,12 @@ export class InMemoryLeaseStore implements LeaseStore {
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
     this.#call("claim");
     const current = this.#items.get(keyOf(observed));
-    if (current === undefined || current.owner !== observed.owner || current.counter !== observed.counter) {
+    if (
+      current === undefined ||
+      current.owner !== observed.owner ||
+      current.counter !== observed.counter ||
+      current.expiresAt !== observed.expiresAt
+    ) {
       return null;
     }
     return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt, handoffTo: null });
@@ -344,13 +349,19 @@ export class InMemoryLeaseStore implements LeaseStore {
     return true;
   }
 
-  async handOver(held: Lease): Promise<boolean> {
+  async handOver(held: Lease, expiresAt: number): Promise<boolean> {
     this.#call("handOver");
     const current = this.#holding(held);
     if (current === undefined || current.handoffTo === null || current.handoffTo !== held.handoffTo) {
       return false;
     }
-    this.#put({ ...current, owner: current.handoffTo, counter: current.counter + 1, handoffTo: null });
+    this.#put({
+      ...current,
+      owner: current.handoffTo,
+      counter: current.counter + 1,
+      expiresAt,
+      handoffTo: null,
+    });
     return true;
   }
 
@@ -438,7 +449,7 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     checkpoint: (held, next, now, targetOffset) => store.checkpoint(held, next, now, targetOffset),
     release: (held) => store.release(held),
     requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
-    handOver: (held) => store.handOver(held),
+    handOver: (held, expiresAt) => store.handOver(held, expiresAt),
     ...overrides,
   };
 }

@@ -56,7 +56,7 @@ export class LeaseFleet {
       for (const l of await this.store.list()) {
         if (l.owner !== id || l.expiresAt <= this.now) continue;
         const renewed = await this.store.renew(l, this.now + this.durationMs);
-        if (renewed.handoffTo !== null) await this.store.handOver(renewed);
+        if (renewed.handoffTo !== null) await this.store.handOver(renewed, this.now + this.durationMs);
       }
       const working = this.#working.get(id) ?? new Set<string>();
       for (const l of await this.store.list())

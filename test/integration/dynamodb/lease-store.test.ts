@@ -123,6 +123,31 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     assert.equal(stored?.checkpoint, null);
   });
 
+  it("late renewal: a renewal that lands after another worker saw the lease expired makes its claim fail", async () => {
+    // Prepare: A holds the lease; its expiry passes while its renewal is on the way.
+    const { store } = await freshStore();
+    const now = Date.now();
+    const heldByA = await claimed(store, await ensureOne(store), "worker-a", now - 1);
+    const [seenByB] = await store.list();
+    assert.ok(
+      seenByB && seenByB.owner === "worker-a" && seenByB.expiresAt <= Date.now(),
+      "B sees it expired",
+    );
+
+    // Act: A's late renewal lands, then B's claim, decided on what B saw before it.
+    const renewedByA = await store.renew(heldByA, now + MINUTE);
+    const claimedByB = await store.claim(seenByB, "worker-b", now + MINUTE);
+
+    // Assess: one holder. A, told its renewal landed, may go on writing; B must not start.
+    assert.equal(claimedByB, null);
+    const [stored] = await store.list();
+    assert.equal(stored?.owner, "worker-a");
+    assert.equal(stored?.counter, heldByA.counter);
+    assert.equal(stored?.expiresAt, now + MINUTE);
+    const checkpointed = await store.checkpoint(renewedByA, 10, Date.now());
+    assert.equal(checkpointed.checkpoint, 10);
+  });
+
   it("a stale holder's checkpoint is refused after its unexpired lease was stolen", async () => {
     const { store } = await freshStore();
     const free = await ensureOne(store);
@@ -231,17 +256,17 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     const checkpointed = await store.checkpoint(renewed, 42, Date.now());
 
     // Act
-    assert.equal(await store.handOver(checkpointed), true);
+    assert.equal(await store.handOver(checkpointed, now + 3 * MINUTE), true);
 
-    // Assess: B holds it with A's checkpoint and expiry; A is fenced by the new counter.
+    // Assess: B holds it with A's checkpoint and a fresh expiry; A is fenced by the new counter.
     const [after] = await store.list();
     assert.equal(after?.owner, "worker-b");
     assert.equal(after?.counter, held.counter + 1);
     assert.equal(after?.checkpoint, 42);
-    assert.equal(after?.expiresAt, now + 2 * MINUTE);
+    assert.equal(after?.expiresAt, now + 3 * MINUTE);
     assert.equal(after?.handoffTo, null);
     await assert.rejects(store.checkpoint(checkpointed, 50, Date.now()), assertCode("LEASE_LOST"));
-    assert.equal(await store.handOver(checkpointed), false);
+    assert.equal(await store.handOver(checkpointed, now + 3 * MINUTE), false);
   });
 
   it("a handoff request lands only on the holding it was made against", async () => {
@@ -392,7 +417,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     const pinned = await store.checkpoint(held, 10, t0 + 1, 700);
     const plain = await store.checkpoint(pinned, 20, t0 + 2);
     const repositioned = await store.checkpoint(plain, 20, t0 + 3, 750);
-    const stolen = await claimed(store, { ...repositioned, expiresAt: t0 }, "worker-b", t0 + MINUTE);
+    const stolen = await claimed(store, repositioned, "worker-b", t0 + MINUTE);
     await assert.rejects(store.checkpoint(repositioned, 30, t0 + 4, 900), assertCode("LEASE_LOST", "taken"));
 
     assert.equal(pinned.targetOffset, 700);

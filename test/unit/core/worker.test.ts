@@ -134,10 +134,10 @@ describe("Worker", () => {
     };
     const store = e.store;
     const slowHandOver = storeWith(store, {
-      handOver: async (held: Lease) => {
+      handOver: async (held: Lease, expiresAt: number) => {
         // Longer than a rebalance interval: A looks at the lease table while it is under way.
         await e.clock.sleep(SETTINGS.leases.rebalanceIntervalMs + 1_000);
-        return store.handOver(held);
+        return store.handOver(held, expiresAt);
       },
     });
     const deadline = e.clock.now() + 60_000;
