@@ -1,0 +1,243 @@
+/**
+ * Property: workers that act at the same time never copy a record twice or lose one, whatever
+ * the order in which their lease-store requests land. Real Workers (coordinator, renewer, pumps)
+ * in exactly-once mode run side by side over the in-memory fakes on virtual time; every lease
+ * store request of a worker takes its own time to land and its answer its own time to come back
+ * (sometimes longer than a lease), so renewals, claims, checkpoints and handoffs of different
+ * workers interleave arbitrarily; each worker has its own clock, off by less than the write
+ * margin; workers die (every call hangs from then on, like a SIGKILL) and new ones start. The
+ * holders of exactly-once.property.test.ts take turns; these race.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import type { Clock, LeaseStore, TargetWriter } from "../../../lib/core/ports.js";
+import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
+import { Worker, type WorkerSettings } from "../../../lib/core/worker.js";
+import {
+  CapturingLogger,
+  CapturingMetrics,
+  FakeClock,
+  fakeMapping,
+  InMemoryCluster,
+  InMemoryLeaseStore,
+  makeRecords,
+  seededRandom,
+} from "../../helpers/fakes.js";
+
+const HEADER = Buffer.from("kafka-mirror.provenance");
+const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
+const PARTITIONS = 3;
+const MARGIN_MS = 500;
+const SETTINGS: WorkerSettings = {
+  batch: { maxRecords: 5, maxBytes: 1 << 20, maxWaitMs: 100 },
+  leases: { durationMs: 2_000, renewIntervalMs: 500, rebalanceIntervalMs: 300 },
+  startFrom: "earliest",
+  replicationFactor: 1,
+  writeSafetyMarginMs: MARGIN_MS,
+  provenance: PROVENANCE,
+};
+/** How long the racing fleet runs, in virtual ms. */
+const RACE_MS = 20_000;
+/** A target write lands at most this long after it was sent (well inside the margin). */
+const MAX_WRITE_DELAY_MS = 50;
+
+interface WorkerPlan {
+  /** Offset of this worker's clock from true time; pairwise differences stay under the margin. */
+  readonly skewMs: number;
+  readonly startAtMs: number;
+  /** Dies (every call hangs forever) this long after it started, or never. */
+  readonly dieAfterMs: number | null;
+  /** Length of each replicate() run: it starts a new one when one ends, like Lambda ticks. */
+  readonly runMs: number;
+}
+
+interface Scenario {
+  readonly seed: number;
+  /** Chance that one lease-store request is caught in a slow burst instead of landing at once. */
+  readonly slowChance: number;
+  /** Longest delay of a slow request (or its answer): up to several lease durations. */
+  readonly slowMaxMs: number;
+  readonly workers: readonly WorkerPlan[];
+}
+
+const workerArb: fc.Arbitrary<WorkerPlan> = fc.record({
+  skewMs: fc.integer({ min: -200, max: 200 }),
+  startAtMs: fc.integer({ min: 0, max: 4_000 }),
+  dieAfterMs: fc.option(fc.integer({ min: 500, max: 12_000 }), { nil: null, freq: 2 }),
+  runMs: fc.integer({ min: 3_000, max: 12_000 }),
+});
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  seed: fc.integer(),
+  slowChance: fc.constantFrom(0.05, 0.15, 0.3),
+  slowMaxMs: fc.constantFrom(1_500, 3_000, 6_000),
+  workers: fc.array(workerArb, { minLength: 2, maxLength: 4 }),
+});
+
+/** One worker's view of the world: its own clock, its own network delays, and a kill switch. */
+class Node {
+  dead = false;
+  readonly clock: Clock;
+  readonly #truth: FakeClock;
+  readonly #random: () => number;
+  readonly #scenario: Scenario;
+
+  constructor(truth: FakeClock, skewMs: number, scenario: Scenario, seed: number) {
+    this.#truth = truth;
+    this.#scenario = scenario;
+    this.#random = seededRandom(seed);
+    this.clock = {
+      now: () => truth.now() + skewMs,
+      sleep: (ms, signal) => truth.sleep(ms, signal),
+    };
+  }
+
+  /** A request to the lease store: travels, lands atomically, and its answer travels back. */
+  async call<T>(op: () => Promise<T>): Promise<T> {
+    await this.#travel();
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: await op() };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    await this.#travel();
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** A call that never returns once the worker is dead. */
+  async alive(): Promise<void> {
+    if (this.dead) await new Promise<never>(() => {});
+  }
+
+  async writeDelay(): Promise<void> {
+    await this.alive();
+    await this.#truth.sleep(Math.floor(this.#random() * MAX_WRITE_DELAY_MS));
+    await this.alive();
+  }
+
+  async #travel(): Promise<void> {
+    await this.alive();
+    const { slowChance, slowMaxMs } = this.#scenario;
+    const slow = this.#random() < slowChance;
+    const ms = slow ? Math.floor(this.#random() * slowMaxMs) : Math.floor(this.#random() * 20);
+    if (ms > 0) await this.#truth.sleep(ms);
+    await this.alive();
+  }
+}
+
+function storeFor(node: Node, store: LeaseStore): LeaseStore {
+  return {
+    ensure: (partitions) => node.call(() => store.ensure(partitions)),
+    list: () => node.call(() => store.list()),
+    claim: (observed, owner, expiresAt) => node.call(() => store.claim(observed, owner, expiresAt)),
+    renew: (held, expiresAt) => node.call(() => store.renew(held, expiresAt)),
+    checkpoint: (held, next, now, targetOffset) =>
+      node.call(() => store.checkpoint(held, next, now, targetOffset)),
+    release: (held) => node.call(() => store.release(held)),
+    requestHandoff: (observed, requester) => node.call(() => store.requestHandoff(observed, requester)),
+    handOver: (held, expiresAt) => node.call(() => store.handOver(held, expiresAt)),
+  };
+}
+
+function writerFor(node: Node, target: InMemoryCluster): TargetWriter {
+  return {
+    write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp) => {
+      await node.writeDelay();
+      return target.write(tp, records, stamp);
+    },
+    close: () => target.close(),
+  };
+}
+
+function workerOn(
+  node: Node,
+  id: string,
+  world: { source: InMemoryCluster; target: InMemoryCluster; store: LeaseStore },
+  seed: number,
+): Worker {
+  return new Worker({
+    workerId: id,
+    source: world.source,
+    target: writerFor(node, world.target),
+    sourceAdmin: world.source,
+    targetAdmin: world.target,
+    targetReader: world.target,
+    leases: storeFor(node, world.store),
+    mapping: fakeMapping({ rename: (t) => `dr.${t}` }),
+    settings: SETTINGS,
+    clock: node.clock,
+    logger: new CapturingLogger(),
+    metrics: new CapturingMetrics(),
+    random: seededRandom(seed),
+  });
+}
+
+async function race(scenario: Scenario): Promise<void> {
+  const truth = new FakeClock();
+  const source = new InMemoryCluster(truth);
+  const target = new InMemoryCluster(truth);
+  const store = new InMemoryLeaseStore();
+  source.createTopic("src", PARTITIONS);
+  const world = { source, target, store };
+  const start = truth.now();
+  const end = start + RACE_MS;
+
+  // Steady traffic on every partition while the fleet races.
+  const producing = (async () => {
+    for (let tag = 0; truth.now() < end; tag++) {
+      for (let p = 0; p < PARTITIONS; p++) source.append({ topic: "src", partition: p }, makeRecords(2, tag));
+      await truth.sleep(40);
+    }
+  })();
+
+  const fleet = scenario.workers.map(async (plan, i) => {
+    await truth.sleep(plan.startAtMs);
+    const node = new Node(truth, plan.skewMs, scenario, scenario.seed + i);
+    const worker = workerOn(node, `w${i}`, world, scenario.seed + 100 + i);
+    if (plan.dieAfterMs !== null) {
+      void truth.sleep(plan.dieAfterMs).then(() => {
+        node.dead = true;
+      });
+    }
+    while (!node.dead && truth.now() < end) {
+      const deadline = node.clock.now() + Math.min(plan.runMs, end - truth.now());
+      // A dead worker's run never returns: stop waiting for it at the end of the race.
+      await Promise.race([worker.replicate(deadline), truth.sleep(end - truth.now() + 1)]);
+    }
+  });
+  await Promise.all([producing, ...fleet]);
+
+  // A healthy worker finishes the job once every lease the fleet held has run out.
+  await truth.sleep(3 * SETTINGS.leases.durationMs + scenario.slowMaxMs * 2);
+  const sweeper = workerOn(new Node(truth, 0, { ...scenario, slowChance: 0 }, 7), "sweeper", world, 7);
+  const summary = await sweeper.replicate(truth.now() + 60_000, { stopWhenCaughtUp: true });
+  assert.equal(summary.caughtUp, true, `the sweeper did not catch up: ${JSON.stringify(summary.errors)}`);
+
+  for (let p = 0; p < PARTITIONS; p++) {
+    const expected = source.records({ topic: "src", partition: p }).map((r) => r.offset);
+    const copied = target
+      .records({ topic: "dr.src", partition: p })
+      .map((r) => lastProvenance(r, HEADER)?.offset ?? -1);
+    assert.deepEqual(copied, expected, `src/${p}: ${describeMismatch(copied, expected)}`);
+  }
+}
+
+function describeMismatch(copied: readonly number[], expected: readonly number[]): string {
+  const seen = new Set<number>();
+  const repeated = copied.filter((o) => seen.has(o) || !seen.add(o));
+  const missing = expected.filter((o) => !seen.has(o));
+  return `${copied.length} records for ${expected.length} offsets; repeated ${JSON.stringify(repeated)}, missing ${JSON.stringify(missing)}`;
+}
+
+describe("workers racing on one lease table", () => {
+  it("copy every source offset exactly once, in order, however their lease-store requests interleave", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, (scenario) => race(scenario)),
+      { numRuns: 60 },
+    );
+  });
+});
