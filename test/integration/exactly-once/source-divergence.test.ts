@@ -52,3 +52,42 @@ describe("the source topic is re-created under a checkpoint", () => {
     );
   });
 });
+
+describe("the source log is truncated under a checkpoint (unclean leader election)", () => {
+  const rig = new MirrorRig();
+  before(async () => {
+    await rig.start(["src", "dst"]);
+    await rig.cluster("src").createTopic(TOPIC, 1, 1);
+    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
+  });
+  after(() => rig.close());
+
+  it("resumes where the log diverged, copies the new records at reused offsets and counts the loss", async () => {
+    // Prepare: two batches, 0..29 and 30..49, copied and checkpointed at 50
+    const whitelist = { topics: { whitelist: TOPIC } };
+    await rig.produce("src", TOPIC, 0, 30, 1);
+    await rig.produce("src", TOPIC, 0, 20, 2);
+    await rig.replicate("src", "dst", whitelist);
+    // The new leader's log ends at 30 (launcher `truncate-log`, epoch + 1); 25 new records follow,
+    // so offsets 30..49 now hold different records and resuming at 50 would skip them.
+    await rig.cluster("src").command(`truncate-log ${TOPIC} 0 30`);
+    await rig.produce("src", TOPIC, 0, 25, 3);
+
+    // Act
+    const { metrics, logger } = await rig.replicate("src", "dst", whitelist);
+
+    // Assess
+    assert.deepEqual(metrics.lost, [{ topic: TOPIC, partition: 0, from: 30, to: 50 }]);
+    assert.equal(logger.at("error").filter((e) => /truncated/.test(e.message)).length, 1);
+    const copied = await rig.read("dst", tp);
+    assert.deepEqual(
+      copied.map((r) => lastProvenance(r, HEADER)?.offset),
+      [...range(0, 50), ...range(30, 25)],
+    );
+    const source = await rig.read("src", tp);
+    assert.deepEqual(
+      copied.slice(50).map((r) => r.value?.toString("hex")),
+      source.slice(30).map((r) => r.value?.toString("hex")),
+    );
+  });
+});
