@@ -47,6 +47,11 @@ export interface FetchedRecords {
   readonly logStartOffset: number;
   /** Sum of key, value and header sizes of `records`. */
   readonly bytes: number;
+  /**
+   * Partition leader epoch of the last batch read (each v2 batch carries it); -1 or absent when
+   * nothing was read or the broker did not say. Stored with the checkpoint (Lease.sourceLeaderEpoch).
+   */
+  readonly leaderEpoch?: number;
 }
 
 export interface FetchLimits {

@@ -35,6 +35,7 @@ import type {
 } from "./ports.js";
 import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } from "./provenance.js";
 import { ReadAhead, type ReadAheadBudget } from "./read-ahead.js";
+import { resumeContinuity } from "./source-continuity.js";
 import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
 export type StartFrom = "earliest" | "latest";
@@ -211,12 +212,17 @@ export class PartitionPump {
   #checkpointing: Promise<CheckpointOutcome> | null = null;
   /** Our provenance header for this partition's records; null when not exactly-once. */
   readonly #stamp: ProvenanceStamp | null;
+  /** Which source log the checkpoints belong to (see source-continuity.ts). */
+  #sourceTopicId: string | null = null;
+  /** Leader epoch of the last batch read up to #nextOffset; null when unknown. */
+  #leaderEpoch: number | null;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
     this.#settings = settings;
     this.#held = held;
     this.#checkpoint = held.lease.checkpoint;
+    this.#leaderEpoch = held.lease.sourceLeaderEpoch ?? null;
     this.#provenance = settings.provenance ?? null;
     if (this.#provenance !== null && deps.targetTail === undefined) {
       throw new ReplicatorError(
@@ -280,6 +286,18 @@ export class PartitionPump {
 
   async #loop(): Promise<PumpStopReason> {
     const held = this.#held;
+    // Before anything is read: is the checkpoint still about the log the source has now?
+    const identity = await resumeContinuity(
+      this.#deps,
+      held.route.source,
+      held,
+      (error, attempt, what) => this.#retryable(error, attempt, what),
+      this.#tail,
+    );
+    if (identity === undefined) return this.#stopOrLost();
+    this.#sourceTopicId = identity.topicId;
+    this.#checkpoint = held.lease.checkpoint;
+    this.#leaderEpoch = held.lease.sourceLeaderEpoch ?? null;
     let start = held.lease.checkpoint ?? (await this.#initialOffset());
     if (start === null) return this.#stopOrLost();
     const resumed = await this.#recover(start);
@@ -344,6 +362,8 @@ export class PartitionPump {
         });
       }
       this.#nextOffset = fetched.nextOffset;
+      if (fetched.leaderEpoch !== undefined && fetched.leaderEpoch >= 0)
+        this.#leaderEpoch = fetched.leaderEpoch;
 
       // The previous checkpoint ran while this batch was written; checkpoints stay in order.
       if ((await this.#checkpointSettled()) === "lost") return "lease-lost";
@@ -563,10 +583,16 @@ export class PartitionPump {
       // Writes are sequential and none is under way here, so the tail's position is the one
       // that belongs to this checkpoint (see target-tail.ts).
       const position = this.#tail?.position ?? null;
+      // Taken now, like the position: the epoch of the batch that ends at `offset`.
+      const source = { topicId: this.#sourceTopicId, leaderEpoch: this.#leaderEpoch };
       held.update(
-        position === null
-          ? await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now())
-          : await this.#deps.store.checkpoint(held.lease, offset, this.#deps.clock.now(), position),
+        await this.#deps.store.checkpoint(
+          held.lease,
+          offset,
+          this.#deps.clock.now(),
+          position === null ? undefined : position,
+          source,
+        ),
       );
       this.#checkpoint = offset;
       return "ok";

@@ -23,8 +23,38 @@ export interface SourceReader {
    * when `offset` is outside the log, KAFKA_RETRIABLE for transient failures.
    */
   fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords>;
+  /**
+   * Which log the partition is now: the topic's id (null when the cluster has none) and the
+   * partition's current leader epoch (-1 when unknown). Throws KAFKA_RETRIABLE for transient
+   * failures.
+   */
+  describePartition(tp: TopicPartition): Promise<PartitionIdentity>;
+  /**
+   * OffsetForLeaderEpoch: the end offset of `leaderEpoch` in the partition's log as the current
+   * leader has it (the log end when it is the current epoch), or -1 when the leader does not
+   * know that epoch. An end below an offset read in that epoch means the log was truncated there.
+   */
+  endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number>;
   close(): Promise<void>;
 }
+
+/** What identifies the log a source partition currently is. */
+export interface PartitionIdentity {
+  /** The topic id (Kafka 2.8+); a re-created topic gets a new one. Null when unknown. */
+  readonly topicId: string | null;
+  /** The partition's leader epoch; -1 when unknown. */
+  readonly leaderEpoch: number;
+}
+
+/** Which source log a checkpoint belongs to, stored with it (see Lease.sourceTopicId). */
+export interface SourcePosition {
+  readonly topicId: string | null;
+  /** Leader epoch of the last record copied; null when unknown. */
+  readonly leaderEpoch: number | null;
+}
+
+/** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
+export type CheckpointResetReason = "topic-recreated" | "log-truncated";
 
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
@@ -90,6 +120,17 @@ export interface Lease {
    * first such checkpoint (and always in at-least-once mode).
    */
   readonly targetOffset?: number | null;
+  /**
+   * The source topic's id when the checkpoint was stored: a different id now means the topic was
+   * re-created and the checkpoint belongs to a log that no longer exists. Null or absent for
+   * items written before topic ids were kept (then no re-creation check is possible).
+   */
+  readonly sourceTopicId?: string | null;
+  /**
+   * Leader epoch of the last record copied before `checkpoint`: OffsetForLeaderEpoch of it tells
+   * whether the source log was truncated below the checkpoint. Null or absent when unknown.
+   */
+  readonly sourceLeaderEpoch?: number | null;
 }
 
 export interface LeaseStore {
@@ -111,7 +152,28 @@ export interface LeaseStore {
    * an expiry after `now`). Throws LEASE_LOST otherwise. `targetOffset` (see Lease.targetOffset)
    * is stored with the checkpoint, also one that stays put; omitted, the stored one is kept.
    */
-  checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease>;
+  checkpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    targetOffset?: number,
+    /** Stored with the checkpoint when given; omitted, the stored one is kept. */
+    source?: SourcePosition,
+  ): Promise<Lease>;
+  /**
+   * Moves the checkpoint to `nextOffset`, backwards too, because the source log it referred to
+   * diverged (re-created topic, truncated log). Succeeds only while the caller still holds the
+   * lease (owner, counter, expiry after `now`) and the stored checkpoint is still `held`'s.
+   * Stores `targetOffset` (null removes it) and `source` with it. Throws LEASE_LOST otherwise;
+   * a retry of a reset that landed succeeds.
+   */
+  resetCheckpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    reason: CheckpointResetReason,
+    position: { readonly targetOffset: number | null; readonly source: SourcePosition },
+  ): Promise<Lease>;
   /** Gives the lease up so others can take it at once. Returns false when it was not held. */
   release(held: Lease): Promise<boolean>;
   /**

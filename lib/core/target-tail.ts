@@ -74,6 +74,22 @@ export class TargetTail {
     return this.#uncertain;
   }
 
+  /**
+   * The source log diverged and the checkpoint was reset (source-continuity.ts): its offsets are
+   * reused by different records, so provenance read before `position` (the target end when the
+   * reset was stored) says nothing about them. Forget it and look only from there.
+   */
+  restartAt(position: number): void {
+    this.#position = position;
+    this.#landed = -1;
+    this.#uncertain = true;
+  }
+
+  /** The target partition's current end (high watermark). */
+  async targetEnd(): Promise<number> {
+    return (await this.#end()).logEndOffset;
+  }
+
   /** A write failed without an acknowledgement: some or all of it may have landed all the same. */
   writeFailed(): void {
     this.#uncertain = true;

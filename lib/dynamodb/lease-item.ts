@@ -16,6 +16,8 @@
  *   updatedAt       N  epoch ms of the last write of any kind (for operators, never decides anything)
  *   handoffTo       S  worker id that asked the holder to hand the lease over; absent otherwise
  *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
+ *   sourceTopicId   S  source topic id when the checkpoint was stored; absent on older items
+ *   sourceLeaderEpoch N leader epoch of the last record copied; absent on older items or unknown
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
@@ -36,6 +38,8 @@ export const Attr = {
   updatedAt: "updatedAt",
   handoffTo: "handoffTo",
   targetOffset: "targetOffset",
+  sourceTopicId: "sourceTopicId",
+  sourceLeaderEpoch: "sourceLeaderEpoch",
 } as const;
 
 export type Item = Record<string, AttributeValue>;
@@ -106,5 +110,7 @@ export function leaseFromItem(item: Item): Lease {
     lastProgressAt: integer(Attr.lastProgressAt),
     handoffTo: string(Attr.handoffTo),
     targetOffset: integer(Attr.targetOffset),
+    sourceTopicId: string(Attr.sourceTopicId),
+    sourceLeaderEpoch: integer(Attr.sourceLeaderEpoch),
   };
 }

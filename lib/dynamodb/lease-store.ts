@@ -20,8 +20,9 @@ import {
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
-import type { Lease, LeaseStore } from "../core/ports.js";
+import type { CheckpointResetReason, Lease, LeaseStore, SourcePosition } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
+import { resetCheckpointInput, sourcePositionParts } from "./checkpoint-reset.js";
 import { translateDynamoDbError } from "./errors.js";
 import { Attr, freeLeaseItem, type Item, keyOf, leaseFromItem, num } from "./lease-item.js";
 import { leaseKey } from "./lease-table.js";
@@ -169,7 +170,13 @@ export class DynamoDbLeaseStore implements LeaseStore {
    * target position, when one is given), which makes an SDK retry of a write that did land
    * harmless.
    */
-  async checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease> {
+  async checkpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    targetOffset?: number,
+    source?: SourcePosition,
+  ): Promise<Lease> {
     if (!Number.isSafeInteger(nextOffset) || nextOffset < 0) {
       throw new RangeError(`checkpoint: nextOffset must be a non-negative safe integer, got ${nextOffset}`);
     }
@@ -208,7 +215,10 @@ export class DynamoDbLeaseStore implements LeaseStore {
     // A checkpoint that stays put may still bring a position (a lease from before exactly-once
     // mode, or a pin retried): any position the holder observed is a valid one for it.
     const withTarget = targetOffset !== undefined;
-    const setTarget = withTarget ? ", #targetOffset = :targetOffset" : "";
+    // Which source log the checkpoint belongs to rides in the same write, for the same reason:
+    // paired with another batch's epoch, a truncation check on resume would compare wrong values.
+    const sourceParts = sourcePositionParts(source);
+    const setTarget = `${withTarget ? ", #targetOffset = :targetOffset" : ""}${sourceParts.set}`;
     const outcome = await this.#update(held, "checkpoint", {
       // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
       UpdateExpression: advances
@@ -225,6 +235,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
             "updatedAt",
             "lastProgressAt",
             ...(withTarget ? (["targetOffset"] as const) : []),
+            ...sourceParts.names,
           )
         : names(
             "owner",
@@ -233,6 +244,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
             "checkpoint",
             "updatedAt",
             ...(withTarget ? (["targetOffset"] as const) : []),
+            ...sourceParts.names,
           ),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
@@ -240,6 +252,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
         ":now": num(now),
         ":offset": num(nextOffset),
         ...(withTarget ? { ":targetOffset": num(targetOffset) } : {}),
+        ...sourceParts.values,
       },
     });
     if (outcome.ok) return leaseFromItem(outcome.item);
@@ -250,6 +263,39 @@ export class DynamoDbLeaseStore implements LeaseStore {
       throw this.#lost(held, "checkpoint", current, nextOffset, "checkpoint-ahead");
     }
     throw this.#lost(held, "checkpoint", current, nextOffset);
+  }
+
+  /**
+   * Moves the checkpoint where the diverged source log must be read from (see
+   * LeaseStore.resetCheckpoint); checkpoint() refuses that on purpose. Timeline it is fenced
+   * against:
+   *   t0  A holds counter 8 at checkpoint 500, finds the topic re-created, decides to reset to 0
+   *   t1  A stalls (GC); its lease expires; B claims (counter 9), makes the same finding, resets
+   *       to 0 and copies 0..199, checkpoint 200
+   *   t2  A's reset lands: unconditionally it would rewind B to 0 and 0..199 would be copied twice
+   * Owner, counter and expiry refuse A at t2, as for checkpoint(); `#checkpoint = :from` also
+   * refuses a reset decided on a checkpoint that is not the stored one any more (a late duplicate
+   * of an older write of our own).
+   */
+  async resetCheckpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    reason: CheckpointResetReason,
+    position: { readonly targetOffset: number | null; readonly source: SourcePosition },
+  ): Promise<Lease> {
+    assertEpochMs(now, "now");
+    const holder = requireHolder(held, "resetCheckpoint");
+    const input = resetCheckpointInput(held, holder, nextOffset, now, reason, position);
+    const outcome = await this.#update(held, "resetCheckpoint", input);
+    if (outcome.ok) return leaseFromItem(outcome.item);
+    const current = currentLease(outcome);
+    if (current !== undefined && this.#lossReason(held, current, now) === null) {
+      // Still ours: our own earlier attempt landed, or the stored checkpoint moved since `held`.
+      if (current.checkpoint === nextOffset) return current;
+      throw this.#lost(held, "resetCheckpoint", current, nextOffset, "checkpoint-ahead");
+    }
+    throw this.#lost(held, "resetCheckpoint", current, nextOffset);
   }
 
   async release(held: Lease): Promise<boolean> {

@@ -4,7 +4,7 @@
  * survive exactly.
  */
 import type { FetchedRecords, FetchLimits, TopicPartition } from "../core/model.js";
-import type { Logger, SourceReader } from "../core/ports.js";
+import type { Logger, PartitionIdentity, SourceReader } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import {
@@ -13,6 +13,8 @@ import {
   describeError,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
+  sendBody,
+  sendRequest,
   translateKafkajsError,
 } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
@@ -21,6 +23,17 @@ import { slicePartition } from "./fetch-result.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
 import type { FetchPartitionResponse } from "./protocol/fetch.js";
+import {
+  decodeMetadataResponse,
+  encodeMetadataRequest,
+  METADATA_API_KEY,
+  METADATA_ID_VERSIONS,
+} from "./protocol/metadata.js";
+import {
+  OFFSET_FOR_LEADER_EPOCH_API_KEY,
+  OFFSET_FOR_LEADER_EPOCH_VERSIONS,
+  offsetForLeaderEpochRequest,
+} from "./protocol/offset-for-leader-epoch.js";
 import { decodeRecordBatches, dropAborted } from "./record-batch.js";
 
 export interface KafkaSourceReaderOptions extends KafkaConnectionOptions {
@@ -37,12 +50,14 @@ export class KafkaSourceReader implements SourceReader {
   private readonly retryBackoffMs: number;
   private readonly logger: Logger | undefined;
   private readonly connector: ClusterConnector;
+  private readonly requestTimeoutMs: number;
   private closed = false;
 
   constructor(options: KafkaSourceReaderOptions) {
     this.cluster = createKafkaCluster(options);
     this.connector = new ClusterConnector(this.cluster, options.logger);
-    this.coalescer = new FetchCoalescer(this.cluster, options.requestTimeoutMs ?? 30_000);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.coalescer = new FetchCoalescer(this.cluster, this.requestTimeoutMs);
     this.maxAttempts = options.maxAttempts ?? 6;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.logger = options.logger;
@@ -88,6 +103,7 @@ export class KafkaSourceReader implements SourceReader {
       highWatermark: last.highWatermark,
       logStartOffset: last.logStartOffset,
       bytes,
+      ...(last.leaderEpoch === undefined ? {} : { leaderEpoch: last.leaderEpoch }),
     };
   }
 
@@ -112,13 +128,80 @@ export class KafkaSourceReader implements SourceReader {
     }
   }
 
+  /**
+   * Topic id and leader epoch from Metadata v10+ (kafkajs's own Metadata is v6, which has
+   * neither). A broker older than Kafka 2.8 answers with unknowns, which disables the checks
+   * that need them rather than failing the partition.
+   */
+  describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
+    return this.withRetries(tp, "describe", async (leader) => {
+      const broker = await this.cluster.findBroker({ nodeId: leader });
+      const version = supported(broker.versions, METADATA_API_KEY, METADATA_ID_VERSIONS);
+      if (version === undefined) return { topicId: null, leaderEpoch: -1 };
+      const api = { apiName: "Metadata", apiKey: METADATA_API_KEY, apiVersion: version };
+      const topic = await sendBody(
+        broker,
+        api,
+        encodeMetadataRequest(version, tp.topic),
+        (payload) => decodeMetadataResponse(version, payload),
+        this.requestTimeoutMs,
+      );
+      if (topic === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      if (topic.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(topic.errorCode);
+      const partition = topic.partitions.find((p) => p.partition === tp.partition);
+      return { topicId: topic.topicId, leaderEpoch: partition?.leaderEpoch ?? -1 };
+    });
+  }
+
+  /** OffsetForLeaderEpoch to the partition's leader; -1 when the broker cannot tell. */
+  endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
+    return this.withRetries(tp, "offset for leader epoch", async (leader) => {
+      const broker = await this.cluster.findBroker({ nodeId: leader });
+      const apiKey = OFFSET_FOR_LEADER_EPOCH_API_KEY;
+      if (supported(broker.versions, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
+      const answer = await sendRequest(
+        broker,
+        "OffsetForLeaderEpoch",
+        apiKey,
+        OFFSET_FOR_LEADER_EPOCH_VERSIONS,
+        (v) => offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: -1, leaderEpoch }),
+        this.requestTimeoutMs,
+      );
+      if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      if (answer.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(answer.errorCode);
+      return answer.endOffset;
+    });
+  }
+
+  /** `call` against the partition's current leader, retried like a fetch. */
+  private async withRetries<T>(
+    tp: TopicPartition,
+    what: string,
+    call: (leader: number) => Promise<T>,
+  ): Promise<T> {
+    const details = { topic: tp.topic, partition: tp.partition };
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
+      try {
+        await this.connect();
+        return await call(await this.leaderOf(tp));
+      } catch (error) {
+        if (!isRetriable(error) || attempt >= this.maxAttempts) {
+          throw translateKafkajsError(error, `${what} ${tp.topic}/${tp.partition}`, details);
+        }
+        this.logger?.debug(`${what} retry`, { ...details, attempt, error: describeError(error) });
+        await this.refreshMetadata();
+        await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
+      }
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.cluster.disconnect();
   }
 
-  private async fetchOnce(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
-    await this.connect();
+  private async leaderOf(tp: TopicPartition): Promise<number> {
     await this.cluster.addMultipleTargetTopics([tp.topic]);
     const partition = this.cluster
       .findTopicPartitionMetadata(tp.topic)
@@ -130,7 +213,13 @@ export class KafkaSourceReader implements SourceReader {
           : KafkaErrorCode.LEADER_NOT_AVAILABLE,
       );
     }
-    const response = await this.coalescer.fetch(partition.leader, tp, offset, limits);
+    return partition.leader;
+  }
+
+  private async fetchOnce(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    await this.connect();
+    const leader = await this.leaderOf(tp);
+    const response = await this.coalescer.fetch(leader, tp, offset, limits);
     if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
       throw await this.outOfRange(tp, offset, response);
     if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);
@@ -152,6 +241,7 @@ export class KafkaSourceReader implements SourceReader {
       highWatermark: response.lastStableOffset >= 0 ? response.lastStableOffset : response.highWatermark,
       logStartOffset: response.logStartOffset,
       bytes: slice.bytes,
+      leaderEpoch: lastBatchLeaderEpoch(response.records),
     };
   }
 
@@ -198,4 +288,29 @@ function isRetriable(error: unknown): boolean {
   if (error instanceof KafkaPartitionError) return error.retriable;
   if (isReplicatorError(error)) return error.code === "KAFKA_RETRIABLE";
   return isTransientKafkajsError(error);
+}
+
+/**
+ * partitionLeaderEpoch (bytes 12..15) of the last complete v2 batch in a fetched record set; -1
+ * when there is none. A trailing batch cut short by the broker's size limit is not counted.
+ */
+export function lastBatchLeaderEpoch(records: Buffer): number {
+  let epoch = -1;
+  for (let pos = 0; pos + 17 <= records.length; ) {
+    const end = pos + 12 + records.readInt32BE(pos + 8);
+    if (end > records.length) break;
+    epoch = records.readInt32BE(pos + 12);
+    pos = end;
+  }
+  return epoch;
+}
+
+/** The first of `implemented` that the broker's ApiVersions range allows. */
+function supported(
+  versions: Record<number, { minVersion: number; maxVersion: number }> | null,
+  apiKey: number,
+  implemented: readonly number[],
+): number | undefined {
+  const range = versions?.[apiKey];
+  return implemented.find((v) => range !== undefined && v >= range.minVersion && v <= range.maxVersion);
 }

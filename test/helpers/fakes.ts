@@ -15,13 +15,16 @@ import type {
 } from "../../lib/core/model.js";
 import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type {
+  CheckpointResetReason,
   Clock,
   ClusterAdmin,
   Lease,
   LeaseStore,
   LogFields,
   Logger,
+  PartitionIdentity,
   ReplicationMetrics,
+  SourcePosition,
   SourceReader,
   TargetWriter,
   TopicMapping,
@@ -98,12 +101,21 @@ export class FakeClock implements Clock {
 }
 
 /** A stored offset: a data record, or null for an offset that holds none (control batch, compaction gap). */
-type Slot = { readonly offset: number; readonly record: MirrorRecord | null };
+type Slot = { readonly offset: number; readonly record: MirrorRecord | null; readonly epoch: number };
 
 class PartitionLog {
   slots: Slot[] = [];
   logStart = 0;
   end = 0;
+  /** The leader epoch appends are stamped with; bumps on truncate (an unclean leader election). */
+  epoch = 0;
+}
+
+class TopicLog {
+  constructor(
+    readonly id: string,
+    readonly partitions: PartitionLog[],
+  ) {}
 }
 
 export type NewRecord = Omit<MirrorRecord, "offset">;
@@ -126,7 +138,8 @@ export function recordBytes(r: NewRecord): number {
 /** One Kafka cluster in memory: source reader, target writer and admin at once. */
 export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin {
   readonly #clock: Clock;
-  readonly #topics = new Map<string, PartitionLog[]>();
+  readonly #topics = new Map<string, TopicLog>();
+  #topicIds = 0;
   hooks: ClusterHooks = {};
   fetches = 0;
   writes = 0;
@@ -141,8 +154,33 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     if (this.#topics.has(name)) return;
     this.#topics.set(
       name,
-      Array.from({ length: partitions }, () => new PartitionLog()),
+      new TopicLog(
+        `topic-id-${++this.#topicIds}`,
+        Array.from({ length: partitions }, () => new PartitionLog()),
+      ),
     );
+  }
+
+  /** Deletes the topic and creates it again: a new topic id and empty logs. */
+  recreateTopic(name: string, partitions: number): void {
+    this.#topics.delete(name);
+    this.createTopic(name, partitions);
+  }
+
+  /**
+   * An unclean leader election: the new leader's log ends at `offset` (everything from there is
+   * gone) and the leader epoch bumps, so later appends carry the new epoch.
+   */
+  truncate(tp: TopicPartition, offset: number): void {
+    const log = this.#log(tp);
+    log.slots = log.slots.filter((s) => s.offset < offset);
+    log.end = Math.max(log.logStart, Math.min(log.end, offset));
+    log.epoch++;
+  }
+
+  /** The topic's current id (test assertions). */
+  topicId(topic: string): string | undefined {
+    return this.#topics.get(topic)?.id;
   }
 
   /** Appends data records; returns their offsets. */
@@ -150,7 +188,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     const log = this.#log(tp);
     return records.map((r) => {
       const offset = log.end++;
-      log.slots.push({ offset, record: { ...r, offset } });
+      log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
       return offset;
     });
   }
@@ -158,7 +196,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** Appends `count` offsets that carry no data record (a transaction marker, a compacted gap). */
   appendNonData(tp: TopicPartition, count = 1): void {
     const log = this.#log(tp);
-    for (let i = 0; i < count; i++) log.slots.push({ offset: log.end++, record: null });
+    for (let i = 0; i < count; i++) log.slots.push({ offset: log.end++, record: null, epoch: log.epoch });
   }
 
   /** Retention: everything below `offset` is deleted. */
@@ -187,6 +225,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     const records: MirrorRecord[] = [];
     let bytes = 0;
     let nextOffset = offset;
+    let leaderEpoch = -1;
     for (const slot of log.slots) {
       if (slot.offset < offset) continue;
       if (slot.record !== null) {
@@ -198,8 +237,26 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         bytes += size;
       }
       nextOffset = slot.offset + 1;
+      leaderEpoch = slot.epoch;
     }
-    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes };
+    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes, leaderEpoch };
+  }
+
+  async describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
+    const log = this.#log(tp);
+    return { topicId: this.#topics.get(tp.topic)?.id ?? null, leaderEpoch: log.epoch };
+  }
+
+  /**
+   * Kafka's answer: the log end for the current epoch, else the first offset written in a later
+   * epoch (where `leaderEpoch` ended on this leader), else the log end; -1 for an epoch from the
+   * future.
+   */
+  async endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
+    const log = this.#log(tp);
+    if (leaderEpoch > log.epoch) return -1;
+    if (leaderEpoch === log.epoch) return log.end;
+    return log.slots.find((s) => s.epoch > leaderEpoch)?.offset ?? log.end;
   }
 
   async write(
@@ -214,14 +271,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     const baseOffset = log.end;
     for (const r of records) {
       const offset = log.end++;
-      log.slots.push({ offset, record: { ...r, offset } });
+      log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
     }
     await this.hooks.afterWrite?.(tp, records);
     return { baseOffset, records: records.length };
   }
 
   async listTopics(): Promise<TopicInfo[]> {
-    return [...this.#topics].map(([name, logs]) => ({ name, partitions: logs.length }));
+    return [...this.#topics].map(([name, logs]) => ({ name, partitions: logs.partitions.length }));
   }
 
   async createTopics(
@@ -245,7 +302,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   }
 
   #log(tp: TopicPartition): PartitionLog {
-    const log = this.#topics.get(tp.topic)?.[tp.partition];
+    const log = this.#topics.get(tp.topic)?.partitions[tp.partition];
     if (log === undefined) {
       throw new ReplicatorError("KAFKA_FATAL", `unknown topic or partition ${tp.topic}/${tp.partition}`, {
         details: { ...tp },
@@ -278,6 +335,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     claim: 0,
     renew: 0,
     checkpoint: 0,
+    resetCheckpoint: 0,
     release: 0,
     requestHandoff: 0,
     handOver: 0,
@@ -317,7 +375,13 @@ export class InMemoryLeaseStore implements LeaseStore {
     return this.#put({ ...current, expiresAt });
   }
 
-  async checkpoint(held: Lease, nextOffset: number, now: number, targetOffset?: number): Promise<Lease> {
+  async checkpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    targetOffset?: number,
+    source?: SourcePosition,
+  ): Promise<Lease> {
     this.#call("checkpoint");
     const current = this.#held(held);
     if (current.expiresAt <= now) throw lost(held);
@@ -329,6 +393,33 @@ export class InMemoryLeaseStore implements LeaseStore {
       checkpoint: nextOffset,
       lastProgressAt: advanced ? now : current.lastProgressAt,
       ...(targetOffset !== undefined ? { targetOffset } : {}),
+      // Like lib/dynamodb: an unknown (null) part keeps what is stored.
+      ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
+      ...(source?.leaderEpoch != null ? { sourceLeaderEpoch: source.leaderEpoch } : {}),
+    });
+  }
+
+  /** Like lib/dynamodb: fenced by owner, counter, expiry and the checkpoint `held` saw. */
+  async resetCheckpoint(
+    held: Lease,
+    nextOffset: number,
+    now: number,
+    _reason: CheckpointResetReason,
+    position: { readonly targetOffset: number | null; readonly source: SourcePosition },
+  ): Promise<Lease> {
+    this.#call("resetCheckpoint");
+    const current = this.#held(held);
+    if (current.expiresAt <= now) throw lost(held);
+    if (current.checkpoint !== held.checkpoint) {
+      if (current.checkpoint === nextOffset) return { ...current };
+      throw lost(held);
+    }
+    return this.#put({
+      ...current,
+      checkpoint: nextOffset,
+      targetOffset: position.targetOffset,
+      sourceTopicId: position.source.topicId,
+      sourceLeaderEpoch: position.source.leaderEpoch,
     });
   }
 
@@ -446,7 +537,10 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     list: () => store.list(),
     claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
     renew: (held, expiresAt) => store.renew(held, expiresAt),
-    checkpoint: (held, next, now, targetOffset) => store.checkpoint(held, next, now, targetOffset),
+    checkpoint: (held, next, now, targetOffset, source) =>
+      store.checkpoint(held, next, now, targetOffset, source),
+    resetCheckpoint: (held, next, now, reason, position) =>
+      store.resetCheckpoint(held, next, now, reason, position),
     release: (held) => store.release(held),
     requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
     handOver: (held, expiresAt) => store.handOver(held, expiresAt),

@@ -7,14 +7,13 @@ import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-export const MOCK_KAFKA_BINARY = join(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "..",
-  ".testbed",
-  "bin",
-  "mock-kafka",
-);
+/**
+ * The launcher binary; KAFKA_MIRROR_MOCK_KAFKA_BIN points at another build of it (e.g. one with
+ * a launcher change, built into a directory of one's own while .testbed is shared).
+ */
+export const MOCK_KAFKA_BINARY =
+  process.env.KAFKA_MIRROR_MOCK_KAFKA_BIN ||
+  join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".testbed", "bin", "mock-kafka");
 
 const START_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 10_000;

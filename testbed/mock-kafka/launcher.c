@@ -34,6 +34,8 @@
  *   broker-error-count ID API_KEY                   OK <errors still queued on that broker>
  *   topic-error TOPIC CODE                          returned in Metadata until reset with 0
  *   delete-records TOPIC PARTITION BEFORE_OFFSET
+ *   truncate-log TOPIC PARTITION OFFSET             unclean election: log ends at OFFSET (a
+ *                                                   batch boundary), leader epoch + 1
  *   coordinator group|transaction KEY ID
  *   controller ID
  *   apiversion API_KEY MIN MAX                      -1 -1 disables the API
@@ -280,6 +282,80 @@ static int parse_int(const char *s, long long min, long long max, long long *out
         }
 
 /** Runs one command; returns 1 when the launcher should exit. */
+/*
+ * truncate-log: what an unclean leader election does to a partition. The new leader's log ends
+ * at OFFSET (a batch boundary: the batches from there on are dropped) and the leader epoch is
+ * bumped, so later appends carry the new epoch. The mock has no such command and its log is
+ * owned by the mock cluster's thread, so the work runs there, in a one-shot timer callback (the
+ * cluster's timers run on its thread), and this thread waits for it.
+ */
+struct truncate_job {
+        rd_kafka_mock_cluster_t *mcluster;
+        const char *topic;
+        int32_t partition;
+        int64_t offset;
+        rd_kafka_resp_err_t err;
+        int done;
+        mtx_t lock;
+        cnd_t cond;
+        rd_kafka_timer_t timer;
+};
+
+static rd_kafka_resp_err_t truncate_log_now(struct truncate_job *job) {
+        rd_kafka_mock_topic_t *mtopic = rd_kafka_mock_topic_find(job->mcluster, job->topic);
+        rd_kafka_mock_partition_t *mpart = mtopic ? rd_kafka_mock_partition_find(mtopic, job->partition) : NULL;
+        rd_kafka_mock_msgset_t *mset;
+        if (!mpart)
+                return RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+        if (job->offset < mpart->start_offset || job->offset > mpart->end_offset)
+                return RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
+        /* A batch across OFFSET cannot be cut: refuse rather than keep part of it. */
+        TAILQ_FOREACH(mset, &mpart->msgsets, link) {
+                if (mset->first_offset < job->offset && mset->last_offset >= job->offset)
+                        return RD_KAFKA_RESP_ERR_INVALID_REQUEST;
+        }
+        while ((mset = TAILQ_LAST(&mpart->msgsets, rd_kafka_mock_msgset_tailq_s)) &&
+               mset->first_offset >= job->offset) {
+                /* As the library's static rd_kafka_mock_msgset_destroy does. */
+                mpart->cnt--;
+                mpart->size -= RD_KAFKAP_BYTES_LEN(&mset->bytes);
+                TAILQ_REMOVE(&mpart->msgsets, mset, link);
+                rd_free(mset);
+        }
+        mpart->end_offset = job->offset;
+        if (mpart->update_follower_end_offset)
+                mpart->follower_end_offset = mpart->end_offset;
+        if (mpart->lso > mpart->end_offset)
+                mpart->lso = mpart->end_offset;
+        mpart->leader_epoch++;
+        return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+static void truncate_log_cb(rd_kafka_timers_t *rkts, void *arg) {
+        struct truncate_job *job = arg;
+        (void)rkts;
+        mtx_lock(&job->lock);
+        job->err = truncate_log_now(job);
+        job->done = 1;
+        cnd_signal(&job->cond);
+        mtx_unlock(&job->lock);
+}
+
+static rd_kafka_resp_err_t truncate_log(rd_kafka_mock_cluster_t *mcluster, const char *topic,
+                                        int32_t partition, int64_t offset) {
+        struct truncate_job job = {mcluster, topic, partition, offset, RD_KAFKA_RESP_ERR_NO_ERROR, 0};
+        mtx_init(&job.lock, mtx_plain);
+        cnd_init(&job.cond);
+        mtx_lock(&job.lock);
+        rd_kafka_timer_start_oneshot(&mcluster->timers, &job.timer, rd_false, 1, truncate_log_cb, &job);
+        while (!job.done)
+                cnd_wait(&job.cond, &job.lock);
+        mtx_unlock(&job.lock);
+        mtx_destroy(&job.lock);
+        cnd_destroy(&job.cond);
+        return job.err;
+}
+
 static int run_command(rd_kafka_mock_cluster_t *mcluster, int argc, char **argv) {
         const char *cmd = argv[0];
 
@@ -443,6 +519,11 @@ static int run_command(rd_kafka_mock_cluster_t *mcluster, int argc, char **argv)
                 INT_ARG(before_offset, 3, -1, INT64_MAX);
                 reply_result(rd_kafka_mock_partition_delete_records(mcluster, argv[1], (int32_t)partition,
                                                                     before_offset));
+        } else if (!strcmp(cmd, "truncate-log")) {
+                NEED_ARGS(4, "truncate-log TOPIC PARTITION OFFSET");
+                INT_ARG(partition, 2, 0, INT32_MAX);
+                INT_ARG(offset, 3, 0, INT64_MAX);
+                reply_result(truncate_log(mcluster, argv[1], (int32_t)partition, offset));
         } else if (!strcmp(cmd, "coordinator")) {
                 NEED_ARGS(4, "coordinator group|transaction KEY ID");
                 INT_ARG(broker, 3, -1, INT32_MAX);

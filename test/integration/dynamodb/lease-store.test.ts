@@ -83,6 +83,8 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         lastProgressAt: null,
         handoffTo: null,
         targetOffset: null,
+        sourceTopicId: null,
+        sourceLeaderEpoch: null,
       })),
     );
   });

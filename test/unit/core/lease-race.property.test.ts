@@ -142,8 +142,10 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
     list: () => node.call(() => store.list()),
     claim: (observed, owner, expiresAt) => node.call(() => store.claim(observed, owner, expiresAt)),
     renew: (held, expiresAt) => node.call(() => store.renew(held, expiresAt)),
-    checkpoint: (held, next, now, targetOffset) =>
-      node.call(() => store.checkpoint(held, next, now, targetOffset)),
+    checkpoint: (held, next, now, targetOffset, source) =>
+      node.call(() => store.checkpoint(held, next, now, targetOffset, source)),
+    resetCheckpoint: (held, next, now, reason, position) =>
+      node.call(() => store.resetCheckpoint(held, next, now, reason, position)),
     release: (held) => node.call(() => store.release(held)),
     requestHandoff: (observed, requester) => node.call(() => store.requestHandoff(observed, requester)),
     handOver: (held, expiresAt) => node.call(() => store.handOver(held, expiresAt)),

@@ -39,6 +39,8 @@ describe("leaseFromItem", () => {
       lastProgressAt: 1700000000000,
       handoffTo: null,
       targetOffset: null,
+      sourceTopicId: null,
+      sourceLeaderEpoch: null,
     });
   });
 
@@ -55,6 +57,8 @@ describe("leaseFromItem", () => {
       lastProgressAt: null,
       handoffTo: null,
       targetOffset: null,
+      sourceTopicId: null,
+      sourceLeaderEpoch: null,
     });
   });
 
@@ -64,7 +68,18 @@ describe("leaseFromItem", () => {
     assert.equal(leaseFromItem(item).targetOffset, 4711);
   });
 
+  it("reads the source topic id and leader epoch stored with a checkpoint", () => {
+    const item = { ...heldItem(), sourceTopicId: { S: "ab".repeat(16) }, sourceLeaderEpoch: { N: "7" } };
+
+    const lease = leaseFromItem(item);
+
+    assert.equal(lease.sourceTopicId, "ab".repeat(16));
+    assert.equal(lease.sourceLeaderEpoch, 7);
+  });
+
   const cases: [string, (item: Item) => void, string][] = [
+    ["negative sourceLeaderEpoch", (i) => (i.sourceLeaderEpoch = { N: "-1" }), "sourceLeaderEpoch"],
+    ["empty sourceTopicId", (i) => (i.sourceTopicId = { S: "" }), "sourceTopicId"],
     ["negative targetOffset", (i) => (i.targetOffset = { N: "-1" }), "targetOffset"],
     ["missing counter", (i) => delete i.counter, "counter"],
     ["counter stored as a string", (i) => (i.counter = { S: "3" }), "counter"],

@@ -1,0 +1,129 @@
+/**
+ * DynamoDbLeaseStore's checkpoint source position and resetCheckpoint against DynamoDB Local:
+ * the topic id and leader epoch ride with the checkpoint, a reset may move it backwards, and a
+ * reset from a holder that lost the lease (or decided on a stale checkpoint) is refused.
+ */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { Lease } from "../../../lib/core/ports.js";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
+import { isReplicatorError } from "../../../lib/errors.js";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+
+const tp = { topic: "orders", partition: 0 };
+const source = { topicId: "0f3c5a9e2b7d4e61a8c9d0e1f2a3b4c5", leaderEpoch: 4 };
+
+function leaseLost(reason: string) {
+  return (error: unknown): boolean => {
+    assert.ok(isReplicatorError(error, "LEASE_LOST"), `expected LEASE_LOST, got ${String(error)}`);
+    assert.equal(error.details.reason, reason);
+    return true;
+  };
+}
+
+describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
+  let ddb: DynamoDbLocal;
+  let client: DynamoDBClient;
+  before(async () => {
+    ddb = await startDynamoDbLocal();
+    client = ddb.client();
+  });
+  after(async () => {
+    client.destroy();
+    await ddb.stop();
+  });
+
+  /** A fresh table with `tp` held by w1 at checkpoint 500 (target position 900, `source`). */
+  async function heldAt500(): Promise<{ store: DynamoDbLeaseStore; held: Lease; now: number }> {
+    const tableName = `leases-${randomUUID()}`;
+    await createLeaseTable(client, tableName);
+    const store = new DynamoDbLeaseStore({ client, tableName });
+    await store.ensure([tp]);
+    const [free] = await store.list();
+    assert.ok(free);
+    const now = Date.now();
+    const claimed = await store.claim(free, "w1", now + 60_000);
+    assert.ok(claimed);
+    const held = await store.checkpoint(claimed, 500, now, 900, source);
+    return { store, held, now };
+  }
+
+  it("stores the topic id and leader epoch with the checkpoint and keeps them when unknown", async () => {
+    const { store, held, now } = await heldAt500();
+    assert.equal(held.sourceTopicId, source.topicId);
+    assert.equal(held.sourceLeaderEpoch, 4);
+
+    const next = await store.checkpoint(held, 600, now, 950, { topicId: null, leaderEpoch: null });
+
+    assert.equal(next.checkpoint, 600);
+    assert.equal(next.sourceTopicId, source.topicId);
+    assert.equal(next.sourceLeaderEpoch, 4);
+  });
+
+  it("moves the checkpoint back with the new log's position, removing what is unknown", async () => {
+    const { store, held, now } = await heldAt500();
+
+    const reset = await store.resetCheckpoint(held, 0, now, "topic-recreated", {
+      targetOffset: null,
+      source: { topicId: "aa".repeat(16), leaderEpoch: null },
+    });
+
+    assert.equal(reset.checkpoint, 0);
+    assert.equal(reset.targetOffset, null);
+    assert.equal(reset.sourceTopicId, "aa".repeat(16));
+    assert.equal(reset.sourceLeaderEpoch, null);
+    assert.deepEqual(await store.list(), [reset]);
+    // A retry of the reset that landed succeeds and changes nothing.
+    const again = await store.resetCheckpoint(held, 0, now, "topic-recreated", {
+      targetOffset: null,
+      source: { topicId: "aa".repeat(16), leaderEpoch: null },
+    });
+    assert.equal(again.checkpoint, 0);
+  });
+
+  it("refuses a reset from a holder whose lease was taken over", async () => {
+    const { store, held, now } = await heldAt500();
+    // w1 stalls past its expiry; w2 takes the lease, resets and copies on.
+    const [expired] = await store.list();
+    assert.ok(expired);
+    const taken = await store.claim({ ...expired }, "w2", now + 120_000);
+    assert.ok(taken);
+    const reset = await store.resetCheckpoint(taken, 300, now, "log-truncated", {
+      targetOffset: 1200,
+      source: { topicId: source.topicId, leaderEpoch: 4 },
+    });
+    await store.checkpoint(reset, 450, now, 1300, { topicId: source.topicId, leaderEpoch: 5 });
+
+    // w1's late reset must not rewind w2's progress.
+    await assert.rejects(
+      store.resetCheckpoint(held, 300, now, "log-truncated", {
+        targetOffset: 1200,
+        source: { topicId: source.topicId, leaderEpoch: 4 },
+      }),
+      leaseLost("taken"),
+    );
+    const [stored] = await store.list();
+    assert.equal(stored?.checkpoint, 450);
+    assert.equal(stored?.sourceLeaderEpoch, 5);
+  });
+
+  it("refuses a reset decided on a checkpoint that is not the stored one any more", async () => {
+    const { store, held, now } = await heldAt500();
+    const later = await store.checkpoint(held, 700, now, 990, source);
+    assert.equal(later.checkpoint, 700);
+
+    // `held` still says 500: a reset decided on it is stale.
+    await assert.rejects(
+      store.resetCheckpoint(held, 300, now, "log-truncated", {
+        targetOffset: 1000,
+        source,
+      }),
+      leaseLost("checkpoint-ahead"),
+    );
+    const [stored] = await store.list();
+    assert.equal(stored?.checkpoint, 700);
+  });
+});

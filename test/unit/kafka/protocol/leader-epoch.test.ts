@@ -1,0 +1,83 @@
+/**
+ * The bytes behind source-continuity's inputs: the leader epoch of the last fetched batch, and
+ * Metadata v10+ (topic id, leader epoch) laid out and read back. Against a broker: the
+ * re-creation and truncation tests in test/integration/exactly-once/source-divergence.test.ts.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { FlexReader, FlexWriter } from "../../../../lib/kafka/protocol/flexible.js";
+import { decodeMetadataResponse, encodeMetadataRequest } from "../../../../lib/kafka/protocol/metadata.js";
+import { encodeRecordBatch } from "../../../../lib/kafka/record-batch.js";
+import { lastBatchLeaderEpoch } from "../../../../lib/kafka/source-reader.js";
+
+const PLAIN = { compression: "none", producerId: -1n, producerEpoch: -1, baseSequence: -1 } as const;
+
+async function batchWithEpoch(epoch: number, value: string): Promise<Buffer> {
+  const batch = await encodeRecordBatch(
+    [{ offset: 0, timestamp: 1, key: null, value: Buffer.from(value), headers: [] }],
+    PLAIN,
+  );
+  batch.writeInt32BE(epoch, 12); // partitionLeaderEpoch, as the broker stamps it
+  return batch;
+}
+
+describe("lastBatchLeaderEpoch", () => {
+  it("reads the epoch of the last complete batch and ignores a truncated trailing one", async () => {
+    const a = await batchWithEpoch(3, "a");
+    const b = await batchWithEpoch(5, "b");
+    const c = await batchWithEpoch(9, "c");
+
+    assert.equal(lastBatchLeaderEpoch(Buffer.concat([a, b])), 5);
+    assert.equal(lastBatchLeaderEpoch(Buffer.concat([a, b, c.subarray(0, c.length - 1)])), 5);
+    assert.equal(lastBatchLeaderEpoch(Buffer.alloc(0)), -1);
+  });
+});
+
+describe("Metadata v10-v12", () => {
+  it("asks for one topic without auto-creation, v10 with the cluster operations flag", () => {
+    const v10 = new FlexReader(encodeMetadataRequest(10, "orders"));
+    v10.skipTags();
+    const topics = v10.compactArray((t) => {
+      const id = t.uuid();
+      const name = t.compactString();
+      t.skipTags();
+      return { id, name };
+    });
+    assert.deepEqual(topics, [{ id: null, name: "orders" }]);
+    assert.deepEqual([v10.int8(), v10.int8(), v10.int8()], [0, 0, 0]);
+    assert.equal(encodeMetadataRequest(12, "orders").length, encodeMetadataRequest(10, "orders").length - 1);
+  });
+
+  it("reads the topic id and each partition's leader epoch", () => {
+    const topicId = Buffer.from("0123456789abcdef0123456789abcdef", "hex");
+    const partition = (id: number, epoch: number) =>
+      new FlexWriter()
+        .int8(0)
+        .int8(0)
+        .int32(id)
+        .int32(1)
+        .int32(epoch)
+        .uvarint(1)
+        .uvarint(1)
+        .uvarint(1)
+        .noTags();
+    const response = Buffer.concat([
+      new FlexWriter().noTags().int32(0).uvarint(1).compactString("cluster").int32(1).uvarint(2).toBuffer(),
+      new FlexWriter().int8(0).int8(0).compactString("orders").toBuffer(),
+      topicId,
+      new FlexWriter().int8(0).uvarint(3).toBuffer(),
+      partition(0, 7).toBuffer(),
+      partition(1, 2).toBuffer(),
+      new FlexWriter().int32(0).noTags().int32(0).noTags().toBuffer(),
+    ]);
+
+    assert.deepEqual(decodeMetadataResponse(10, response), {
+      errorCode: 0,
+      topicId: "0123456789abcdef0123456789abcdef",
+      partitions: [
+        { partition: 0, leaderEpoch: 7 },
+        { partition: 1, leaderEpoch: 2 },
+      ],
+    });
+  });
+});
