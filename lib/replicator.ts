@@ -124,7 +124,12 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     : undefined;
   const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger, sourceSecurity));
   const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger, targetSecurity));
-  const leases = new DynamoDbLeaseStore({ client: deps.dynamodb, tableName: config.leases.table });
+  const leases = new DynamoDbLeaseStore({
+    client: deps.dynamodb,
+    tableName: config.leases.table,
+    logger,
+    metrics: deps.metrics,
+  });
   const mapping = createTopicMapping({
     whitelist: config.topics.whitelist,
     blacklist: config.topics.blacklist,
