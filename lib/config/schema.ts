@@ -48,10 +48,20 @@ const connection = {
   requestTimeoutMs: integer(1_000, 300_000).default(30_000),
 };
 
+/**
+ * source.alias when absent. Kept for one local source (CLI, demo); the stack's SourceAlias has no
+ * default. Exactly-once counts target records carrying this alias as its own, so two replicators
+ * on the default writing to one target would skip each other's offsets: the worker warns.
+ */
+export const DEFAULT_SOURCE_ALIAS = "source";
+
 const sourceSchema = section({
   ...connection,
-  /** Names the source cluster: the `prefix` rename's prefix and, later, provenance headers. */
-  alias: alias.default("source"),
+  /**
+   * Names the source cluster, unique among all sources written into the same target: the provenance
+   * header every copy carries and the `prefix` rename's prefix.
+   */
+  alias: alias.default(DEFAULT_SOURCE_ALIAS),
 });
 
 const targetSchema = section({

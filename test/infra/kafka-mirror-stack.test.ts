@@ -42,6 +42,17 @@ describe("KafkaMirrorStack template", () => {
     template = Template.fromStack(new KafkaMirrorStack(app, "Test", { env: { region: "eu-west-1" } }));
   });
 
+  it("has no default SourceAlias, so two regional stacks cannot share one provenance by accident", () => {
+    const parameters = template.toJSON().Parameters as Record<string, Record<string, unknown>>;
+    const alias = parameters.SourceAlias;
+    assert.ok(alias !== undefined, "SourceAlias is a parameter");
+    assert.equal(
+      "Default" in alias,
+      false,
+      `SourceAlias must be required, has Default ${String(alias.Default)}`,
+    );
+  });
+
   it("exposes every operational setting as a parameter", () => {
     for (const name of [
       "Whitelist",
@@ -53,7 +64,11 @@ describe("KafkaMirrorStack template", () => {
       template.hasParameter(name, { Type: "String" });
     }
     template.hasParameter("Blacklist", { Type: "String", Default: "" });
-    template.hasParameter("SourceAlias", { Type: "String", Default: "source" });
+    template.hasParameter("SourceAlias", {
+      Type: "String",
+      AllowedPattern: "^[a-zA-Z0-9._-]{1,100}$",
+      ConstraintDescription: Match.stringLikeRegexp("required: .*unique among the sources"),
+    });
     template.hasParameter("RenamePolicy", { AllowedValues: ["identity", "prefix"], Default: "identity" });
     template.hasParameter("Workers", {
       Type: "Number",
