@@ -287,11 +287,33 @@ describe("KafkaMirrorStack template", () => {
         "kafka-cluster:CreateTopic",
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:DescribeTopic",
+        "kafka-cluster:ReadData",
         "kafka-cluster:WriteData",
         "kafka-cluster:WriteDataIdempotently",
       ],
       roles: 1,
     });
+  });
+
+  it("lets replicate read the target topics it writes, as exactly-once reads their tail (regression)", () => {
+    const [policy, ...others] = Object.values(
+      template.findResources("AWS::IAM::Policy", {
+        Properties: {
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: "TargetMskClusterArn" } })]),
+          },
+        },
+      }),
+    ) as { Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } } }[];
+    assert.equal(others.length, 0);
+    const statements = policy?.Properties.PolicyDocument.Statement ?? [];
+    const onTopics = statements.filter((st) => JSON.stringify(st.Resource).includes(":topic/"));
+    assert.equal(onTopics.length, 1, "one statement on the target's topics");
+    // Scoped like WriteData: the cluster's topics only, never "*" or another cluster's.
+    assert.ok(onTopics[0]?.Action.includes("kafka-cluster:ReadData"));
+    assert.ok(onTopics[0]?.Action.includes("kafka-cluster:DescribeTopic"));
+    const onCluster = statements.filter((st) => !JSON.stringify(st.Resource).includes(":topic/"));
+    assert.ok(onCluster.every((st) => !st.Action.includes("kafka-cluster:ReadData")));
   });
 
   it("places the functions in the given subnets when a VPC is configured", () => {
