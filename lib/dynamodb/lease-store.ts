@@ -50,6 +50,9 @@ export interface DynamoDbLeaseStoreOptions {
   readonly metrics?: Pick<ReplicationMetrics, "leaseItemSkipped">;
 }
 
+/** Distinct skipped items a store warns about; the metric still counts every one. */
+const MAX_SKIP_WARNINGS = 100;
+
 /** BatchGetItem's limit per request. */
 const BATCH_GET_MAX_KEYS = 100;
 /** Parallel PutItems in `ensure`: enough to create thousands of leases quickly, few enough not to self-throttle. */
@@ -68,6 +71,8 @@ export class DynamoDbLeaseStore implements LeaseStore {
   readonly #now: () => number;
   readonly #logger: Logger | undefined;
   readonly #metrics: Pick<ReplicationMetrics, "leaseItemSkipped"> | undefined;
+  /** Skipped items already warned about (key and attribute). */
+  readonly #warned = new Set<string>();
 
   constructor(options: DynamoDbLeaseStoreOptions) {
     this.#client = options.client;
@@ -117,13 +122,17 @@ export class DynamoDbLeaseStore implements LeaseStore {
    * lease a newer version wrote) and reported: its key and the attribute at fault, no values.
    */
   #skipped(item: UnreadableItem): void {
+    this.#metrics?.leaseItemSkipped?.({ leaseKey: item.leaseKey, attribute: item.attribute });
+    // Every rebalance scans the table: warn once per item and process (bounded), count every time.
+    const seen = `${item.leaseKey}\u0000${item.attribute}`;
+    if (this.#warned.has(seen) || this.#warned.size >= MAX_SKIP_WARNINGS) return;
+    this.#warned.add(seen);
     this.#logger?.warn("lease table item skipped: not a lease this version can read", {
       tableName: this.#tableName,
       leaseKey: item.leaseKey,
       attribute: item.attribute,
       hint: "its partition is not copied until the item is fixed or removed",
     });
-    this.#metrics?.leaseItemSkipped?.({ leaseKey: item.leaseKey, attribute: item.attribute });
   }
 
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
