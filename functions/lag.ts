@@ -44,7 +44,12 @@ const monitor = once(async () => {
   return {
     sourceAdmin: new KafkaClusterAdmin(connection),
     source: new KafkaSourceReader(connection),
-    leases: new DynamoDbLeaseStore({ client: runtime.dynamodb, tableName: config.leases.table }),
+    leases: new DynamoDbLeaseStore({
+      client: runtime.dynamodb,
+      tableName: config.leases.table,
+      logger,
+      metrics,
+    }),
     mapping: createTopicMapping({
       whitelist: config.topics.whitelist,
       blacklist: config.topics.blacklist,

@@ -3,10 +3,11 @@
  * variables, the logger, the DynamoDB client, and each cluster's TLS/SASL options with
  * credentials read from Secrets Manager. Nothing here is logged that could hold a secret.
  */
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { loadConfigFromEnv } from "../lib/config/load.js";
-import type { MirrorConfig } from "../lib/config/schema.js";
+import { leaseRequestTimeoutMs, type MirrorConfig } from "../lib/config/schema.js";
+import { createDynamoDbClient } from "../lib/dynamodb/client.js";
 import { type KafkaSecurityOptions, kafkaSecurityOptions } from "../lib/kafka/security.js";
 import type { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
 import { parseClusterCredentials } from "../lib/secrets/cluster-credentials.js";
@@ -63,7 +64,7 @@ export async function createRuntime(
     config,
     logger,
     // The SDK picks up region, credentials and AWS_ENDPOINT_URL_DYNAMODB from the environment.
-    dynamodb: new DynamoDBClient({}),
+    dynamodb: createDynamoDbClient({ requestTimeoutMs: leaseRequestTimeoutMs(config.leases) }),
     security: { source, target },
     serviceName: serviceName(env),
   };

@@ -72,12 +72,19 @@ export class KafkaMirrorStack extends Stack {
         allowedPattern: BROKERS_PATTERN,
       },
     );
+    // Required, no default: the alias is the provenance every copied record carries, and the
+    // exactly-once tail scan counts a record as ours by it. Two regional stacks left on a shared
+    // default would stamp one alias into one central topic and each skip the other's offsets as
+    // already copied (lost records). Deriving it from the region would be unique but unstable: it
+    // names the stack, not the source cluster, so moving a source's stack to another region would
+    // no longer recognise its own copies (duplicates) and would rename `prefix` topics.
     const sourceAlias = text(
       "SourceAlias",
-      "Name of the source cluster; prefix of target topics with RenamePolicy=prefix",
+      "Name of the source cluster, unique among all sources writing to the target; provenance of every copy, prefix of target topics with RenamePolicy=prefix",
       {
-        default: "source",
         allowedPattern: "^[a-zA-Z0-9._-]{1,100}$",
+        constraintDescription:
+          "required: a name for the source cluster of 1 to 100 characters [a-zA-Z0-9._-], unique among the sources mirrored into the same target (e.g. idc1)",
       },
     );
     const rename = text("RenamePolicy", "identity keeps topic names; prefix writes <SourceAlias>.<topic>", {

@@ -149,7 +149,9 @@ export class KafkaReplicator extends Construct {
     for (const fn of functions) this.grantLeaseTable(fn);
     this.grantSecret(functions, props.source, "Source");
     this.grantSecret(functions, props.target, "Target");
-    // The source is only read (both functions); only replicate writes to and creates target topics.
+    // The source is only read (both functions); only replicate writes to and creates target topics,
+    // and reads them too: exactly-once reads a target partition's tail (provenance headers) when it
+    // takes a partition over and after a write of unknown outcome.
     this.grantMskIam(functions, props.source, "Source", {
       cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
       topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
@@ -160,7 +162,12 @@ export class KafkaReplicator extends Construct {
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:WriteDataIdempotently",
       ],
-      topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:CreateTopic", "kafka-cluster:WriteData"],
+      topics: [
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:CreateTopic",
+        "kafka-cluster:WriteData",
+        "kafka-cluster:ReadData",
+      ],
     });
 
     this.workerRules = this.workerSchedules(props, ticks.findInMap(tick, "expression"));

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
+import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
 import { systemClock, Worker, type WorkerSettings } from "./core/worker.js";
@@ -105,6 +105,14 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const sourceSecurity = deps.security?.source;
   const targetSecurity = deps.security?.target;
   const exactlyOnce = config.provenance.enabled;
+  if (exactlyOnce && config.source.alias === DEFAULT_SOURCE_ALIAS) {
+    logger.warn("source.alias is the default; set a name unique to this source cluster", {
+      sourceAlias: config.source.alias,
+      why:
+        "exactly-once takes target records carrying this alias for its own: another replicator on the " +
+        "default alias writing to the same target topics would make this one skip records it never copied",
+    });
+  }
   const source = new KafkaSourceReader(connection(config.source, logger, sourceSecurity));
   const target = new KafkaTargetWriter({
     ...connection(config.target, logger, targetSecurity),
@@ -124,7 +132,12 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     : undefined;
   const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger, sourceSecurity));
   const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger, targetSecurity));
-  const leases = new DynamoDbLeaseStore({ client: deps.dynamodb, tableName: config.leases.table });
+  const leases = new DynamoDbLeaseStore({
+    client: deps.dynamodb,
+    tableName: config.leases.table,
+    logger,
+    metrics: deps.metrics,
+  });
   const mapping = createTopicMapping({
     whitelist: config.topics.whitelist,
     blacklist: config.topics.blacklist,

@@ -5,8 +5,10 @@
  * SDK's usual settings: AWS_REGION, credentials, and AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local.
  * The CLI never creates a real table (the CDK stack owns it); it checks that it fits.
  */
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { MirrorConfig } from "../config/schema.js";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { leaseRequestTimeoutMs, type MirrorConfig } from "../config/schema.js";
+import type { Logger } from "../core/ports.js";
+import { createDynamoDbClient } from "../dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../dynamodb/lease-table.js";
 import { createEmbeddedLeaseClient } from "../embedded/client.js";
@@ -28,9 +30,15 @@ export async function openLeaseTable(
   config: MirrorConfig,
   stateDir: string,
   kind: LeaseStoreKind = "embedded",
+  /** Told about lease table items the store skips. @default silent */
+  logger?: Logger,
 ): Promise<LeaseTable> {
   const table = config.leases.table;
-  const client = kind === "embedded" ? await createEmbeddedLeaseClient({ stateDir }) : new DynamoDBClient({});
+  const requestTimeoutMs = leaseRequestTimeoutMs(config.leases);
+  const client =
+    kind === "embedded"
+      ? await createEmbeddedLeaseClient({ stateDir, requestTimeoutMs })
+      : createDynamoDbClient({ requestTimeoutMs });
   try {
     if (kind === "embedded") await createLeaseTable(client, table);
     else await describeLeaseTable(client, table);
@@ -40,7 +48,7 @@ export async function openLeaseTable(
   }
   return {
     client,
-    store: new DynamoDbLeaseStore({ client, tableName: table }),
+    store: new DynamoDbLeaseStore({ client, tableName: table, ...(logger === undefined ? {} : { logger }) }),
     location: kind === "embedded" ? `embedded store ${stateDir}, table ${table}` : `DynamoDB table ${table}`,
     close: () => client.destroy(),
   };

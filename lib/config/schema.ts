@@ -48,10 +48,20 @@ const connection = {
   requestTimeoutMs: integer(1_000, 300_000).default(30_000),
 };
 
+/**
+ * source.alias when absent. Kept for one local source (CLI, demo); the stack's SourceAlias has no
+ * default. Exactly-once counts target records carrying this alias as its own, so two replicators
+ * on the default writing to one target would skip each other's offsets: the worker warns.
+ */
+export const DEFAULT_SOURCE_ALIAS = "source";
+
 const sourceSchema = section({
   ...connection,
-  /** Names the source cluster: the `prefix` rename's prefix and, later, provenance headers. */
-  alias: alias.default("source"),
+  /**
+   * Names the source cluster, unique among all sources written into the same target: the provenance
+   * header every copy carries and the `prefix` rename's prefix.
+   */
+  alias: alias.default(DEFAULT_SOURCE_ALIAS),
 });
 
 const targetSchema = section({
@@ -115,7 +125,25 @@ const leasesSchema = section({
   renewIntervalMs: integer(100, 1_800_000).default(10_000),
   /** How often a worker looks for free or expired leases to take and balances load. */
   rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
+  /**
+   * Time one DynamoDB attempt may take before it fails (connection included); a call makes at
+   * most LEASE_STORE_MAX_ATTEMPTS. Absent: see leaseRequestTimeoutMs (2 s, less for short renewals).
+   */
+  requestTimeoutMs: integer(50, 60_000).optional(),
 }).superRefine((leases, ctx) => {
+  if (
+    leases.requestTimeoutMs !== undefined &&
+    LEASE_STORE_MAX_ATTEMPTS * leases.requestTimeoutMs >= leases.renewIntervalMs
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["requestTimeoutMs"],
+      input: leases.requestTimeoutMs,
+      message:
+        `must be less than leases.renewIntervalMs (${leases.renewIntervalMs}) / ${LEASE_STORE_MAX_ATTEMPTS} attempts, ` +
+        `got ${leases.requestTimeoutMs}: a lease store call that hangs must fail before the next renewal is due`,
+    });
+  }
   if (leases.renewIntervalMs >= leases.durationMs / 2) {
     ctx.addIssue({
       code: "custom",
@@ -222,6 +250,30 @@ export const mirrorConfigSchema = section({
     });
   }
 });
+
+/** Attempts per lease-store call, the SDK's own retries included (see lib/dynamodb/client.ts). */
+export const LEASE_STORE_MAX_ATTEMPTS = 2;
+
+/** leases.requestTimeoutMs when absent: a few seconds, fitting shorter renewal intervals too. */
+export const DEFAULT_LEASE_REQUEST_TIMEOUT_MS = 2_000;
+
+/**
+ * The DynamoDB request timeout in effect. Derived when absent, so that configs written before the
+ * field existed (renewals every second in tests and demos) stay valid: every attempt of a call
+ * then fits in less than one renewal interval.
+ */
+export function leaseRequestTimeoutMs(leases: {
+  readonly requestTimeoutMs?: number | undefined;
+  readonly renewIntervalMs: number;
+}): number {
+  return (
+    leases.requestTimeoutMs ??
+    Math.min(
+      DEFAULT_LEASE_REQUEST_TIMEOUT_MS,
+      Math.floor(leases.renewIntervalMs / (LEASE_STORE_MAX_ATTEMPTS + 1)),
+    )
+  );
+}
 
 /**
  * How long before its lease (or run) ends a worker stops starting writes: a write retries until one

@@ -219,6 +219,11 @@ export interface ReplicationMetrics {
   }): void;
   recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
   partitionError(event: { topic: string; partition: number; code: string }): void;
+  /**
+   * The lease store skipped a table item it cannot read as a lease (another app's item, a hand
+   * edit): its partition, if it is one, is not copied until the item is fixed.
+   */
+  leaseItemSkipped?(event: { leaseKey: string; attribute: string }): void;
 }
 
 /** Which source topics are mirrored and under which name they land in the target. */

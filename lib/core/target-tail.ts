@@ -16,6 +16,17 @@
  * nothing to look for: this holder's writes are the only ones from this source partition (the
  * lease fences the others, and a former holder's last write ended before its lease ran out, see
  * PumpSettings.writeSafetyMarginMs), so the look, a ListOffsets round trip, is skipped.
+ *
+ * The target is read READ_COMMITTED, which never returns anything at or beyond the last stable
+ * offset (LSO: the start of the oldest open transaction of any producer), our own
+ * non-transactional records included. So the end a look must reach is fixed when it starts (the
+ * high watermark then: nothing of ours can land later without a new writeFailed), and it is
+ * reached once the LSO has passed it. The look does not chase the high watermark, which under a
+ * producer with overlapping transactions is always beyond the LSO and would never be reached.
+ * Nor may it stop at the LSO: an uncertain write of ours may sit beyond it, and missing it would
+ * copy it twice. While the LSO is below the goal the look fails retryably, and the next one goes
+ * on from where it got to, towards the same goal (bounded by the transaction timeout of whatever
+ * transaction was open at the goal).
  */
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { FetchLimits, TopicPartition } from "./model.js";
@@ -43,6 +54,8 @@ export class TargetTail {
   #landed = -1;
   /** Something of ours may have landed that this view does not know of: look before writing. */
   #uncertain = true;
+  /** The end the pending look must reach (see above); null when no look is under way. */
+  #goal: number | null = null;
 
   constructor(
     deps: TargetTailDeps,
@@ -93,6 +106,8 @@ export class TargetTail {
   /** A write failed without an acknowledgement: some or all of it may have landed all the same. */
   writeFailed(): void {
     this.#uncertain = true;
+    // This write may land beyond an end fixed earlier: the next look lists a new one.
+    this.#goal = null;
   }
 
   /**
@@ -105,6 +120,7 @@ export class TargetTail {
     if (this.#position === null) {
       this.#position = end.logEndOffset;
       this.#uncertain = false;
+      this.#goal = null;
       return 0;
     }
     if (end.logEndOffset < this.#position) {
@@ -117,11 +133,15 @@ export class TargetTail {
       });
       this.#position = end.logEndOffset;
       this.#uncertain = false;
+      this.#goal = null;
       return 0;
     }
+    // A later, higher end is not needed (see the file comment); a lower one means the log shrank.
+    const goal = Math.min(this.#goal ?? end.logEndOffset, end.logEndOffset);
+    this.#goal = goal;
     let read = 0;
     let offset = Math.max(this.#position, end.logStartOffset);
-    while (offset < end.logEndOffset) {
+    while (offset < goal) {
       let fetched: Awaited<ReturnType<SourceReader["fetch"]>>;
       try {
         fetched = await this.#deps.reader.fetch(this.#target, offset, SCAN_LIMITS);
@@ -133,11 +153,7 @@ export class TargetTail {
         offset = bounds.logStartOffset;
         continue;
       }
-      if (fetched.nextOffset <= offset) {
-        throw new ReplicatorError("KAFKA_RETRIABLE", "no progress reading the target tail", {
-          details: { ...this.#fields(), offset, logEndOffset: end.logEndOffset },
-        });
-      }
+      if (fetched.nextOffset <= offset) throw this.#noProgress(offset, fetched.highWatermark, goal);
       for (const record of fetched.records) {
         const p = lastProvenance(record, this.#provenance.header);
         if (
@@ -153,7 +169,8 @@ export class TargetTail {
       offset = fetched.nextOffset;
       this.#position = offset;
     }
-    this.#position = Math.max(this.#position, end.logEndOffset);
+    this.#position = Math.max(this.#position, goal);
+    this.#goal = null;
     // Everything up to the end listed above has been read (a refresh that fails part way leaves
     // the view uncertain). Anything of ours landing later comes from a write that starts after
     // this, or fails and says so through writeFailed.
@@ -171,6 +188,20 @@ export class TargetTail {
     // Only when the write starts right where our view ends: records before it that we did not
     // see (somebody else's late write) must still be read by the next refresh.
     if (baseOffset >= 0 && baseOffset === this.#position) this.#position = baseOffset + count;
+  }
+
+  /** `reachable` is the end the reader reports: the LSO, reading READ_COMMITTED. */
+  #noProgress(offset: number, reachable: number, goal: number): ReplicatorError {
+    const details = { ...this.#fields(), offset, lastStableOffset: reachable, goal };
+    if (reachable <= offset) {
+      return new ReplicatorError(
+        "KAFKA_RETRIABLE",
+        `target ${this.#target.topic}/${this.#target.partition} has an open transaction at offset ${reachable}: ` +
+          `records up to ${goal} are not readable until it ends`,
+        { details },
+      );
+    }
+    return new ReplicatorError("KAFKA_RETRIABLE", "no progress reading the target tail", { details });
   }
 
   async #end(): Promise<{ logStartOffset: number; logEndOffset: number }> {

@@ -35,6 +35,14 @@ export function translateDynamoDbError(
     // No service response at all: connection refused or reset, DNS, socket or request timeout
     // (the SDK has already spent its own retries). The table may well be back in a moment.
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (error instanceof Error && error.name === "TimeoutError") {
+      // The client's request timeout (lib/dynamodb/client.ts) failed every attempt: a hung call.
+      return new ReplicatorError(
+        "LEASE_STORE_UNAVAILABLE",
+        `lease table ${tableName} did not answer ${operation} within the request timeout: ${reason}`,
+        { cause: error, details: { ...facts, timedOut: true } },
+      );
+    }
     return new ReplicatorError(
       "LEASE_STORE_UNAVAILABLE",
       `lease table ${tableName} could not be reached (${operation}): ${reason}`,

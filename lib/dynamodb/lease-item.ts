@@ -22,7 +22,7 @@
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
 import type { Lease } from "../core/ports.js";
-import { ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { LEASE_KEY_ATTRIBUTE, leaseKey } from "./lease-table.js";
 
 /** Attribute names, used through ExpressionAttributeNames so reserved words never bite. */
@@ -62,6 +62,29 @@ export function freeLeaseItem(tp: TopicPartition, now: number): Item {
     [Attr.expiresAt]: num(0),
     [Attr.updatedAt]: num(now),
   };
+}
+
+/** Why an item was not read as a lease: its key (as far as there is one) and the attribute at fault. */
+export interface UnreadableItem {
+  readonly leaseKey: string;
+  readonly attribute: string;
+}
+
+/**
+ * For a scan over the whole table: one item nobody can read (another app's, a hand edit, a newer
+ * layout) must not stop every worker's rebalance, so it becomes a value the caller skips and
+ * reports. Operations on one held lease use leaseFromItem and fail loudly instead.
+ */
+export function readLeaseItem(
+  item: Item,
+): { readonly lease: Lease } | { readonly unreadable: UnreadableItem } {
+  try {
+    return { lease: leaseFromItem(item) };
+  } catch (error) {
+    if (!isReplicatorError(error, "LEASE_STORE_INVALID")) throw error;
+    const { leaseKey: key, attribute } = error.details;
+    return { unreadable: { leaseKey: String(key), attribute: String(attribute) } };
+  }
 }
 
 export function leaseFromItem(item: Item): Lease {

@@ -20,11 +20,27 @@ import {
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
 import type { TopicPartition } from "../core/model.js";
-import type { CheckpointResetReason, Lease, LeaseStore, SourcePosition } from "../core/ports.js";
+import type {
+  CheckpointResetReason,
+  Lease,
+  LeaseStore,
+  Logger,
+  ReplicationMetrics,
+  SourcePosition,
+} from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { resetCheckpointInput, sourcePositionParts } from "./checkpoint-reset.js";
 import { translateDynamoDbError } from "./errors.js";
-import { Attr, freeLeaseItem, type Item, keyOf, leaseFromItem, num } from "./lease-item.js";
+import {
+  Attr,
+  freeLeaseItem,
+  type Item,
+  keyOf,
+  leaseFromItem,
+  num,
+  readLeaseItem,
+  type UnreadableItem,
+} from "./lease-item.js";
 import { leaseKey } from "./lease-table.js";
 
 export interface DynamoDbLeaseStoreOptions {
@@ -36,7 +52,14 @@ export interface DynamoDbLeaseStoreOptions {
    * @default Date.now
    */
   readonly now?: () => number;
+  /** Told about items `list` skips because they cannot be read as leases. @default silent */
+  readonly logger?: Logger;
+  /** Counts the items `list` skips. @default none */
+  readonly metrics?: Pick<ReplicationMetrics, "leaseItemSkipped">;
 }
+
+/** Distinct skipped items a store warns about; the metric still counts every one. */
+const MAX_SKIP_WARNINGS = 100;
 
 /** BatchGetItem's limit per request. */
 const BATCH_GET_MAX_KEYS = 100;
@@ -54,11 +77,17 @@ export class DynamoDbLeaseStore implements LeaseStore {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
   readonly #now: () => number;
+  readonly #logger: Logger | undefined;
+  readonly #metrics: Pick<ReplicationMetrics, "leaseItemSkipped"> | undefined;
+  /** Skipped items already warned about (key and attribute). */
+  readonly #warned = new Set<string>();
 
   constructor(options: DynamoDbLeaseStoreOptions) {
     this.#client = options.client;
     this.#tableName = options.tableName;
     this.#now = options.now ?? Date.now;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
   }
 
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
@@ -86,10 +115,32 @@ export class DynamoDbLeaseStore implements LeaseStore {
       } catch (error) {
         throw translateDynamoDbError(error, "Scan", this.#tableName);
       }
-      for (const item of page.Items ?? []) leases.push(leaseFromItem(item));
+      for (const item of page.Items ?? []) {
+        const read = readLeaseItem(item);
+        if ("lease" in read) leases.push(read.lease);
+        else this.#skipped(read.unreadable);
+      }
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined);
     return leases;
+  }
+
+  /**
+   * An item list() cannot read is left alone (never overwritten: it may be another app's, or a
+   * lease a newer version wrote) and reported: its key and the attribute at fault, no values.
+   */
+  #skipped(item: UnreadableItem): void {
+    this.#metrics?.leaseItemSkipped?.({ leaseKey: item.leaseKey, attribute: item.attribute });
+    // Every rebalance scans the table: warn once per item and process (bounded), count every time.
+    const seen = `${item.leaseKey}\u0000${item.attribute}`;
+    if (this.#warned.has(seen) || this.#warned.size >= MAX_SKIP_WARNINGS) return;
+    this.#warned.add(seen);
+    this.#logger?.warn("lease table item skipped: not a lease this version can read", {
+      tableName: this.#tableName,
+      leaseKey: item.leaseKey,
+      attribute: item.attribute,
+      hint: "its partition is not copied until the item is fixed or removed",
+    });
   }
 
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {

@@ -17,15 +17,21 @@
  */
 import {
   ConditionalCheckFailedException,
-  DynamoDBClient,
+  type DynamoDBClient,
   GetItemCommand,
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
+import { createDynamoDbClient } from "../dynamodb/client.js";
 import { type EnsureLeaseServerOptions, ensureLeaseServer } from "./ensure.js";
 import { isProcessAlive, type ServerRecord } from "./server-file.js";
 
 export interface EmbeddedClientOptions extends EnsureLeaseServerOptions {
   readonly stateDir: string;
+  /**
+   * Time one request may take. Starting a server that is gone is not part of it (that happens
+   * before the request is sent). @default 10 s
+   */
+  readonly requestTimeoutMs?: number;
 }
 
 /** Starts (or finds) the state directory's server, then returns a client bound to it. */
@@ -41,13 +47,12 @@ export async function createEmbeddedLeaseClient(options: EmbeddedClientOptions):
     return current;
   };
 
-  const client = new DynamoDBClient({
+  const client = createDynamoDbClient({
     endpoint: `http://127.0.0.1:${current.port}`,
     region: "local",
     // The server accepts any credentials; fixed ones keep the SDK from searching the host.
     credentials: { accessKeyId: "kafka-mirror", secretAccessKey: "kafka-mirror" },
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
   });
 
   client.middlewareStack.add(

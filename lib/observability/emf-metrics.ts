@@ -29,6 +29,7 @@ export class EmfMetrics implements ReplicationMetrics {
   readonly #namespace: string;
   readonly #topics = new Map<string, TopicTally>();
   #lag: LagReport | undefined;
+  #leaseItemsSkipped = 0;
 
   constructor(options: EmfMetricsOptions) {
     this.#serviceName = options.serviceName;
@@ -47,6 +48,11 @@ export class EmfMetrics implements ReplicationMetrics {
 
   partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
     this.#tally(event.topic).errors += 1;
+  }
+
+  /** Counted per scan that met the item, so a lasting bad item shows in every period. */
+  leaseItemSkipped(): void {
+    this.#leaseItemsSkipped += 1;
   }
 
   /** Lag of the latest measurement; replaces an earlier one not yet flushed. */
@@ -88,9 +94,14 @@ export class EmfMetrics implements ReplicationMetrics {
       add(totals, MetricName.MaxLagSeconds, MetricUnit.Seconds, this.#lag.maxLagSeconds);
       add(totals, MetricName.StalledPartitions, MetricUnit.Count, this.#lag.stalledPartitions);
     }
+    // Only when it happened: it is a rare operator problem, not a health signal to alarm on silence.
+    if (this.#leaseItemsSkipped > 0) {
+      add(totals, MetricName.LeaseItemsSkipped, MetricUnit.Count, this.#leaseItemsSkipped);
+    }
     totals.publishStoredMetrics();
     this.#topics.clear();
     this.#lag = undefined;
+    this.#leaseItemsSkipped = 0;
   }
 
   #emitter(dimensions: Record<string, string>): Metrics {

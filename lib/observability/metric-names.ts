@@ -21,4 +21,6 @@ export const MetricName = {
   StalledPartitions: "StalledPartitions",
   TotalLostRecords: "TotalLostRecords",
   TotalErrors: "TotalErrors",
+  /** Lease table items a scan could not read as leases (another app's, hand-edited); `service` only. */
+  LeaseItemsSkipped: "LeaseItemsSkipped",
 } as const;

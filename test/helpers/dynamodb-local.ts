@@ -7,7 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
-import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { createDynamoDbClient } from "../../lib/dynamodb/client.js";
 import { freePort } from "./net.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
@@ -68,14 +69,14 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promi
   };
 }
 
-export function clientFor(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
+/** Generous timeout by default: DynamoDB Local shares two cores with everything else here. */
+export function clientFor(endpoint: string, requestTimeoutMs = 5_000): DynamoDBClient {
+  return createDynamoDbClient({
     endpoint,
     region: "us-east-1",
     // DynamoDB Local accepts any credentials; fixed ones keep the SDK from searching the host.
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 2,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+    requestTimeoutMs,
   });
 }
 
@@ -158,12 +159,13 @@ async function waitUntilReady(endpoint: string, exited: Promise<string>): Promis
   void exited.then((reason) => {
     exitReason = reason;
   });
-  const probe = new DynamoDBClient({
+  const probe = createDynamoDbClient({
     endpoint,
     region: "us-east-1",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
     maxAttempts: 1,
-    requestHandler: { connectionTimeout: 500, requestTimeout: 2_000 },
+    connectionTimeoutMs: 500,
+    requestTimeoutMs: 2_000,
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   try {

@@ -571,6 +571,7 @@ export class CapturingMetrics implements ReplicationMetrics {
   readonly batches: Parameters<ReplicationMetrics["batchCopied"]>[0][] = [];
   readonly lost: Parameters<ReplicationMetrics["recordsLost"]>[0][] = [];
   readonly errors: Parameters<ReplicationMetrics["partitionError"]>[0][] = [];
+  readonly skipped: { leaseKey: string; attribute: string }[] = [];
   batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
     this.batches.push(event);
   }
@@ -579,6 +580,9 @@ export class CapturingMetrics implements ReplicationMetrics {
   }
   partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
     this.errors.push(event);
+  }
+  leaseItemSkipped(event: { leaseKey: string; attribute: string }): void {
+    this.skipped.push(event);
   }
 }
 

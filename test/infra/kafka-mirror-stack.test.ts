@@ -42,6 +42,17 @@ describe("KafkaMirrorStack template", () => {
     template = Template.fromStack(new KafkaMirrorStack(app, "Test", { env: { region: "eu-west-1" } }));
   });
 
+  it("has no default SourceAlias, so two regional stacks cannot share one provenance by accident", () => {
+    const parameters = template.toJSON().Parameters as Record<string, Record<string, unknown>>;
+    const alias = parameters.SourceAlias;
+    assert.ok(alias !== undefined, "SourceAlias is a parameter");
+    assert.equal(
+      "Default" in alias,
+      false,
+      `SourceAlias must be required, has Default ${String(alias.Default)}`,
+    );
+  });
+
   it("exposes every operational setting as a parameter", () => {
     for (const name of [
       "Whitelist",
@@ -53,7 +64,11 @@ describe("KafkaMirrorStack template", () => {
       template.hasParameter(name, { Type: "String" });
     }
     template.hasParameter("Blacklist", { Type: "String", Default: "" });
-    template.hasParameter("SourceAlias", { Type: "String", Default: "source" });
+    template.hasParameter("SourceAlias", {
+      Type: "String",
+      AllowedPattern: "^[a-zA-Z0-9._-]{1,100}$",
+      ConstraintDescription: Match.stringLikeRegexp("required: .*unique among the sources"),
+    });
     template.hasParameter("RenamePolicy", { AllowedValues: ["identity", "prefix"], Default: "identity" });
     template.hasParameter("Workers", {
       Type: "Number",
@@ -272,11 +287,33 @@ describe("KafkaMirrorStack template", () => {
         "kafka-cluster:CreateTopic",
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:DescribeTopic",
+        "kafka-cluster:ReadData",
         "kafka-cluster:WriteData",
         "kafka-cluster:WriteDataIdempotently",
       ],
       roles: 1,
     });
+  });
+
+  it("lets replicate read the target topics it writes, as exactly-once reads their tail (regression)", () => {
+    const [policy, ...others] = Object.values(
+      template.findResources("AWS::IAM::Policy", {
+        Properties: {
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: "TargetMskClusterArn" } })]),
+          },
+        },
+      }),
+    ) as { Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } } }[];
+    assert.equal(others.length, 0);
+    const statements = policy?.Properties.PolicyDocument.Statement ?? [];
+    const onTopics = statements.filter((st) => JSON.stringify(st.Resource).includes(":topic/"));
+    assert.equal(onTopics.length, 1, "one statement on the target's topics");
+    // Scoped like WriteData: the cluster's topics only, never "*" or another cluster's.
+    assert.ok(onTopics[0]?.Action.includes("kafka-cluster:ReadData"));
+    assert.ok(onTopics[0]?.Action.includes("kafka-cluster:DescribeTopic"));
+    const onCluster = statements.filter((st) => !JSON.stringify(st.Resource).includes(":topic/"));
+    assert.ok(onCluster.every((st) => !st.Action.includes("kafka-cluster:ReadData")));
   });
 
   it("places the functions in the given subnets when a VPC is configured", () => {

@@ -87,7 +87,7 @@ export async function demoCommand(options: DemoOptions, io: CliIo): Promise<numb
       batch: { maxRecords: 2_000, maxBytes: 256 * 1024, maxWaitMs: 100 },
       leases: { durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
     });
-    const table = await openLeaseTable(config, stateDir);
+    const table = await openLeaseTable(config, stateDir, "embedded", logger);
     closers.add("lease table client", () => table.close());
     const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
     closers.add("source admin", () => sourceAdmin.close());

@@ -27,7 +27,7 @@ async function collectStatus(
   options: GlobalOptions,
   clusters: Awaited<ReturnType<typeof openClusters>>,
 ): Promise<StatusRow[]> {
-  const { config, mapping, source } = clusters;
+  const { config, mapping, source, logger } = clusters;
   const sourceTopics = await source.admin.listTopics();
   const { selected } = selectTopics(
     mapping,
@@ -39,7 +39,7 @@ async function collectStatus(
     const partitions = [...Array(partitionsOf.get(name) ?? 0).keys()];
     topics.push({ name, offsets: await source.admin.listOffsets(name, partitions) });
   }
-  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
+  const table = await openLeaseTable(config, options.stateDir, options.leaseStore, logger);
   try {
     return statusRows(topics, await table.store.list(), config.worker.startFrom, Date.now());
   } finally {

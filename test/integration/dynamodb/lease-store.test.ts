@@ -16,7 +16,7 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { type ErrorCode, isReplicatorError } from "../../../lib/errors.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { leaseOf } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics, leaseOf } from "../../helpers/fakes.js";
 
 const MINUTE = 60_000;
 
@@ -444,8 +444,12 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     assert.equal(advanced.lastProgressAt, t0 + 3);
   });
 
-  it("a malformed item gives LEASE_STORE_INVALID naming its key and attribute", async () => {
-    const { store, tableName } = await freshStore();
+  it("list skips a malformed item, naming its key and attribute, and lists the rest", async () => {
+    const logger = new CapturingLogger();
+    const metrics = new CapturingMetrics();
+    const tableName = `leases-${randomUUID()}`;
+    await createLeaseTable(client, tableName);
+    const store = new DynamoDbLeaseStore({ client, tableName, logger, metrics });
     await store.ensure([{ topic: "orders", partition: 0 }]);
     await client.send(
       new PutItemCommand({
@@ -460,12 +464,18 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
       }),
     );
 
-    await assert.rejects(store.list(), (error: unknown) => {
-      assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"));
-      assert.deepEqual(error.details, { leaseKey: "orders:1", attribute: "counter" });
-      assert.match(error.message, /orders:1.*counter/);
-      return true;
-    });
+    const leases = await store.list();
+
+    assert.deepEqual(
+      leases.map((l) => `${l.topic}:${l.partition}`),
+      ["orders:0"],
+    );
+    assert.deepEqual(metrics.skipped, [{ leaseKey: "orders:1", attribute: "counter" }]);
+    const [warning, ...more] = logger.at("warn");
+    assert.equal(more.length, 0);
+    assert.equal(warning?.fields.leaseKey, "orders:1");
+    assert.equal(warning?.fields.attribute, "counter");
+    assert.doesNotMatch(JSON.stringify(warning), /seven/);
   });
 
   it("a missing table gives LEASE_STORE_INVALID", async () => {

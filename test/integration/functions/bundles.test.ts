@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { MirrorRecord } from "../../../lib/core/model.js";
+import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
@@ -156,10 +156,11 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       startDynamoDbLocal(),
     ]);
     // DynamoDB Local keeps tables per region and access key: use the functions' own.
-    const client = new DynamoDBClient({
+    const client = createDynamoDbClient({
       endpoint: dynamo.endpoint,
       region: REGION,
       credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      requestTimeoutMs: 5_000,
     });
     closers.push(async () => client.destroy());
     await createLeaseTable(client, table);
@@ -301,10 +302,11 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     assert.equal(copy.result.result?.errors, 0);
     // Leases and checkpoints were settled before the invocation's time ran out, and nothing is held.
     assert.ok((copy.result.remainingMs ?? -1) > 0, `returned with ${copy.result.remainingMs} ms left`);
-    const leaseClient = new DynamoDBClient({
+    const leaseClient = createDynamoDbClient({
       endpoint: dynamo.endpoint,
       region: REGION,
       credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      requestTimeoutMs: 5_000,
     });
     closers.push(async () => leaseClient.destroy());
     const leases = await new DynamoDbLeaseStore({ client: leaseClient, tableName: table }).list();

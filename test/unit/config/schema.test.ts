@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseConfig } from "../../../lib/config/schema.js";
+import { leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 
 const minimal = () => ({
@@ -101,6 +101,16 @@ describe("parseConfig: valid input", () => {
     assert.equal(config.topics.rename, "prefix");
     assert.equal(config.leases.renewIntervalMs, 20_000);
     assert.equal(config.worker.startFrom, "latest");
+  });
+});
+
+describe("leaseRequestTimeoutMs", () => {
+  it("is 2 s by default, and shorter when renewals are frequent enough to need it", () => {
+    assert.equal(leaseRequestTimeoutMs(parseConfig(minimal()).leases), 2_000);
+    const frequent = parseConfig({ ...minimal(), leases: { durationMs: 60_000, renewIntervalMs: 1_000 } });
+    assert.equal(leaseRequestTimeoutMs(frequent.leases), 333);
+    const explicit = parseConfig({ ...minimal(), leases: { requestTimeoutMs: 4_000 } });
+    assert.equal(leaseRequestTimeoutMs(explicit.leases), 4_000);
   });
 });
 
@@ -284,6 +294,12 @@ describe("parseConfig: each malformed field is refused by name", () => {
       patch: (c) => ({ ...c, leases: { durationMs: 100_000, renewIntervalMs: 50_000 } }),
       path: "leases.renewIntervalMs",
       says: /less than half of leases\.durationMs \(100000\), got 50000: one missed/,
+    },
+    {
+      name: "a DynamoDB request timeout whose attempts do not fit in a renewal interval",
+      patch: (c) => ({ ...c, leases: { renewIntervalMs: 3_000, requestTimeoutMs: 1_500 } }),
+      path: "leases.requestTimeoutMs",
+      says: /less than leases\.renewIntervalMs \(3000\) \/ 2 attempts, got 1500: a lease store call that hangs/,
     },
     {
       name: "a rebalance interval longer than a lease",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { freeLeaseItem, type Item, leaseFromItem } from "../../../lib/dynamodb/lease-item.js";
+import { freeLeaseItem, type Item, leaseFromItem, readLeaseItem } from "../../../lib/dynamodb/lease-item.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 
 function heldItem(): Item {
@@ -115,5 +115,17 @@ describe("leaseFromItem", () => {
         return true;
       },
     );
+  });
+});
+
+describe("readLeaseItem", () => {
+  it("reads a lease, and names the key and attribute of an item it cannot read without throwing", () => {
+    assert.equal("lease" in readLeaseItem(heldItem()), true);
+    assert.deepEqual(readLeaseItem({ ...heldItem(), counter: { S: "3" } }), {
+      unreadable: { leaseKey: "orders.v1:12", attribute: "counter" },
+    });
+    assert.deepEqual(readLeaseItem({ email: { S: "someone@example.com" } }), {
+      unreadable: { leaseKey: "(missing key)", attribute: "leaseKey" },
+    });
   });
 });

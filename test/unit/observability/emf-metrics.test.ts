@@ -100,4 +100,19 @@ describe("EmfMetrics", () => {
       [[undefined, 0, 0, undefined]],
     );
   });
+
+  it("publishes skipped lease items in the totals, only for a period that had some", () => {
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    metrics.leaseItemSkipped();
+    metrics.leaseItemSkipped();
+
+    const docs = captureEmf(() => metrics.flush());
+    const next = captureEmf(() => metrics.flush());
+
+    assert.deepEqual(
+      docs.map((d) => [d.Topic, d.LeaseItemsSkipped]),
+      [[undefined, 2]],
+    );
+    assert.equal(next[0]?.LeaseItemsSkipped, undefined);
+  });
 });
