@@ -151,6 +151,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       log,
     );
     await pool.stop();
+    const held = w.proxy.stats();
+    timeline(
+      `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client`,
+    );
     await compare(w.src, w.dst, { topics, partitions: o.partitions }, o.targetIsolation, result);
     pool.logErrors(log);
     keepLogs = result.anomalies.length > 0;

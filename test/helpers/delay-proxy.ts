@@ -41,7 +41,15 @@ export interface DelayProxy {
   hold(durationMs: number, options?: HoldOptions): number;
   /** Connections open now. */
   connections(): number;
+  /** Chunks held so far, delivered after their hold, and dropped because their client left. */
+  stats(): DelayStats;
   stop(): Promise<void>;
+}
+
+export interface DelayStats {
+  held: number;
+  delivered: number;
+  dropped: number;
 }
 
 /** One direction of one connection: chunks wait here while held, and leave in arrival order. */
@@ -54,11 +62,13 @@ class Link {
   constructor(
     private readonly to: Socket,
     private readonly globalHeldUntil: () => number,
+    private readonly stats: DelayStats,
   ) {}
 
   push(chunk: Buffer): void {
     if (this.queue.length === 0 && this.releaseAt() <= Date.now()) this.to.write(chunk);
     else {
+      this.stats.held++;
       this.queue.push(chunk);
       this.schedule();
     }
@@ -73,6 +83,7 @@ class Link {
 
   /** Drops whatever is held: its sender is gone. */
   drop(): void {
+    this.stats.dropped += this.queue.length;
     this.queue.length = 0;
     this.ending = false;
     clearTimeout(this.timer);
@@ -98,7 +109,10 @@ class Link {
       this.schedule();
       return;
     }
-    for (const chunk of this.queue.splice(0)) this.to.write(chunk);
+    for (const chunk of this.queue.splice(0)) {
+      this.stats.delivered++;
+      this.to.write(chunk);
+    }
     if (this.ending) this.to.end();
   }
 }
@@ -115,14 +129,15 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
   const open = new Set<Connection>();
   // Bursts without `pick`: they also hold connections opened while they last.
   const all = { requests: 0, answers: 0 };
+  const stats: DelayStats = { held: 0, delivered: 0, dropped: 0 };
 
   const server: Server = createServer((client) => {
     const upstream = tcpConnect({ host, port: options.upstreamPort });
     const conn: Connection = {
       client,
       upstream,
-      requests: new Link(upstream, () => all.requests),
-      answers: new Link(client, () => all.answers),
+      requests: new Link(upstream, () => all.requests, stats),
+      answers: new Link(client, () => all.answers, stats),
     };
     open.add(conn);
     client.on("data", (chunk: Buffer) => conn.requests.push(chunk));
@@ -166,6 +181,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     port: address.port,
     endpoint: `http://127.0.0.1:${address.port}`,
     connections: () => open.size,
+    stats: () => ({ ...stats }),
     hold(durationMs, holdOptions = {}) {
       const until = Date.now() + Math.max(0, durationMs);
       const both = (holdOptions.direction ?? "both") === "both";

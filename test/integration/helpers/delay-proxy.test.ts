@@ -158,10 +158,12 @@ describe("delay proxy", () => {
     // The second half of a request, then the client times out and goes away.
     client.socket.write(Buffer.from([3, 4]));
     await sleep(100);
+    const droppedBefore = proxy.stats().dropped;
     client.socket.destroy();
     await server.closed;
     await sleep(500);
     assert.deepEqual([...server.bytes], [1, 2], "held bytes reached the server after the client left");
+    assert.equal(proxy.stats().dropped, droppedBefore + 1);
   });
 
   it("delivers held answers, then closes the client, when the server closes", async () => {
