@@ -4,7 +4,8 @@
  * altered, or fewer faults than promised happened. Settings (environment): CHAOS_SEED,
  * CHAOS_FAULT_MS, CHAOS_RECORDS (per partition), CHAOS_STORE_DELAYS (latency bursts per run),
  * CHAOS_FREEZES (worker freezes per run, default 0) and CHAOS_TARGET_ISOLATION (read_committed,
- * the default, or read_uncommitted: how the comparison reads the target).
+ * the default, or read_uncommitted: how the comparison reads the target); CHAOS_KEEP_LOGS=1 keeps
+ * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
 import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
@@ -56,6 +57,7 @@ const options: ChaosOptions = {
   },
   freezes: { ...DEFAULT_CHAOS.freezes, count: count("CHAOS_FREEZES", DEFAULT_CHAOS.freezes.count) },
   targetIsolation: isolation(),
+  keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };
 

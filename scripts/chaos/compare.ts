@@ -105,6 +105,8 @@ export function tally(
   const note = (line: string) => {
     if (result.anomalies.length < MAX_ANOMALIES) result.anomalies.push(`${name} ${line}`);
   };
+  // Target offsets of copies that came after a later source offset (a rewrite goes here too).
+  const behind: number[] = [];
   let previous = -1;
   result.records += fromSource.length;
   for (const copy of fromTarget) {
@@ -121,7 +123,7 @@ export function tally(
     }
     if (p.offset < previous) {
       result.out_of_order++;
-      note(`offset ${p.offset}: at target offset ${copy.offset}, after source offset ${previous}`);
+      behind.push(copy.offset);
     }
     previous = Math.max(previous, p.offset);
     copies.set(p.offset, [...(copies.get(p.offset) ?? []), copy.offset]);
@@ -142,6 +144,7 @@ export function tally(
     const at = (offset: number) => (copies.get(offset) ?? []).join("+");
     note(`offsets ${first}-${last}: copied more than once, at target offsets ${at(first)} .. ${at(last)}`);
   }
+  for (const [first, last] of runs(behind)) note(`target offsets ${first}-${last}: behind an earlier copy`);
 }
 
 /** Runs of consecutive numbers in an ascending list, as [first, last] pairs. */

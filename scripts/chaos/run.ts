@@ -64,6 +64,8 @@ export interface ChaosOptions {
   /** How the comparison reads the target. */
   readonly targetIsolation: SourceIsolationLevel;
   readonly seed: number;
+  /** Keep the worker and driver logs even when nothing was wrong (they are kept when something was). */
+  readonly keepLogs?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -157,7 +159,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     );
     await compare(w.src, w.dst, { topics, partitions: o.partitions }, o.targetIsolation, result);
     pool.logErrors(log);
-    keepLogs = result.anomalies.length > 0;
+    keepLogs = o.keepLogs === true || result.anomalies.length > 0;
     return result;
   } finally {
     process.removeListener("SIGINT", onSignal);
