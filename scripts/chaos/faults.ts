@@ -146,7 +146,7 @@ export interface BurstOptions {
 /**
  * Lease-store latency bursts: the proxy in front of DynamoDB Local holds bytes, then passes them
  * on in order, so renewals, claims and checkpoints land late (some after the lease expired). Each
- * burst holds either every connection or a random half of the open ones, and either both
+ * burst holds either every connection or a random half of the open ones (at least one), and either both
  * directions or only new requests. Bursts may overlap.
  */
 export async function storeDelays(
@@ -166,10 +166,14 @@ export async function storeDelays(
     const direction = random() < 0.5 ? "both" : "requests";
     // Its own stream: how many connections are open must not shift the loop's later draws.
     const picker = seededRandom(Math.floor(random() * 2 ** 32));
-    const everyConnection = picker() < 0.5;
+    const open = proxy.connections();
+    const everyConnection = picker() < 0.5 || open === 0;
+    // A random half of the open connections, never none: one of them is always held.
+    const always = Math.floor(picker() * open);
+    let index = 0;
     const held = proxy.hold(durationMs, {
       direction,
-      ...(everyConnection ? {} : { pick: () => picker() < 0.5 }),
+      ...(everyConnection ? {} : { pick: () => index++ === always || picker() < 0.5 }),
     });
     ctx.counts.store_delays++;
     ctx.log(

@@ -155,7 +155,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await pool.stop();
     const held = w.proxy.stats();
     timeline(
-      `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client`,
+      `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client, ${held.orphaned} with their server`,
     );
     await compare(w.src, w.dst, { topics, partitions: o.partitions }, o.targetIsolation, result);
     pool.logErrors(log);

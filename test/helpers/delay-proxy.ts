@@ -41,7 +41,7 @@ export interface DelayProxy {
   hold(durationMs: number, options?: HoldOptions): number;
   /** Connections open now. */
   connections(): number;
-  /** Chunks held so far, delivered after their hold, and dropped because their client left. */
+  /** Chunks held so far, delivered after their hold, dropped because their client left or their server did. */
   stats(): DelayStats;
   stop(): Promise<void>;
 }
@@ -50,6 +50,7 @@ export interface DelayStats {
   held: number;
   delivered: number;
   dropped: number;
+  orphaned: number;
 }
 
 /** One direction of one connection: chunks wait here while held, and leave in arrival order. */
@@ -82,8 +83,8 @@ class Link {
   }
 
   /** Drops whatever is held: its sender is gone. */
-  drop(): void {
-    this.stats.dropped += this.queue.length;
+  drop(why: "dropped" | "orphaned" = "dropped"): void {
+    this.stats[why] += this.queue.length;
     this.queue.length = 0;
     this.ending = false;
     clearTimeout(this.timer);
@@ -129,7 +130,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
   const open = new Set<Connection>();
   // Bursts without `pick`: they also hold connections opened while they last.
   const all = { requests: 0, answers: 0 };
-  const stats: DelayStats = { held: 0, delivered: 0, dropped: 0 };
+  const stats: DelayStats = { held: 0, delivered: 0, dropped: 0, orphaned: 0 };
 
   const server: Server = createServer((client) => {
     const upstream = tcpConnect({ host, port: options.upstreamPort });
@@ -158,7 +159,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     const upstreamGone = (): void => {
       if (clientClosed || upstreamClosed) return;
       upstreamClosed = true;
-      conn.requests.drop();
+      conn.requests.drop("orphaned");
       upstream.destroy();
       conn.answers.endAfterFlush();
       open.delete(conn);
