@@ -1,20 +1,63 @@
 /**
  * `npm run chaos`: the exactly-once claim under fire (see scripts/chaos/run.ts). Prints one JSON
  * line with the outcome and exits non-zero when any record was lost, duplicated, reordered or
- * altered, or fewer kills than promised happened. Settings: CHAOS_SEED, CHAOS_FAULT_MS,
- * CHAOS_RECORDS (per partition).
+ * altered, or fewer faults than promised happened. Settings (environment): CHAOS_SEED,
+ * CHAOS_FAULT_MS, CHAOS_RECORDS (per partition), CHAOS_STORE_DELAYS (latency bursts per run),
+ * CHAOS_FREEZES (worker freezes per run, default 0) and CHAOS_TARGET_ISOLATION (read_committed,
+ * the default, or read_uncommitted: how the comparison reads the target); CHAOS_KEEP_LOGS=1 keeps
+ * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
+import { ReplicatorError } from "../lib/errors.js";
+import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
 import { type ChaosOptions, DEFAULT_CHAOS, runChaos } from "./chaos/run.js";
 
 const MIN_KILLS = 25;
+const MIN_STORE_DELAYS = 10;
+const ISOLATION_LEVELS: readonly SourceIsolationLevel[] = ["read_committed", "read_uncommitted"];
+
+/** A whole number >= 0 from the environment, or `fallback` when unset. */
+function count(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      `${name} must be a whole number >= 0, got ${JSON.stringify(raw)}`,
+      {
+        details: { name, input: raw },
+      },
+    );
+  }
+  return n;
+}
+
+function isolation(): SourceIsolationLevel {
+  const raw = process.env.CHAOS_TARGET_ISOLATION;
+  if (raw === undefined || raw === "") return DEFAULT_CHAOS.targetIsolation;
+  const level = ISOLATION_LEVELS.find((l) => l === raw);
+  if (level === undefined) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      `CHAOS_TARGET_ISOLATION must be one of ${ISOLATION_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`,
+      { details: { name: "CHAOS_TARGET_ISOLATION", input: raw, allowed: ISOLATION_LEVELS } },
+    );
+  }
+  return level;
+}
 
 const options: ChaosOptions = {
   ...DEFAULT_CHAOS,
-  ...(process.env.CHAOS_SEED === undefined ? {} : { seed: Number(process.env.CHAOS_SEED) }),
-  ...(process.env.CHAOS_FAULT_MS === undefined ? {} : { faultPhaseMs: Number(process.env.CHAOS_FAULT_MS) }),
-  ...(process.env.CHAOS_RECORDS === undefined
-    ? {}
-    : { recordsPerPartition: Number(process.env.CHAOS_RECORDS) }),
+  seed: count("CHAOS_SEED", DEFAULT_CHAOS.seed),
+  faultPhaseMs: count("CHAOS_FAULT_MS", DEFAULT_CHAOS.faultPhaseMs),
+  recordsPerPartition: count("CHAOS_RECORDS", DEFAULT_CHAOS.recordsPerPartition),
+  storeDelays: {
+    ...DEFAULT_CHAOS.storeDelays,
+    count: count("CHAOS_STORE_DELAYS", DEFAULT_CHAOS.storeDelays.count),
+  },
+  freezes: { ...DEFAULT_CHAOS.freezes, count: count("CHAOS_FREEZES", DEFAULT_CHAOS.freezes.count) },
+  targetIsolation: isolation(),
+  keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };
 
@@ -26,6 +69,8 @@ const failed =
   result.out_of_order > 0 ||
   result.altered > 0 ||
   result.extra > 0 ||
-  result.kills < MIN_KILLS;
+  result.kills < MIN_KILLS ||
+  result.store_delays < Math.min(MIN_STORE_DELAYS, options.storeDelays.count) ||
+  result.freezes < options.freezes.count;
 console.log(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 1000) }));
 process.exit(failed ? 1 : 0);

@@ -24,6 +24,7 @@ import {
   type FetchResponse,
   fetchRequest,
   IsolationLevel,
+  type IsolationLevelValue,
 } from "./protocol/fetch.js";
 
 /** Sends one Fetch request to one broker. */
@@ -47,9 +48,16 @@ export class FetchCoalescer {
   /** Requests in flight per broker; calls beyond MAX_IN_FLIGHT wait for one to return. */
   private readonly inFlight = new Map<number, number>();
   private readonly send: FetchSender;
+  private readonly isolationLevel: IsolationLevelValue;
 
-  constructor(cluster: KafkajsCluster, requestTimeoutMs: number, send?: FetchSender) {
+  constructor(
+    cluster: KafkajsCluster,
+    requestTimeoutMs: number,
+    send?: FetchSender,
+    isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED,
+  ) {
     this.send = send ?? brokerFetchSender(cluster, requestTimeoutMs);
+    this.isolationLevel = isolationLevel;
   }
 
   fetch(
@@ -79,7 +87,7 @@ export class FetchCoalescer {
     this.queues.set(brokerId, rest);
     this.inFlight.set(brokerId, (this.inFlight.get(brokerId) ?? 0) + 1);
     try {
-      const response = await this.send(brokerId, buildRequest(round));
+      const response = await this.send(brokerId, buildRequest(round, this.isolationLevel));
       settle(round, response);
     } catch (error) {
       for (const waiter of round) waiter.reject(error);
@@ -109,7 +117,10 @@ function takeRound(queue: readonly Waiter[]): { round: Waiter[]; rest: Waiter[] 
   return { round, rest };
 }
 
-export function buildRequest(round: readonly Waiter[]): FetchRequest {
+export function buildRequest(
+  round: readonly Waiter[],
+  isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED,
+): FetchRequest {
   const topics = new Map<string, { partition: number; fetchOffset: number; maxBytes: number }[]>();
   let maxBytes = 0;
   for (const w of round) {
@@ -123,7 +134,7 @@ export function buildRequest(round: readonly Waiter[]): FetchRequest {
     maxWaitMs: Math.min(...round.map((w) => w.limits.maxWaitMs)),
     minBytes: 1,
     maxBytes,
-    isolationLevel: IsolationLevel.READ_COMMITTED,
+    isolationLevel,
     topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })),
   };
 }

@@ -22,7 +22,7 @@ import { FetchCoalescer } from "./fetch-coalescer.js";
 import { slicePartition } from "./fetch-result.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
-import type { FetchPartitionResponse } from "./protocol/fetch.js";
+import { type FetchPartitionResponse, IsolationLevel } from "./protocol/fetch.js";
 import {
   decodeMetadataResponse,
   encodeMetadataRequest,
@@ -41,7 +41,15 @@ export interface KafkaSourceReaderOptions extends KafkaConnectionOptions {
   readonly maxAttempts?: number;
   /** First retry delay; doubles per attempt. @default 100 */
   readonly retryBackoffMs?: number;
+  /**
+   * read_committed skips aborted transactional records and stops at the last stable offset;
+   * read_uncommitted returns every record up to the high watermark (checks that want to see what
+   * an aborted or fenced write left in a log). @default "read_committed"
+   */
+  readonly isolationLevel?: SourceIsolationLevel;
 }
+
+export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
 export class KafkaSourceReader implements SourceReader {
   private readonly cluster: KafkajsCluster;
@@ -51,13 +59,20 @@ export class KafkaSourceReader implements SourceReader {
   private readonly logger: Logger | undefined;
   private readonly connector: ClusterConnector;
   private readonly requestTimeoutMs: number;
+  private readonly readCommitted: boolean;
   private closed = false;
 
   constructor(options: KafkaSourceReaderOptions) {
     this.cluster = createKafkaCluster(options);
     this.connector = new ClusterConnector(this.cluster, options.logger);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.coalescer = new FetchCoalescer(this.cluster, this.requestTimeoutMs);
+    this.readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
+    this.coalescer = new FetchCoalescer(
+      this.cluster,
+      this.requestTimeoutMs,
+      undefined,
+      this.readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
+    );
     this.maxAttempts = options.maxAttempts ?? 6;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.logger = options.logger;
@@ -232,13 +247,16 @@ export class KafkaSourceReader implements SourceReader {
     limits: FetchLimits,
   ): Promise<FetchedRecords> {
     const all = await decodeRecordBatches(response.records);
-    const visible = dropAborted(all, response.abortedTransactions);
+    const visible = this.readCommitted ? dropAborted(all, response.abortedTransactions) : all;
     const slice = slicePartition(all, visible, offset, limits.maxRecords);
     return {
       records: slice.records,
       nextOffset: slice.nextOffset,
       // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
-      highWatermark: response.lastStableOffset >= 0 ? response.lastStableOffset : response.highWatermark,
+      highWatermark:
+        this.readCommitted && response.lastStableOffset >= 0
+          ? response.lastStableOffset
+          : response.highWatermark,
       logStartOffset: response.logStartOffset,
       bytes: slice.bytes,
       leaderEpoch: lastBatchLeaderEpoch(response.records),

@@ -1,27 +1,41 @@
 /**
  * The chaos run behind `npm run chaos` (and, scaled down, a test in `npm test`): worker
  * PROCESSES with short budgets copy 3 topics x 8 partitions between two 3-broker mock clusters
- * while a producer writes to the source and a driver SIGKILLs workers at random instants, takes
- * brokers of both clusters down and up, moves partition leaders, injects retriable request
- * errors and RTT, and stops DynamoDB Local and restarts it on its data. Then every target
- * partition is compared with its source, record for record, by the provenance headers.
+ * while a producer writes to the source and the fault loops (scripts/chaos/faults.ts) SIGKILL
+ * workers at random instants, take brokers of both clusters down and up, move partition leaders,
+ * inject retriable request errors and RTT, stop DynamoDB Local and restart it on its data, delay
+ * the workers' lease-store traffic in bursts (a proxy in front of DynamoDB Local) and, when asked,
+ * freeze workers (SIGSTOP/SIGCONT). Then every target partition is compared with its source,
+ * record for record, by the provenance headers (scripts/chaos/compare.ts).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Kafka, logLevel } from "kafkajs";
 import type { MirrorConfigInput } from "../../lib/config/schema.js";
-import type { MirrorRecord } from "../../lib/core/model.js";
-import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../lib/core/provenance.js";
-import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import { type DelayProxy, startDelayProxy } from "../../test/helpers/delay-proxy.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import { seededRandom } from "../../test/helpers/fakes.js";
-import { ApiKey, type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
-import { ClusterView, recordImage } from "../../test/helpers/partition-data.js";
+import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
+import { compare, type Tally, waitForCatchUp } from "./compare.js";
+import {
+  type BurstOptions,
+  brokerFaults,
+  dynamoOutages,
+  type FaultContext,
+  type FaultCounts,
+  type FreezeOptions,
+  freezeWorkers,
+  killWorkers,
+  type Range,
+  sleep,
+  storeDelays,
+  stream,
+} from "./faults.js";
+import { WorkerPool } from "./workers.js";
+
+export { tally } from "./compare.js";
 
 export interface ChaosOptions {
   readonly topics: number;
@@ -32,20 +46,31 @@ export interface ChaosOptions {
   /** How long faults and kills go on. */
   readonly faultPhaseMs: number;
   /** Random pause between two SIGKILLs. */
-  readonly killEveryMs: readonly [number, number];
+  readonly killEveryMs: Range;
   /** Random pause between two broker faults. */
-  readonly faultEveryMs: readonly [number, number];
+  readonly faultEveryMs: Range;
   /** DynamoDB Local outages (stop, then restart on its data) during the fault phase. */
   readonly dynamoOutages: number;
+  /** Lease-store latency bursts through the proxy in front of DynamoDB Local (count 0: none). */
+  readonly storeDelays: BurstOptions;
+  /** Worker freezes, SIGSTOP then SIGCONT (count 0: none). */
+  readonly freezes: FreezeOptions;
   /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
   readonly dieAfterAck: number;
   /** Random budget of one worker process. */
-  readonly budgetMs: readonly [number, number];
+  readonly budgetMs: Range;
   /** Longest wait for the workers to catch up once faults stop. */
   readonly catchUpTimeoutMs: number;
+  /** How the comparison reads the target. */
+  readonly targetIsolation: SourceIsolationLevel;
   readonly seed: number;
+  /** Keep the worker and driver logs even when nothing was wrong (they are kept when something was). */
+  readonly keepLogs?: boolean;
   readonly log?: (line: string) => void;
 }
+
+/** Lease duration of the run's workers: long bursts and long freezes are measured against it. */
+const LEASE_DURATION_MS = 8_000;
 
 export const DEFAULT_CHAOS: ChaosOptions = {
   topics: 3,
@@ -56,51 +81,151 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   killEveryMs: [500, 3_000],
   faultEveryMs: [1_500, 4_000],
   dynamoOutages: 2,
+  storeDelays: { count: 14, shortMs: [300, 4_000], longShare: 0.35 },
+  // Off until broker-side fencing lands: a worker frozen between its lease check and its produce
+  // request can legitimately land a duplicate without it. 12 is the intended count then.
+  freezes: { count: 0, shortMs: [500, LEASE_DURATION_MS - 1_000], longShare: 0.4 },
   dieAfterAck: 0.01,
   budgetMs: [6_000, 15_000],
   catchUpTimeoutMs: 240_000,
+  targetIsolation: "read_committed",
   seed: Date.now() % 1_000_000,
 };
 
-export interface ChaosResult {
-  records: number;
-  lost: number;
-  duplicated: number;
-  out_of_order: number;
-  altered: number;
-  extra: number;
-  /** SIGKILLs of workers by the driver, at random instants. */
-  kills: number;
+export interface ChaosResult extends Tally, FaultCounts {
   /** SIGKILLs workers did to themselves right after a target ack, before its checkpoint. */
   kills_after_ack: number;
-  broker_faults: number;
-  dynamodb_outages: number;
   retention_losses: number;
   /** Takeovers that found records of an unfinished write in the target (a kill between ack and checkpoint). */
   recoveries: number;
   worker_runs: number;
+  /** How the comparison read the target. */
+  target_isolation: SourceIsolationLevel;
   seed: number;
 }
 
-const WORKER_SCRIPT = fileURLToPath(new URL("./worker.ts", import.meta.url));
-const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TABLE = "chaos-leases";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const o = options;
   const log = o.log ?? (() => {});
-  const random = seededRandom(o.seed);
-  const between = ([lo, hi]: readonly [number, number]) => lo + Math.floor(random() * (hi - lo));
   const topics = Array.from({ length: o.topics }, (_, i) => `CHAOS-${i}`);
   const dbPath = mkdtempSync(join(tmpdir(), "kafka-mirror-chaos-"));
+  const logDir = mkdtempSync(join(tmpdir(), "kafka-mirror-chaos-logs-"));
+  const timeline = (line: string) => {
+    appendFileSync(join(logDir, "driver.log"), `${new Date().toISOString()} ${line}\n`);
+    log(line);
+  };
+  const result = emptyResult(o);
+  const world: Partial<World> = {};
+  let pool: WorkerPool | undefined;
+  // A Ctrl-C or kill of the driver must not leave worker processes behind.
+  const onSignal = (signal: NodeJS.Signals) => {
+    pool?.killAll();
+    process.kill(process.pid, signal);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  let keepLogs = true;
+  try {
+    const w = await startWorld(o, topics, dbPath, world);
+    const config = mirrorConfig(w);
+    // Longer than the longest burst: a held request lands late instead of being given up.
+    const dynamodbTimeoutMs = Math.round(LEASE_DURATION_MS * 1.6) + 5_000;
+    pool = new WorkerPool(
+      { dynamodb: w.proxy.endpoint, dynamodbTimeoutMs },
+      config,
+      o,
+      result,
+      logDir,
+      timeline,
+    );
+    for (let i = 0; i < o.workers; i++) pool.spawn();
 
-  let source: MockKafka | undefined;
-  let target: MockKafka | undefined;
-  let dynamo: DynamoDbLocal | undefined;
-  const children = new Set<ChildProcess>();
-  const result: ChaosResult = {
+    await runFaults(o, w, topics, pool, result, timeline);
+    timeline(
+      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes; catching up`,
+    );
+    await waitForCatchUp(
+      w.src,
+      w.db,
+      TABLE,
+      { topics, partitions: o.partitions, timeoutMs: o.catchUpTimeoutMs },
+      log,
+    );
+    await pool.stop();
+    const held = w.proxy.stats();
+    timeline(
+      `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client, ${held.orphaned} with their server`,
+    );
+    await compare(w.src, w.dst, { topics, partitions: o.partitions }, o.targetIsolation, result);
+    pool.logErrors(log);
+    keepLogs = o.keepLogs === true || result.anomalies.length > 0;
+    return result;
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+    pool?.killAll();
+    await Promise.allSettled([world.proxy?.stop(), world.src?.stop(), world.dst?.stop(), world.db?.stop()]);
+    rmSync(dbPath, { recursive: true, force: true });
+    if (keepLogs) log(`worker and driver logs kept in ${logDir}`);
+    else rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+interface World {
+  src: MockKafka;
+  dst: MockKafka;
+  db: DynamoDbLocal;
+  /** In front of DynamoDB Local: the workers talk to it, the driver's own checks do not. */
+  proxy: DelayProxy;
+}
+
+/** Starts clusters, DynamoDB Local and the proxy; fills `world` as it goes so a failure stops them. */
+async function startWorld(
+  o: ChaosOptions,
+  topics: readonly string[],
+  dbPath: string,
+  world: Partial<World>,
+): Promise<World> {
+  const started = await Promise.allSettled([
+    startMockKafka({ brokers: 3 }),
+    startMockKafka({ brokers: 3 }),
+    startDynamoDbLocal({ dbPath }),
+  ]);
+  const [s, d, db] = started;
+  if (s.status === "fulfilled") world.src = s.value;
+  if (d.status === "fulfilled") world.dst = d.value;
+  if (db.status === "fulfilled") world.db = db.value;
+  for (const r of started) if (r.status === "rejected") throw r.reason;
+  const { src, dst, db: dynamo } = world as Required<Pick<World, "src" | "dst" | "db">>;
+  world.proxy = await startDelayProxy({ upstreamPort: dynamo.port });
+  for (const topic of topics) {
+    await src.createTopic(topic, o.partitions, 3);
+    await dst.createTopic(topic, o.partitions, 3);
+  }
+  const setupClient = dynamo.client();
+  await createLeaseTable(setupClient, TABLE);
+  setupClient.destroy();
+  return { src, dst, db: dynamo, proxy: world.proxy };
+}
+
+function mirrorConfig(w: World): MirrorConfigInput {
+  return {
+    source: { brokers: w.src.bootstrapServers, alias: "chaos-src", requestTimeoutMs: 5_000 },
+    target: { brokers: w.dst.bootstrapServers, alias: "chaos-dst", requestTimeoutMs: 2_000 },
+    topics: { whitelist: "CHAOS-.*" },
+    batch: { maxRecords: 500, maxWaitMs: 200 },
+    leases: {
+      table: TABLE,
+      durationMs: LEASE_DURATION_MS,
+      renewIntervalMs: 1_000,
+      rebalanceIntervalMs: 1_000,
+    },
+  };
+}
+
+function emptyResult(o: ChaosOptions): ChaosResult {
+  return {
     records: 0,
     lost: 0,
     duplicated: 0,
@@ -111,182 +236,52 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     kills_after_ack: 0,
     broker_faults: 0,
     dynamodb_outages: 0,
+    store_delays: 0,
+    freezes: 0,
     retention_losses: 0,
     recoveries: 0,
     worker_runs: 0,
+    target_isolation: o.targetIsolation,
+    anomalies: [],
     seed: o.seed,
   };
-  const errors = new Map<string, number>();
-  try {
-    [source, target, dynamo] = await Promise.all([
-      startMockKafka({ brokers: 3 }),
-      startMockKafka({ brokers: 3 }),
-      startDynamoDbLocal({ dbPath }),
-    ]);
-    const src = source;
-    const dst = target;
-    const db = dynamo;
-    for (const topic of topics) {
-      await src.createTopic(topic, o.partitions, 3);
-      await dst.createTopic(topic, o.partitions, 3);
+}
+
+/** The producer and every fault loop, each on its own PRNG stream; resolves when all are done. */
+async function runFaults(
+  o: ChaosOptions,
+  w: World,
+  topics: readonly string[],
+  pool: WorkerPool,
+  counts: FaultCounts,
+  log: (line: string) => void,
+): Promise<void> {
+  const ctx: FaultContext = {
+    faultsEnd: Date.now() + o.faultPhaseMs,
+    faultPhaseMs: o.faultPhaseMs,
+    leaseDurationMs: LEASE_DURATION_MS,
+    counts,
+    log,
+    alive: () => pool.alive(),
+  };
+  await Promise.all([
+    produce(w.src.bootstrapServers, topics, o, log),
+    killWorkers(ctx, stream(o.seed, 1), o.killEveryMs, pool.killedByUs),
+    brokerFaults(ctx, stream(o.seed, 2), o.faultEveryMs, {
+      src: w.src,
+      dst: w.dst,
+      topics,
+      partitions: o.partitions,
+    }),
+    dynamoOutages(ctx, stream(o.seed, 3), w.db, o.dynamoOutages),
+    storeDelays(ctx, stream(o.seed, 4), w.proxy, o.storeDelays),
+    freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
+  ]);
+  for (const cluster of [w.src, w.dst]) {
+    for (let b = 1; b <= 3; b++) {
+      await cluster.brokerUp(b);
+      await cluster.setRtt(b, 0);
     }
-    const setupClient = db.client();
-    await createLeaseTable(setupClient, TABLE);
-    setupClient.destroy();
-
-    const config: MirrorConfigInput = {
-      source: { brokers: src.bootstrapServers, alias: "chaos-src", requestTimeoutMs: 5_000 },
-      target: { brokers: dst.bootstrapServers, alias: "chaos-dst", requestTimeoutMs: 2_000 },
-      topics: { whitelist: "CHAOS-.*" },
-      batch: { maxRecords: 500, maxWaitMs: 200 },
-      leases: { table: TABLE, durationMs: 8_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 1_000 },
-    };
-
-    let stopping = false;
-    let workerSeq = 0;
-    const killedByUs = new WeakSet<ChildProcess>();
-    const spawnWorker = (): void => {
-      if (stopping) return;
-      const id = `w${++workerSeq}`;
-      const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
-        env: {
-          ...process.env,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-          CHAOS_CONFIG: JSON.stringify(config),
-          CHAOS_DYNAMODB: db.endpoint,
-          CHAOS_BUDGET_MS: String(between(o.budgetMs)),
-          CHAOS_WORKER_ID: id,
-          CHAOS_DIE_AFTER_ACK: String(o.dieAfterAck),
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      result.worker_runs++;
-      children.add(child);
-      let out = "";
-      child.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString("utf8");
-        for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
-          const line = out.slice(0, nl);
-          out = out.slice(nl + 1);
-          if (line.includes('"recovered"')) result.recoveries++;
-          if (line.includes('"lost"')) {
-            result.retention_losses++;
-            log(`retention loss reported: ${line}`);
-          }
-        }
-      });
-      child.stderr?.on("data", (chunk: Buffer) => {
-        for (const line of chunk.toString("utf8").split("\n")) {
-          const m = /"message":"([^"]+)"/.exec(line);
-          const key = m?.[1] ?? line.slice(0, 120);
-          if (key.trim() !== "") errors.set(key, (errors.get(key) ?? 0) + 1);
-        }
-      });
-      child.once("exit", (_code, signal) => {
-        children.delete(child);
-        if (signal === "SIGKILL" && !killedByUs.has(child) && !stopping) {
-          result.kills_after_ack++;
-        }
-        if (!stopping) spawnWorker();
-      });
-    };
-    for (let i = 0; i < o.workers; i++) spawnWorker();
-
-    // The producer: a known sequence per partition, spread over the fault phase.
-    const producing = produce(src.bootstrapServers, topics, o, log);
-
-    const faultsEnd = Date.now() + o.faultPhaseMs;
-    const killing = (async () => {
-      while (Date.now() < faultsEnd) {
-        await sleep(between(o.killEveryMs));
-        const alive = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
-        const victim = alive[Math.floor(random() * alive.length)];
-        if (victim === undefined) continue;
-        killedByUs.add(victim);
-        if (victim.kill("SIGKILL")) result.kills++;
-      }
-    })();
-    const brokerFaults = (async () => {
-      while (Date.now() < faultsEnd) {
-        await sleep(between(o.faultEveryMs));
-        const cluster = random() < 0.5 ? src : dst;
-        const broker = 1 + Math.floor(random() * 3);
-        const kind = Math.floor(random() * 5);
-        try {
-          if (kind === 0) {
-            await cluster.brokerDown(broker);
-            await sleep(between([500, 3_000]));
-            await cluster.brokerUp(broker);
-          } else if (kind === 1) {
-            const topic = topics[Math.floor(random() * topics.length)] ?? "CHAOS-0";
-            await cluster.setLeader(topic, Math.floor(random() * o.partitions), broker);
-          } else if (kind === 2) {
-            const api = [ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata][
-              Math.floor(random() * 4)
-            ];
-            // NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS: all retriable.
-            await cluster.pushRequestErrors(api ?? ApiKey.Produce, [6, 7, 19, 6]);
-          } else if (kind === 3) {
-            await cluster.setRtt(broker, between([100, 800]));
-            await sleep(between([500, 3_000]));
-            await cluster.setRtt(broker, 0);
-          } else {
-            // Longer than the target's request timeout: produce requests land (the mock appends
-            // on receipt) but time out at the worker, which must not write them again.
-            await dst.setRtt(broker, between([2_500, 4_000]));
-            await sleep(between([1_000, 4_000]));
-            await dst.setRtt(broker, 0);
-          }
-          result.broker_faults++;
-        } catch (error) {
-          log(`fault injection failed: ${String(error)}`);
-        }
-      }
-    })();
-    const dynamoFaults = (async () => {
-      for (let i = 0; i < o.dynamoOutages; i++) {
-        await sleep(Math.floor(o.faultPhaseMs / (o.dynamoOutages + 1)));
-        if (Date.now() >= faultsEnd) break;
-        log("DynamoDB Local: stopping");
-        await db.stop();
-        await sleep(between([2_000, 5_000]));
-        await db.restart();
-        result.dynamodb_outages++;
-        log("DynamoDB Local: back");
-      }
-    })();
-
-    await Promise.all([killing, brokerFaults, dynamoFaults, producing]);
-    for (const cluster of [src, dst]) {
-      for (let b = 1; b <= 3; b++) {
-        await cluster.brokerUp(b);
-        await cluster.setRtt(b, 0);
-      }
-    }
-    log(
-      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages; catching up`,
-    );
-
-    await waitForCatchUp(src, db, topics, o, log);
-    stopping = true;
-    for (const c of children) c.kill("SIGKILL");
-    await Promise.all(
-      [...children].map(
-        (c) =>
-          new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : c.once("exit", () => resolve()))),
-      ),
-    );
-
-    await compare(src, dst, topics, o.partitions, result);
-    if (errors.size > 0) {
-      const top = [...errors.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
-      log(`worker errors logged: ${top.map(([k, n]) => `${n}x ${k}`).join("; ")}`);
-    }
-    return result;
-  } finally {
-    for (const c of children) c.kill("SIGKILL");
-    await Promise.allSettled([source?.stop(), target?.stop(), dynamo?.stop()]);
-    rmSync(dbPath, { recursive: true, force: true });
   }
 }
 
@@ -352,101 +347,5 @@ async function produce(
     }
   } finally {
     await producer.disconnect();
-  }
-}
-
-async function waitForCatchUp(
-  src: MockKafka,
-  db: DynamoDbLocal,
-  topics: readonly string[],
-  o: ChaosOptions,
-  log: (line: string) => void,
-): Promise<void> {
-  const admin = new KafkaClusterAdmin({ brokers: src.bootstrapServers, clientId: "chaos-check" });
-  const client = db.client();
-  const store = new DynamoDbLeaseStore({ client, tableName: TABLE });
-  const deadline = Date.now() + o.catchUpTimeoutMs;
-  try {
-    const ends = new Map<string, number>();
-    for (const topic of topics) {
-      for (const p of await admin.listOffsets(
-        topic,
-        Array.from({ length: o.partitions }, (_, i) => i),
-      )) {
-        ends.set(`${topic}/${p.partition}`, p.logEndOffset);
-      }
-    }
-    for (;;) {
-      let behind = 0;
-      try {
-        const leases = await store.list();
-        for (const [key, end] of ends) {
-          const lease = leases.find((l) => `${l.topic}/${l.partition}` === key);
-          if (lease?.checkpoint !== end) behind++;
-        }
-      } catch {
-        behind = ends.size;
-      }
-      if (behind === 0) return;
-      if (Date.now() > deadline) {
-        log(`catch-up timed out with ${behind} partitions behind`);
-        return;
-      }
-      await sleep(1_000);
-    }
-  } finally {
-    await admin.close();
-    client.destroy();
-  }
-}
-
-async function compare(
-  src: MockKafka,
-  dst: MockKafka,
-  topics: readonly string[],
-  partitions: number,
-  result: ChaosResult,
-): Promise<void> {
-  const s = new ClusterView(src.bootstrapServers, "chaos-compare");
-  const t = new ClusterView(dst.bootstrapServers, "chaos-compare");
-  try {
-    for (const topic of topics) {
-      for (let partition = 0; partition < partitions; partition++) {
-        const tp = { topic, partition };
-        const [fromSource, fromTarget] = await Promise.all([s.read(tp), t.read(tp)]);
-        tally(fromSource, fromTarget, result);
-      }
-    }
-  } finally {
-    await Promise.allSettled([s.close(), t.close()]);
-  }
-}
-
-/** Compares one partition pair by the source offsets the target's provenance headers name. */
-export function tally(
-  fromSource: readonly MirrorRecord[],
-  fromTarget: readonly MirrorRecord[],
-  result: ChaosResult,
-): void {
-  const bySourceOffset = new Map(fromSource.map((r) => [r.offset, r]));
-  const seen = new Map<number, number>();
-  let previous = -1;
-  result.records += fromSource.length;
-  for (const copy of fromTarget) {
-    const p = lastProvenance(copy, HEADER);
-    if (p === null) {
-      result.extra++;
-      continue;
-    }
-    const original = bySourceOffset.get(p.offset);
-    if (original === undefined || recordImage(original) !== recordImage(copy)) result.altered++;
-    if (p.offset < previous) result.out_of_order++;
-    previous = Math.max(previous, p.offset);
-    seen.set(p.offset, (seen.get(p.offset) ?? 0) + 1);
-  }
-  for (const r of fromSource) {
-    const n = seen.get(r.offset) ?? 0;
-    if (n === 0) result.lost++;
-    else if (n > 1) result.duplicated += n - 1;
   }
 }

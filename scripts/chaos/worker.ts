@@ -2,30 +2,58 @@
  * One chaos worker process: one replication run with a short time budget, then exit. The chaos
  * driver (scripts/chaos/run.ts) starts these, SIGKILLs them at random instants and starts new
  * ones. Input comes from the environment: CHAOS_CONFIG (the mirror config as JSON),
- * CHAOS_DYNAMODB (DynamoDB Local's endpoint), CHAOS_BUDGET_MS, CHAOS_WORKER_ID and
- * CHAOS_DIE_AFTER_ACK (probability of killing itself right after a write was acknowledged).
+ * CHAOS_DYNAMODB (the endpoint of the delay proxy in front of DynamoDB Local),
+ * CHAOS_DYNAMODB_TIMEOUT_MS, CHAOS_BUDGET_MS, CHAOS_WORKER_ID, CHAOS_DIE_AFTER_ACK (probability
+ * of killing itself right after a write was acknowledged) and CHAOS_LOG_FILE (where its info,
+ * warn and error lines go, with timestamps, for reading a failed run's story).
  */
+import { appendFileSync } from "node:fs";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { Logger, ReplicationMetrics, TargetWriter } from "../../lib/core/ports.js";
 import { createReplicator } from "../../lib/replicator.js";
-import { clientFor } from "../../test/helpers/dynamodb-local.js";
 
 const config = parseConfig(JSON.parse(process.env.CHAOS_CONFIG ?? "{}"));
 const budgetMs = Number(process.env.CHAOS_BUDGET_MS ?? "10000");
 const workerId = process.env.CHAOS_WORKER_ID ?? `chaos-${process.pid}`;
-const dynamodb = clientFor(process.env.CHAOS_DYNAMODB ?? "http://127.0.0.1:8000");
+const logFile = process.env.CHAOS_LOG_FILE;
+// Production's client has no request timeout, so a request held by a latency burst must be able
+// to land late: the driver sets this longer than its longest burst. Past it the request is given
+// up (the SDK only warns without throwOnRequestTimeout) and the proxy drops what it still held.
+const dynamodb = new DynamoDBClient({
+  endpoint: process.env.CHAOS_DYNAMODB ?? "http://127.0.0.1:8000",
+  region: "us-east-1",
+  credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  maxAttempts: 2,
+  requestHandler: {
+    connectionTimeout: 1_000,
+    requestTimeout: Number(process.env.CHAOS_DYNAMODB_TIMEOUT_MS ?? "5000"),
+    throwOnRequestTimeout: true,
+  },
+});
+
+/** Appended synchronously: the lines right before a SIGKILL are the ones a failed run needs. */
+const trace = (level: string, message: string, fields: object | undefined): void => {
+  if (logFile === undefined) return;
+  const line = { at: new Date().toISOString(), workerId, level, message, ...fields };
+  appendFileSync(logFile, `${JSON.stringify(line)}\n`);
+};
 
 // Only what the driver may want to see: errors, and the loss report that must never appear.
 const logger: Logger = {
   debug: () => {},
   // A recovery means a kill landed between a write and its checkpoint: the driver counts them.
   info: (message, fields) => {
+    trace("info", message, fields);
     if (message.startsWith("records of an unfinished write")) {
       process.stdout.write(`${JSON.stringify({ recovered: { workerId, ...fields } })}\n`);
     }
   },
-  warn: () => {},
-  error: (message, fields) => process.stderr.write(`${JSON.stringify({ workerId, message, ...fields })}\n`),
+  warn: (message, fields) => trace("warn", message, fields),
+  error: (message, fields) => {
+    trace("error", message, fields);
+    process.stderr.write(`${JSON.stringify({ workerId, message, ...fields })}\n`);
+  },
 };
 const metrics: ReplicationMetrics = {
   batchCopied: () => {},

@@ -6,7 +6,7 @@ import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
+import { KafkaSourceReader, type SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
 export async function readPartition(
@@ -33,10 +33,13 @@ export class ClusterView {
   readonly admin: KafkaClusterAdmin;
   readonly reader: KafkaSourceReader;
 
-  constructor(brokers: readonly string[], clientId?: string) {
+  /** `isolationLevel` is the reader's (@default "read_committed"); the admin's offsets are the high watermark's. */
+  constructor(brokers: readonly string[], clientId?: string, isolationLevel?: SourceIsolationLevel) {
     const options = clientId === undefined ? { brokers } : { brokers, clientId };
     this.admin = new KafkaClusterAdmin(options);
-    this.reader = new KafkaSourceReader(options);
+    this.reader = new KafkaSourceReader(
+      isolationLevel === undefined ? options : { ...options, isolationLevel },
+    );
   }
 
   read(tp: TopicPartition): Promise<MirrorRecord[]> {

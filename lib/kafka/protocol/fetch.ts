@@ -15,6 +15,7 @@ export const FETCH_API_KEY = 1;
 export const FETCH_VERSIONS = [11] as const;
 
 export const IsolationLevel = { READ_UNCOMMITTED: 0, READ_COMMITTED: 1 } as const;
+export type IsolationLevelValue = (typeof IsolationLevel)[keyof typeof IsolationLevel];
 
 export interface FetchPartitionRequest {
   readonly partition: number;

@@ -1,7 +1,8 @@
 /**
  * A short chaos run (scripts/chaos/run.ts) in the regular test suite: worker processes SIGKILLed
- * at random instants, broker faults on both clusters and a DynamoDB Local restart, then every
- * partition compared with its source. `npm run chaos` is the long version.
+ * at random instants, broker faults on both clusters, a DynamoDB Local restart and lease-store
+ * latency bursts, then every partition compared with its source. `npm run chaos` is the long
+ * version. Freezes stay off here as in the long run's default (see DEFAULT_CHAOS.freezes).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -19,12 +20,15 @@ describe("chaos, short", () => {
       faultPhaseMs: 25_000,
       killEveryMs: [800, 2_500],
       dynamoOutages: 1,
+      storeDelays: { ...DEFAULT_CHAOS.storeDelays, count: 5 },
       dieAfterAck: 0.06,
       catchUpTimeoutMs: 180_000,
       seed: 20_261_129,
     });
 
     assert.ok(result.kills >= 8, `only ${result.kills} kills`);
+    assert.equal(result.store_delays, 5, JSON.stringify(result));
+    assert.equal(result.target_isolation, "read_committed");
     // Some kills hit between a target ack and its checkpoint, and the next holder found and
     // skipped what had landed: the path under test was taken.
     assert.ok(result.kills_after_ack >= 1 && result.recoveries >= 1, JSON.stringify(result));

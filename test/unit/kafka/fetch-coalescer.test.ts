@@ -3,10 +3,11 @@ import { describe, it } from "node:test";
 import { KafkaPartitionError } from "../../../lib/kafka/error-codes.js";
 import { FetchCoalescer, type FetchSender } from "../../../lib/kafka/fetch-coalescer.js";
 import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
-import type {
-  FetchPartitionResponse,
-  FetchRequest,
-  FetchResponse,
+import {
+  type FetchPartitionResponse,
+  type FetchRequest,
+  type FetchResponse,
+  IsolationLevel,
 } from "../../../lib/kafka/protocol/fetch.js";
 
 const LIMITS = { maxRecords: 10, maxBytes: 1000, maxWaitMs: 500 };
@@ -74,6 +75,15 @@ describe("FetchCoalescer", () => {
     assert.equal(toBroker1?.maxWaitMs, 0);
     assert.equal(toBroker1?.maxBytes, 2300);
     assert.equal(toBroker1?.isolationLevel, 1);
+  });
+
+  it("asks for read_uncommitted when built for it (the chaos run's target check can read that way)", async () => {
+    const { requests, send } = recordingSender();
+    const coalescer = new FetchCoalescer(unusedCluster, 1000, send, IsolationLevel.READ_UNCOMMITTED);
+
+    await coalescer.fetch(1, { topic: "a", partition: 0 }, 0, LIMITS);
+
+    assert.equal(requests[0]?.request.isolationLevel, IsolationLevel.READ_UNCOMMITTED);
   });
 
   it("sends further requests while others are in flight, up to three, and queues later calls", async () => {

@@ -1,0 +1,159 @@
+/**
+ * The chaos run's verdict (scripts/chaos/run.ts): wait until every lease checkpoint reached its
+ * source partition's end, then compare each target partition with its source, record for record,
+ * by the provenance headers, and name the first anomalies found.
+ */
+import type { MirrorRecord } from "../../lib/core/model.js";
+import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../lib/core/provenance.js";
+import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { DynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
+import type { MockKafka } from "../../test/helpers/mock-kafka.js";
+import { ClusterView, recordImage } from "../../test/helpers/partition-data.js";
+import { sleep } from "./faults.js";
+
+const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
+/** Anomalies named one by one in the result; the counters count all of them. */
+const MAX_ANOMALIES = 20;
+
+export interface Tally {
+  records: number;
+  lost: number;
+  duplicated: number;
+  out_of_order: number;
+  altered: number;
+  extra: number;
+  /** The first anomalies, e.g. "CHAOS-1/3 offsets 1200-1699: copied more than once, at target offsets 1190+1702 .. 1689+2201". */
+  anomalies: string[];
+}
+
+export async function waitForCatchUp(
+  src: MockKafka,
+  db: DynamoDbLocal,
+  table: string,
+  partitionsOf: { topics: readonly string[]; partitions: number; timeoutMs: number },
+  log: (line: string) => void,
+): Promise<void> {
+  const admin = new KafkaClusterAdmin({ brokers: src.bootstrapServers, clientId: "chaos-check" });
+  const client = db.client();
+  const store = new DynamoDbLeaseStore({ client, tableName: table });
+  const deadline = Date.now() + partitionsOf.timeoutMs;
+  const ids = Array.from({ length: partitionsOf.partitions }, (_, i) => i);
+  try {
+    const ends = new Map<string, number>();
+    for (const topic of partitionsOf.topics) {
+      for (const p of await admin.listOffsets(topic, ids))
+        ends.set(`${topic}/${p.partition}`, p.logEndOffset);
+    }
+    for (;;) {
+      let behind = 0;
+      try {
+        const leases = await store.list();
+        for (const [key, end] of ends) {
+          const lease = leases.find((l) => `${l.topic}/${l.partition}` === key);
+          if (lease?.checkpoint !== end) behind++;
+        }
+      } catch {
+        behind = ends.size;
+      }
+      if (behind === 0) return;
+      if (Date.now() > deadline) {
+        log(`catch-up timed out with ${behind} partitions behind`);
+        return;
+      }
+      await sleep(1_000);
+    }
+  } finally {
+    await admin.close();
+    client.destroy();
+  }
+}
+
+/** Reads every partition of both sides (the target at `targetIsolation`) and tallies them. */
+export async function compare(
+  src: MockKafka,
+  dst: MockKafka,
+  partitionsOf: { topics: readonly string[]; partitions: number },
+  targetIsolation: SourceIsolationLevel,
+  result: Tally,
+): Promise<void> {
+  const s = new ClusterView(src.bootstrapServers, "chaos-compare");
+  const t = new ClusterView(dst.bootstrapServers, "chaos-compare", targetIsolation);
+  try {
+    for (const topic of partitionsOf.topics) {
+      for (let partition = 0; partition < partitionsOf.partitions; partition++) {
+        const tp = { topic, partition };
+        const [fromSource, fromTarget] = await Promise.all([s.read(tp), t.read(tp)]);
+        tally(fromSource, fromTarget, result, `${topic}/${partition}`);
+      }
+    }
+  } finally {
+    await Promise.allSettled([s.close(), t.close()]);
+  }
+}
+
+/** Compares one partition pair by the source offsets the target's provenance headers name. */
+export function tally(
+  fromSource: readonly MirrorRecord[],
+  fromTarget: readonly MirrorRecord[],
+  result: Tally,
+  name = "?",
+): void {
+  const bySourceOffset = new Map(fromSource.map((r) => [r.offset, r]));
+  const copies = new Map<number, number[]>();
+  const note = (line: string) => {
+    if (result.anomalies.length < MAX_ANOMALIES) result.anomalies.push(`${name} ${line}`);
+  };
+  // Target offsets of copies that came after a later source offset (a rewrite goes here too).
+  const behind: number[] = [];
+  let previous = -1;
+  result.records += fromSource.length;
+  for (const copy of fromTarget) {
+    const p = lastProvenance(copy, HEADER);
+    if (p === null) {
+      result.extra++;
+      note(`target offset ${copy.offset}: no provenance header`);
+      continue;
+    }
+    const original = bySourceOffset.get(p.offset);
+    if (original === undefined || recordImage(original) !== recordImage(copy)) {
+      result.altered++;
+      note(`offset ${p.offset}: altered copy at target offset ${copy.offset}`);
+    }
+    if (p.offset < previous) {
+      result.out_of_order++;
+      behind.push(copy.offset);
+    }
+    previous = Math.max(previous, p.offset);
+    copies.set(p.offset, [...(copies.get(p.offset) ?? []), copy.offset]);
+  }
+  const lost: number[] = [];
+  const duplicated: number[] = [];
+  for (const r of fromSource) {
+    const at = copies.get(r.offset) ?? [];
+    if (at.length === 0) lost.push(r.offset);
+    else if (at.length > 1) {
+      result.duplicated += at.length - 1;
+      duplicated.push(r.offset);
+    }
+  }
+  result.lost += lost.length;
+  for (const [first, last] of runs(lost)) note(`offsets ${first}-${last}: lost`);
+  for (const [first, last] of runs(duplicated)) {
+    const at = (offset: number) => (copies.get(offset) ?? []).join("+");
+    note(`offsets ${first}-${last}: copied more than once, at target offsets ${at(first)} .. ${at(last)}`);
+  }
+  for (const [first, last] of runs(behind)) note(`target offsets ${first}-${last}: behind an earlier copy`);
+}
+
+/** Runs of consecutive numbers in an ascending list, as [first, last] pairs. */
+function runs(sorted: readonly number[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const n of sorted) {
+    const run = out.at(-1);
+    if (run !== undefined && run[1] === n - 1) run[1] = n;
+    else out.push([n, n]);
+  }
+  return out;
+}

@@ -1,0 +1,241 @@
+/**
+ * The faults of the chaos run (scripts/chaos/run.ts), one loop each: SIGKILLs of worker processes,
+ * broker faults on both clusters, DynamoDB Local outages, lease-store latency bursts through the
+ * delay proxy, and worker freezes (SIGSTOP, then SIGCONT). Each loop draws from its own PRNG
+ * stream of the run's seed, so one fault's draws do not shift when another loop runs more often.
+ */
+import type { ChildProcess } from "node:child_process";
+import type { DelayProxy } from "../../test/helpers/delay-proxy.js";
+import type { DynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
+import { seededRandom } from "../../test/helpers/fakes.js";
+import { ApiKey, type MockKafka } from "../../test/helpers/mock-kafka.js";
+
+export type Random = () => number;
+export type Range = readonly [number, number];
+
+/** What the loops need of the run; counters are bumped on `counts` as faults happen. */
+export interface FaultContext {
+  /** Wall-clock end of the fault phase. */
+  readonly faultsEnd: number;
+  readonly faultPhaseMs: number;
+  readonly leaseDurationMs: number;
+  readonly counts: FaultCounts;
+  readonly log: (line: string) => void;
+  /** Worker processes still running (frozen ones included). */
+  readonly alive: () => ChildProcess[];
+}
+
+export interface FaultCounts {
+  kills: number;
+  broker_faults: number;
+  dynamodb_outages: number;
+  store_delays: number;
+  freezes: number;
+}
+
+/** One PRNG per fault loop, all derived from the run's seed. */
+export function stream(seed: number, index: number): Random {
+  return index === 0 ? seededRandom(seed) : seededRandom((seed ^ Math.imul(index, 0x9e3779b1)) >>> 0);
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const between = (random: Random, [lo, hi]: Range): number => lo + Math.floor(random() * (hi - lo));
+
+/** `count` offsets from the start of the fault phase, sorted, away from its very edges. */
+export function instants(random: Random, count: number, spanMs: number): number[] {
+  return Array.from({ length: count }, () => Math.floor(spanMs * (0.03 + 0.94 * random()))).sort(
+    (a, b) => a - b,
+  );
+}
+
+/** Sleeps until `offsetMs` after `startedAt`. */
+const sleepUntil = (startedAt: number, offsetMs: number) =>
+  sleep(Math.max(0, startedAt + offsetMs - Date.now()));
+
+/** SIGKILLs a random running worker every `everyMs` until the fault phase ends. */
+export async function killWorkers(
+  ctx: FaultContext,
+  random: Random,
+  everyMs: Range,
+  killedByUs: WeakSet<ChildProcess>,
+): Promise<void> {
+  while (Date.now() < ctx.faultsEnd) {
+    await sleep(between(random, everyMs));
+    const alive = ctx.alive();
+    const victim = alive[Math.floor(random() * alive.length)];
+    if (victim === undefined) continue;
+    killedByUs.add(victim);
+    if (victim.kill("SIGKILL")) ctx.counts.kills++;
+  }
+}
+
+/** Broker down/up, leader moves, retriable request errors and RTT, on either cluster. */
+export async function brokerFaults(
+  ctx: FaultContext,
+  random: Random,
+  everyMs: Range,
+  clusters: { src: MockKafka; dst: MockKafka; topics: readonly string[]; partitions: number },
+): Promise<void> {
+  const { src, dst, topics, partitions } = clusters;
+  while (Date.now() < ctx.faultsEnd) {
+    await sleep(between(random, everyMs));
+    const cluster = random() < 0.5 ? src : dst;
+    const broker = 1 + Math.floor(random() * 3);
+    const kind = Math.floor(random() * 5);
+    try {
+      if (kind === 0) {
+        await cluster.brokerDown(broker);
+        await sleep(between(random, [500, 3_000]));
+        await cluster.brokerUp(broker);
+      } else if (kind === 1) {
+        const topic = topics[Math.floor(random() * topics.length)] ?? "CHAOS-0";
+        await cluster.setLeader(topic, Math.floor(random() * partitions), broker);
+      } else if (kind === 2) {
+        const api = [ApiKey.Produce, ApiKey.Fetch, ApiKey.ListOffsets, ApiKey.Metadata][
+          Math.floor(random() * 4)
+        ];
+        // NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS: all retriable.
+        await cluster.pushRequestErrors(api ?? ApiKey.Produce, [6, 7, 19, 6]);
+      } else if (kind === 3) {
+        await cluster.setRtt(broker, between(random, [100, 800]));
+        await sleep(between(random, [500, 3_000]));
+        await cluster.setRtt(broker, 0);
+      } else {
+        // Longer than the target's request timeout: produce requests land (the mock appends
+        // on receipt) but time out at the worker, which must not write them again.
+        await dst.setRtt(broker, between(random, [2_500, 4_000]));
+        await sleep(between(random, [1_000, 4_000]));
+        await dst.setRtt(broker, 0);
+      }
+      ctx.counts.broker_faults++;
+    } catch (error) {
+      ctx.log(`fault injection failed: ${String(error)}`);
+    }
+  }
+}
+
+/** DynamoDB Local stopped, then restarted on its data, `count` times spread over the phase. */
+export async function dynamoOutages(
+  ctx: FaultContext,
+  random: Random,
+  db: DynamoDbLocal,
+  count: number,
+): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await sleep(Math.floor(ctx.faultPhaseMs / (count + 1)));
+    if (Date.now() >= ctx.faultsEnd) break;
+    ctx.log("DynamoDB Local: stopping");
+    await db.stop();
+    await sleep(between(random, [2_000, 5_000]));
+    await db.restart();
+    ctx.counts.dynamodb_outages++;
+    ctx.log("DynamoDB Local: back");
+  }
+}
+
+export interface BurstOptions {
+  /** Bursts per run, at random instants of the fault phase. */
+  readonly count: number;
+  /** Length of a short burst. */
+  readonly shortMs: Range;
+  /** Share of bursts longer than one lease duration (1.1 to 1.6 of it). */
+  readonly longShare: number;
+}
+
+/**
+ * Lease-store latency bursts: the proxy in front of DynamoDB Local holds bytes, then passes them
+ * on in order, so renewals, claims and checkpoints land late (some after the lease expired). Each
+ * burst holds either every connection or a random half of the open ones (at least one), and either both
+ * directions or only new requests. Bursts may overlap.
+ */
+export async function storeDelays(
+  ctx: FaultContext,
+  random: Random,
+  proxy: DelayProxy,
+  options: BurstOptions,
+): Promise<void> {
+  const startedAt = Date.now();
+  const lease = ctx.leaseDurationMs;
+  for (const at of instants(random, options.count, ctx.faultPhaseMs)) {
+    await sleepUntil(startedAt, at);
+    const long = random() < options.longShare;
+    const durationMs = long
+      ? between(random, [Math.round(lease * 1.1), Math.round(lease * 1.6)])
+      : between(random, options.shortMs);
+    const direction = random() < 0.5 ? "both" : "requests";
+    // Its own stream: how many connections are open must not shift the loop's later draws.
+    const picker = seededRandom(Math.floor(random() * 2 ** 32));
+    const open = proxy.connections();
+    const everyConnection = picker() < 0.5 || open === 0;
+    // A random half of the open connections, never none: one of them is always held.
+    const always = Math.floor(picker() * open);
+    let index = 0;
+    const held = proxy.hold(durationMs, {
+      direction,
+      ...(everyConnection ? {} : { pick: () => index++ === always || picker() < 0.5 }),
+    });
+    ctx.counts.store_delays++;
+    ctx.log(
+      `store delay: ${durationMs} ms, ${direction}, ${everyConnection ? "every connection" : `${held} picked connection(s)`}`,
+    );
+  }
+}
+
+export interface FreezeOptions {
+  /** Freezes per run, at random instants of the fault phase; 0 turns them off. */
+  readonly count: number;
+  /** Length of a short freeze. */
+  readonly shortMs: Range;
+  /** Share of freezes longer than one lease duration (1.1 to 2 of it). */
+  readonly longShare: number;
+}
+
+/**
+ * Worker freezes, as a GC pause or a suspended VM: SIGSTOP a random running worker, SIGCONT it
+ * after a pause, some longer than the lease. A frozen worker may still be SIGKILLed meanwhile.
+ * Resolves once every frozen worker was let go.
+ */
+export async function freezeWorkers(
+  ctx: FaultContext,
+  random: Random,
+  options: FreezeOptions,
+): Promise<void> {
+  const startedAt = Date.now();
+  const lease = ctx.leaseDurationMs;
+  const thaws: Promise<void>[] = [];
+  const frozen = new Set<ChildProcess>();
+  for (const at of instants(random, options.count, ctx.faultPhaseMs)) {
+    await sleepUntil(startedAt, at);
+    const long = random() < options.longShare;
+    const pauseMs = long
+      ? between(random, [Math.round(lease * 1.1), lease * 2])
+      : between(random, options.shortMs);
+    const pickAt = random();
+    let victim: ChildProcess | undefined;
+    // Right after a kill there may be no worker yet: wait for the next one.
+    for (let tries = 0; victim === undefined && tries < 50; tries++) {
+      const alive = ctx.alive().filter((c) => !frozen.has(c));
+      victim = alive[Math.floor(pickAt * alive.length)];
+      if (victim === undefined || !victim.kill("SIGSTOP")) {
+        victim = undefined;
+        await sleep(100);
+      }
+    }
+    if (victim === undefined) {
+      ctx.log("freeze skipped: no worker running");
+      continue;
+    }
+    ctx.counts.freezes++;
+    ctx.log(`freeze: pid ${victim.pid} for ${pauseMs} ms`);
+    const thawed = victim;
+    frozen.add(thawed);
+    thaws.push(
+      sleep(pauseMs).then(() => {
+        frozen.delete(thawed);
+        thawed.kill("SIGCONT");
+      }),
+    );
+  }
+  await Promise.all(thaws);
+}
