@@ -10,6 +10,7 @@
  * InitProducerId only bumps the epoch again, AddPartitionsToTxn of a partition already in the
  * transaction is a no-op, and Kafka answers a repeated EndTxn of a completed transaction with the
  * same result. A refusal because a newer holder fenced us is PRODUCER_FENCED, never retried.
+ * A `deadline` is an absolute time on the injected clock; one attempt is made even past it.
  */
 import type { Clock, Logger } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
@@ -96,8 +97,8 @@ export class TransactionCoordinator {
 
   /**
    * InitProducerId for the transactional.id: the returned producer is the id's only valid one;
-   * earlier holders are fenced and their open transaction aborted (by Kafka; see TESTING.md for
-   * the mock). Retries until `deadline` (ms on the clock).
+   * earlier holders are fenced and their open transaction aborted (by Kafka; the shared mock
+   * does neither unpatched, see test/integration/kafka/transactions.test.ts).
    */
   async initProducer(deadline: number): Promise<TransactionalProducer> {
     const result = await this.#retrying("InitProducerId", deadline, undefined, (broker) =>

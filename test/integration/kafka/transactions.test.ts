@@ -295,6 +295,34 @@ describe("transactions against the mock cluster", () => {
     assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 4);
   });
 
+  it("follows the transaction coordinator when it moves to another broker", async () => {
+    // Prepare
+    const topic = await newTopic();
+    const id = transactionalIdFor("src", topic, PARTITION);
+    const logger = new CapturingLogger();
+    const txn = coordinator(id, { logger });
+    await kafka.setCoordinator("transaction", id, 1);
+    const producer = await txn.initProducer(soon());
+    await txn.addPartition(producer, topic, PARTITION, soon());
+    assert.equal((await produce(topic, producer, values("moved-", 1), 0)).errorCode, KafkaErrorCode.NONE);
+
+    // Act: broker 1 now answers NOT_COORDINATOR for this id.
+    await kafka.setCoordinator("transaction", id, 2);
+    await txn.endTransaction(producer, "commit", soon());
+
+    // Assess
+    const retries = logger.entries.filter((e) => e.message === "transaction coordinator retry");
+    assert.deepEqual(
+      retries.map((e) => e.fields.request),
+      ["EndTxn commit"],
+    );
+    const { batches } = await readPartition(topic);
+    assert.deepEqual(
+      batches.map((b) => b.controlType),
+      [null, "commit"],
+    );
+  });
+
   it("gives up at the deadline with a retryable error naming the last refusal", async () => {
     // Prepare
     const clock = new FakeClock();
