@@ -17,6 +17,11 @@ export const ErrorCodes = {
   RECORD_REJECTED: { retryable: false },
   /** The idempotent producer's sequence state was lost or rejected; the partition must be restarted. */
   PRODUCER_STATE_LOST: { retryable: true },
+  /**
+   * The target refused a transactional request because another holder of the same
+   * transactional.id has since initialised it (a newer producer epoch): this writer must stop.
+   */
+  PRODUCER_FENCED: { retryable: false },
   /** A Kafka request failed with an error that may succeed if retried (leader moved, broker down, timeout). */
   KAFKA_RETRIABLE: { retryable: true },
   /** A Kafka request failed with an error that will not go away by retrying. */

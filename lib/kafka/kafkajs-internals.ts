@@ -215,3 +215,33 @@ export const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") 
   }): KafkajsLogger;
   LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number };
 };
+
+/** FindCoordinator's key types (protocol/coordinatorTypes.js). */
+export const COORDINATOR_TYPE = { GROUP: 0, TRANSACTION: 1 } as const;
+
+/**
+ * The transaction coordinator's requests on kafkajs 2.2.4's Broker (broker/index.js), merged into
+ * the Broker declared above: FindCoordinator v0..v2 (v0 has no key type: only groups),
+ * AddPartitionsToTxn v0..v1, EndTxn v0..v1. Each rejects with a KafkaJSProtocolError carrying the
+ * Kafka `code` when the answer holds an error (AddPartitionsToTxn: the first partition's error).
+ * Producer ids travel as decimal strings, as initProducerId returns them.
+ */
+export interface KafkajsBroker {
+  findGroupCoordinator(request: {
+    groupId: string;
+    coordinatorType: (typeof COORDINATOR_TYPE)[keyof typeof COORDINATOR_TYPE];
+  }): Promise<{ coordinator: { nodeId: number; host: string; port: number } }>;
+  addPartitionsToTxn(request: {
+    transactionalId: string;
+    producerId: string;
+    producerEpoch: number;
+    topics: { topic: string; partitions: number[] }[];
+  }): Promise<{ errors: { topic: string; partitionErrors: { partition: number; errorCode: number }[] }[] }>;
+  endTxn(request: {
+    transactionalId: string;
+    producerId: string;
+    producerEpoch: number;
+    /** true = commit, false = abort. */
+    transactionResult: boolean;
+  }): Promise<{ errorCode: number }>;
+}

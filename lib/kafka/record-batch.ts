@@ -61,6 +61,11 @@ export interface EncodeOptions {
   producerId: bigint;
   producerEpoch: number;
   baseSequence: number;
+  /**
+   * Marks the batch as part of a transaction (attributes bit 4): a read_committed consumer then
+   * hides it until the transaction's COMMIT marker, and drops it on ABORT. @default false
+   */
+  isTransactional?: boolean;
   /** Our provenance header, written after every record's own headers. @default none */
   stamp?: ProvenanceStamp | null;
   /**
@@ -261,8 +266,8 @@ function timestampDelta(timestamp: number, baseTimestamp: number): number {
 }
 
 /**
- * One magic-v2 batch: CreateTime timestamps (the first record's is the base), not transactional,
- * offsets relative from 0, partitionLeaderEpoch -1 (as producers send it). Records are written
+ * One magic-v2 batch: CreateTime timestamps (the first record's is the base), transactional only
+ * when `options.isTransactional`, offsets relative from 0, partitionLeaderEpoch -1 (as producers send it). Records are written
  * straight into one buffer sized beforehand; only a compressed batch needs a second buffer. The
  * result holds `options.headroom` free bytes, then the batch.
  */
@@ -321,7 +326,8 @@ export async function encodeRecordBatch(
   batch.writeInt32BE(batch.length - headroom - LOG_OVERHEAD, at + 8);
   batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, at + 12);
   batch.writeInt8(CURRENT_MAGIC, at + MAGIC_OFFSET);
-  batch.writeInt16BE(CODEC_IDS[codec], at + ATTRIBUTES_OFFSET);
+  const attributes = CODEC_IDS[codec] | (options.isTransactional === true ? TRANSACTIONAL_FLAG : 0);
+  batch.writeInt16BE(attributes, at + ATTRIBUTES_OFFSET);
   batch.writeInt32BE(count - 1, at + 23);
   writeInt64(batch, at + 27, baseTimestamp);
   writeInt64(batch, at + 35, maxTimestamp);

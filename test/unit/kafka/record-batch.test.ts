@@ -178,6 +178,38 @@ describe("encodeRecordBatch + decodeRecordBatches", () => {
     assert.equal(encoded.readInt32BE(57), records.length, "record count");
   });
 
+  for (const codec of CODECS) {
+    it(`${codec}: isTransactional sets attributes bit 4 and changes no other byte but the CRC`, async () => {
+      // Prepare
+      const records = awkwardRecords();
+      const options: EncodeOptions = {
+        compression: codec,
+        producerId: 42n,
+        producerEpoch: 3,
+        baseSequence: 0,
+      };
+
+      // Act
+      const byDefault = await encodeRecordBatch(records, options);
+      const plain = await encodeRecordBatch(records, { ...options, isTransactional: false });
+      const transactional = await encodeRecordBatch(records, { ...options, isTransactional: true });
+
+      // Assess
+      assert.deepEqual(plain, byDefault, "isTransactional defaults to false");
+      const attributes = 21;
+      assert.equal(plain.readInt16BE(attributes) & 0x10, 0);
+      assert.equal(transactional.readInt16BE(attributes), plain.readInt16BE(attributes) | 0x10);
+      const outsideCrcAndAttributes = (b: Buffer) => Buffer.concat([b.subarray(0, 17), b.subarray(23)]);
+      assert.deepEqual(outsideCrcAndAttributes(transactional), outsideCrcAndAttributes(plain));
+      const decoded = only(await decodeRecordBatches(transactional)); // checks the new CRC too
+      assert.deepEqual(
+        [decoded.isTransactional, decoded.isControl, decoded.producerId, decoded.producerEpoch],
+        [true, false, 42n, 3],
+      );
+      assert.deepEqual(decoded.records, only(await decodeRecordBatches(plain)).records);
+    });
+  }
+
   it("decodes uncompressed keys, values and headers as views of the fetched bytes", async () => {
     const encoded = await encodeRecordBatch(awkwardRecords(), PLAIN);
     const record = only(await decodeRecordBatches(encoded)).records[4];

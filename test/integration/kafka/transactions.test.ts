@@ -1,0 +1,403 @@
+// Kafka transactions through our own pieces against librdkafka's mock cluster: TransactionCoordinator
+// (FindCoordinator, InitProducerId, AddPartitionsToTxn, EndTxn), transactional batches from our
+// encoder sent on our produce path, and the partition read back with our Fetch and batch decoders.
+//
+// Two gaps of the current shared mock are bridged here, each loudly (TESTING.md):
+// - it writes COMMIT/ABORT control batches with CRC 0, which our decoder rightly refuses, so the
+//   reader below fills in the CRC of a control batch that has none (data batches stay checked);
+// - unpatched, it never fences and ignores read_committed: the tests ask the broker what it does
+//   and hold it to Kafka's behaviour where it claims it, and to the mock's own otherwise.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { MirrorRecord } from "../../../lib/core/model.js";
+import { systemClock } from "../../../lib/core/worker.js";
+import { isReplicatorError } from "../../../lib/errors.js";
+import {
+  createKafkaCluster,
+  negotiateVersion,
+  sendBody,
+  sendRequest,
+} from "../../../lib/kafka/connection.js";
+import { crc32c } from "../../../lib/kafka/crc32c.js";
+import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
+import {
+  type AbortedTransaction,
+  FETCH_API_KEY,
+  FETCH_VERSIONS,
+  fetchRequest,
+  IsolationLevel,
+} from "../../../lib/kafka/protocol/fetch.js";
+import {
+  decodeProduceResponse,
+  PRODUCE_API_KEY,
+  PRODUCE_VERSIONS,
+  type ProducePartitionResponse,
+} from "../../../lib/kafka/protocol/produce.js";
+import {
+  transactionalProduceHeadSize,
+  writeTransactionalProduceHead,
+} from "../../../lib/kafka/protocol/transactional-produce.js";
+import {
+  type DecodedBatch,
+  decodeRecordBatches,
+  dropAborted,
+  encodeRecordBatch,
+} from "../../../lib/kafka/record-batch.js";
+import {
+  type TransactionalProducer,
+  TransactionCoordinator,
+  type TransactionCoordinatorOptions,
+} from "../../../lib/kafka/transaction-coordinator.js";
+import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
+import { CapturingLogger, FakeClock } from "../../helpers/fakes.js";
+import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+
+const PARTITION = 0;
+const API_ADD_PARTITIONS_TO_TXN = 24;
+const API_END_TXN = 26;
+
+const values = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) => Buffer.from(`${prefix}${i}`));
+
+function records(vals: readonly Buffer[]): MirrorRecord[] {
+  return vals.map((value, i) => ({
+    offset: i,
+    timestamp: 1_700_000_000_000 + i,
+    key: null,
+    value,
+    headers: [],
+  }));
+}
+
+describe("transactions against the mock cluster", () => {
+  let kafka: MockKafka;
+  let cluster: KafkajsCluster;
+
+  before(async () => {
+    kafka = await startMockKafka({ brokers: 3 });
+    cluster = createKafkaCluster({
+      brokers: kafka.bootstrapServers,
+      requestTimeoutMs: 5000,
+      connectionTimeoutMs: 2000,
+    });
+    await cluster.connect();
+  });
+
+  after(async () => {
+    await cluster?.disconnect();
+    await kafka?.stop();
+  });
+
+  function coordinator(transactionalId: string, extra: Partial<TransactionCoordinatorOptions> = {}) {
+    return new TransactionCoordinator({
+      cluster,
+      transactionalId,
+      clock: systemClock,
+      retryBackoffMs: 20,
+      ...extra,
+    });
+  }
+
+  const soon = () => Date.now() + 15_000;
+
+  async function newTopic(): Promise<string> {
+    const topic = `test-topic-${randomUUID()}`;
+    await kafka.createTopic(topic, 1);
+    await cluster.addMultipleTargetTopics([topic]);
+    return topic;
+  }
+
+  async function leader(topic: string) {
+    const [nodeId] = Object.entries(cluster.findLeaderForPartitions(topic, [PARTITION]))[0] ?? [];
+    assert.ok(nodeId !== undefined, `no leader for ${topic}`);
+    return cluster.findBroker({ nodeId: Number(nodeId) });
+  }
+
+  /** One transactional batch on our produce path, as the writer will send it. */
+  async function produce(
+    topic: string,
+    producer: TransactionalProducer,
+    vals: readonly Buffer[],
+    baseSequence: number,
+  ): Promise<ProducePartitionResponse> {
+    const topicName = Buffer.from(topic);
+    const transactionalId = Buffer.from(producer.transactionalId);
+    const batch = await encodeRecordBatch(records(vals), {
+      compression: "none",
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      baseSequence,
+      isTransactional: true,
+      headroom: transactionalProduceHeadSize(topicName, transactionalId),
+    });
+    const head = { acks: -1, timeoutMs: 5000, topic: topicName, partition: PARTITION, transactionalId };
+    const broker = await leader(topic);
+    const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
+    const response = await sendBody(
+      broker,
+      { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion },
+      writeTransactionalProduceHead(batch, head),
+      (payload) => decodeProduceResponse(apiVersion, payload),
+      5000,
+    );
+    const answer = response.topics[0]?.partitions[0];
+    assert.ok(answer);
+    return answer;
+  }
+
+  /** Every batch of the partition, read_committed, with the aborted transactions the broker listed. */
+  async function readPartition(topic: string) {
+    const broker = await leader(topic);
+    const batches: DecodedBatch[] = [];
+    const aborted = new Map<number, AbortedTransaction>();
+    for (let offset = 0, end = 1; offset < end; ) {
+      const request = {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: IsolationLevel.READ_COMMITTED,
+        topics: [{ topic, partitions: [{ partition: PARTITION, fetchOffset: offset, maxBytes: 1 << 20 }] }],
+      };
+      const response = await sendRequest(
+        broker,
+        "Fetch",
+        FETCH_API_KEY,
+        FETCH_VERSIONS,
+        (v) => fetchRequest(v, request),
+        5000,
+      );
+      const answer = response.topics[0]?.partitions[0];
+      assert.ok(answer);
+      assert.equal(answer.errorCode, KafkaErrorCode.NONE);
+      for (const txn of answer.abortedTransactions) aborted.set(txn.firstOffset, txn);
+      const fetched = (await decodeRecordBatches(withControlCrcs(answer.records))).filter(
+        (b) => b.lastOffset >= offset,
+      );
+      const last = fetched.at(-1);
+      if (last === undefined) break;
+      batches.push(...fetched);
+      offset = last.lastOffset + 1;
+      end = answer.lastStableOffset;
+    }
+    return { batches, aborted: [...aborted.values()] };
+  }
+
+  it("commits one transaction and aborts the next; read_committed keeps only the committed records", async () => {
+    // Prepare
+    const topic = await newTopic();
+    const txn = coordinator(transactionalIdFor("src", topic, PARTITION));
+    const producer = await txn.initProducer(soon());
+    const committed = values("committed-", 3);
+    const abortedValues = values("aborted-", 2);
+
+    // Act
+    await txn.addPartition(producer, topic, PARTITION, soon());
+    const first = await produce(topic, producer, committed, 0);
+    await txn.endTransaction(producer, "commit", soon());
+    await txn.addPartition(producer, topic, PARTITION, soon());
+    const second = await produce(topic, producer, abortedValues, committed.length);
+    await txn.endTransaction(producer, "abort", soon());
+    const { batches, aborted } = await readPartition(topic);
+
+    // Assess
+    assert.deepEqual([first.errorCode, first.baseOffset, second.errorCode], [0, 0, 0]);
+    assert.deepEqual(
+      batches.map((b) => [b.baseOffset, b.isTransactional, b.isControl, b.controlType, b.records.length]),
+      [
+        [0, true, false, null, 3],
+        [3, true, true, "commit", 0],
+        [4, true, false, null, 2],
+        [6, true, true, "abort", 0],
+      ],
+    );
+    assert.ok(
+      batches.every(
+        (b) => b.producerId === producer.producerId && b.producerEpoch === producer.producerEpoch,
+      ),
+    );
+    const expectedAborted = [{ producerId: producer.producerId, firstOffset: second.baseOffset }];
+    if (aborted.length === 0) {
+      console.warn(
+        "MOCK GAP: Fetch ignored read_committed (no aborted transactions listed); using the known range",
+      );
+    } else {
+      assert.deepEqual(aborted, expectedAborted, "the broker's aborted-transactions list");
+    }
+    const visible = dropAborted(batches, aborted.length === 0 ? expectedAborted : aborted).flatMap((b) =>
+      b.records.map((r) => r.value),
+    );
+    assert.deepEqual(visible, committed);
+  });
+
+  it("fences the first holder of a transactional id once a second one initialises it", async () => {
+    // Prepare
+    const topic = await newTopic();
+    const id = transactionalIdFor("src", topic, PARTITION);
+    const fences = await brokerFences(coordinator(`probe-${randomUUID()}`));
+    const oldHolder = coordinator(id);
+    const first = await oldHolder.initProducer(soon());
+    await oldHolder.addPartition(first, topic, PARTITION, soon());
+    assert.equal((await produce(topic, first, values("open-", 1), 0)).errorCode, KafkaErrorCode.NONE);
+
+    // Act: another worker takes the partition over.
+    const second = await coordinator(id).initProducer(soon());
+    const lateProduce = await produce(topic, first, values("late-", 1), 1);
+    const lateEnd = oldHolder.endTransaction(first, "commit", soon()).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    // Assess
+    if (!fences) {
+      // Kafka-faithful brokers never get here; the patched test bed must not either.
+      console.warn(
+        "MOCK GAP: this broker does not fence (InitProducerId gave a new producer id); " +
+          "the fencing expectations below are NOT checked. Run against the patched mock.",
+      );
+      assert.notEqual(second.producerId, first.producerId);
+      return;
+    }
+    assert.deepEqual([second.producerId, second.producerEpoch], [first.producerId, first.producerEpoch + 1]);
+    assert.ok(
+      lateProduce.errorCode === KafkaErrorCode.INVALID_PRODUCER_EPOCH ||
+        lateProduce.errorCode === KafkaErrorCode.PRODUCER_FENCED,
+      `late produce answered ${lateProduce.errorCode}`,
+    );
+    const refusal = await lateEnd;
+    assert.ok(isReplicatorError(refusal, "PRODUCER_FENCED"), `late EndTxn: ${String(refusal)}`);
+    assert.equal(refusal.retryable, false);
+    assert.deepEqual(
+      [refusal.details.transactionalId, refusal.details.producerId, refusal.details.producerEpoch],
+      [id, first.producerId.toString(), first.producerEpoch],
+    );
+    const { batches } = await readPartition(topic);
+    assert.deepEqual(
+      batches.map((b) => b.controlType),
+      [null, "abort"],
+      "the takeover aborted the old holder's open transaction",
+    );
+  });
+
+  it("retries loading, moved and busy coordinators, measuring the deadline on the given clock", async () => {
+    // Prepare: frozen virtual time far from the wall clock; sleeps advance it.
+    const clock = new FakeClock();
+    const logger = new CapturingLogger();
+    const txn = coordinator(`retry-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
+    await kafka.pushRequestErrors(ApiKey.InitProducerId, [14, 51, 16, 15]);
+
+    // Act
+    const producer = await txn.initProducer(clock.now() + 60_000);
+
+    // Assess
+    assert.ok(producer.producerId >= 0n);
+    assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 4);
+  });
+
+  it("follows the transaction coordinator when it moves to another broker", async () => {
+    // Prepare
+    const topic = await newTopic();
+    const id = transactionalIdFor("src", topic, PARTITION);
+    const logger = new CapturingLogger();
+    const txn = coordinator(id, { logger });
+    await kafka.setCoordinator("transaction", id, 1);
+    const producer = await txn.initProducer(soon());
+    await txn.addPartition(producer, topic, PARTITION, soon());
+    assert.equal((await produce(topic, producer, values("moved-", 1), 0)).errorCode, KafkaErrorCode.NONE);
+
+    // Act: broker 1 now answers NOT_COORDINATOR for this id.
+    await kafka.setCoordinator("transaction", id, 2);
+    await txn.endTransaction(producer, "commit", soon());
+
+    // Assess
+    const retries = logger.entries.filter((e) => e.message === "transaction coordinator retry");
+    assert.deepEqual(
+      retries.map((e) => e.fields.request),
+      ["EndTxn commit"],
+    );
+    const { batches } = await readPartition(topic);
+    assert.deepEqual(
+      batches.map((b) => b.controlType),
+      [null, "commit"],
+    );
+  });
+
+  it("gives up at the deadline with a retryable error naming the last refusal", async () => {
+    // Prepare
+    const clock = new FakeClock();
+    const logger = new CapturingLogger();
+    const txn = coordinator(`deadline-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
+    await kafka.pushRequestErrors(ApiKey.InitProducerId, Array(40).fill(51));
+    const deadline = clock.now() + 2000;
+
+    // Act
+    const failure = await txn.initProducer(deadline).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await kafka.clearRequestErrors(ApiKey.InitProducerId);
+
+    // Assess
+    assert.ok(isReplicatorError(failure, "KAFKA_RETRIABLE"), String(failure));
+    assert.match(failure.message, /InitProducerId for deadline-.* failed: CONCURRENT_TRANSACTIONS/);
+    assert.ok(clock.now() >= deadline);
+    // Each retry slept on the fake clock: Date.now() is far past this deadline and allows none.
+    assert.ok(logger.entries.filter((e) => e.message === "transaction coordinator retry").length >= 3);
+  });
+
+  it("never retries a fenced or unauthorised answer", async () => {
+    // Prepare
+    const topic = await newTopic();
+    const logger = new CapturingLogger();
+    const txn = coordinator(transactionalIdFor("src", topic, PARTITION), { logger });
+    const producer = await txn.initProducer(soon());
+
+    // Act
+    await kafka.pushRequestErrors(API_END_TXN, [KafkaErrorCode.INVALID_PRODUCER_EPOCH]);
+    const epoch = await txn.endTransaction(producer, "commit", soon()).catch((e: unknown) => e);
+    await kafka.pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [KafkaErrorCode.PRODUCER_FENCED]);
+    const fenced = await txn.addPartition(producer, topic, PARTITION, soon()).catch((e: unknown) => e);
+    await kafka.pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [53]);
+    const unauthorised = await txn.addPartition(producer, topic, PARTITION, soon()).catch((e: unknown) => e);
+
+    // Assess
+    assert.ok(isReplicatorError(epoch, "PRODUCER_FENCED"), String(epoch));
+    assert.match(epoch.message, /EndTxn commit .* refused \(INVALID_PRODUCER_EPOCH\): producer \d+ epoch 0/);
+    assert.ok(isReplicatorError(fenced, "PRODUCER_FENCED"), String(fenced));
+    assert.equal(fenced.details.kafkaError, "PRODUCER_FENCED");
+    assert.ok(isReplicatorError(unauthorised, "KAFKA_FATAL"), String(unauthorised));
+    assert.match(unauthorised.message, /TRANSACTIONAL_ID_AUTHORIZATION_FAILED/);
+    assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 0);
+  });
+});
+
+/**
+ * Whether the broker fences as Kafka does, asked without the launcher: a second InitProducerId for
+ * one transactional id keeps the producer id and bumps the epoch. The unpatched mock instead hands
+ * out a new producer id at epoch 0, and the first holder stays valid.
+ */
+async function brokerFences(probe: TransactionCoordinator): Promise<boolean> {
+  const first = await probe.initProducer(Date.now() + 15_000);
+  const second = await probe.initProducer(Date.now() + 15_000);
+  return second.producerId === first.producerId && second.producerEpoch === first.producerEpoch + 1;
+}
+
+/**
+ * The mock writes its COMMIT/ABORT control batches with CRC 0 (rdkafka_mock.c,
+ * write_control_batch); Kafka's are checksummed. Fills in the CRC of such a batch only, so every
+ * data batch is still checked as fetched.
+ */
+function withControlCrcs(recordSet: Buffer): Buffer {
+  const copy = Buffer.from(recordSet);
+  for (let pos = 0; pos + 61 <= copy.length; ) {
+    const size = 12 + copy.readInt32BE(pos + 8);
+    if (pos + size > copy.length) break;
+    const isControl = (copy.readInt16BE(pos + 21) & 0x20) !== 0;
+    if (isControl && copy.readUInt32BE(pos + 17) === 0) {
+      copy.writeUInt32BE(crc32c(copy, pos + 21, pos + size), pos + 17);
+    }
+    pos += size;
+  }
+  return copy;
+}
