@@ -7,14 +7,11 @@ import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-export const MOCK_KAFKA_BINARY = join(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "..",
-  ".testbed",
-  "bin",
-  "mock-kafka",
-);
+/** KAFKA_MIRROR_MOCK_KAFKA_BIN overrides it, e.g. with the build without our transaction patch
+ * (.testbed/unpatched-txn/bin/mock-kafka) to see a test bed test fail against upstream's mock. */
+export const MOCK_KAFKA_BINARY =
+  process.env.KAFKA_MIRROR_MOCK_KAFKA_BIN ??
+  join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".testbed", "bin", "mock-kafka");
 
 const START_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 10_000;
