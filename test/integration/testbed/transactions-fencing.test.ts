@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
@@ -133,6 +134,83 @@ function kcatView(
   });
 }
 
+/** The offset of a record, by key: the first record of P2's open transaction is the LSO. */
+function offsetOf(view: KcatView, key: string): number {
+  const at = view.offsets[view.keys.indexOf(key)];
+  assert.ok(at !== undefined, `no record ${key} in ${view.keys.join(",")}`);
+  return at;
+}
+
+/** kafkajs 2.2.4's own Cluster and Broker (frozen internals): a raw Fetch shows what the broker
+ * answers (LSO, aborted transactions, batches) before any client filters it, as kcat does. */
+interface RawPartition {
+  highWatermark: string;
+  lastStableOffset: string;
+  abortedTransactions: { producerId: string; firstOffset: string }[];
+  messages: { offset: string; key: Buffer | null }[];
+}
+interface RawBroker {
+  fetch(request: object): Promise<{ responses: { partitions: RawPartition[] }[] }>;
+}
+interface RawCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  addMultipleTargetTopics(topics: string[]): Promise<void>;
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findBroker(options: { nodeId: number }): Promise<RawBroker>;
+}
+const require = createRequire(import.meta.url);
+const Cluster = require("kafkajs/src/cluster/index.js") as new (options: object) => RawCluster;
+const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
+  createLogger(options: { level: number; logCreator: () => () => void }): unknown;
+  LEVELS: { NOTHING: number };
+};
+const createSocketFactory = require("kafkajs/src/network/socketFactory.js") as () => unknown;
+
+/** One raw Fetch of partition 0 from `offset` with the given isolation level (1: READ_COMMITTED). */
+async function rawFetch(brokers: readonly string[], topic: string, isolationLevel: 0 | 1, offset: number) {
+  const cluster = new Cluster({
+    logger: createLogger({ level: LEVELS.NOTHING, logCreator: () => () => undefined }),
+    socketFactory: createSocketFactory(),
+    brokers: [...brokers],
+    clientId: "testbed-raw-fetch",
+    // Without explicit timeouts kafkajs's Cluster fails at once with "Connection timeout".
+    connectionTimeout: 5000,
+    authenticationTimeout: 5000,
+    requestTimeout: 10_000,
+    enforceRequestTimeout: true,
+    metadataMaxAge: 300_000,
+    retry: { retries: 2 },
+    allowAutoTopicCreation: false,
+    maxInFlightRequests: null,
+    isolationLevel,
+  });
+  await cluster.connect();
+  try {
+    await cluster.addMultipleTargetTopics([topic]);
+    const [leader] = Object.keys(cluster.findLeaderForPartitions(topic, [0]));
+    const broker = await cluster.findBroker({ nodeId: Number(leader) });
+    const response = await broker.fetch({
+      replicaId: -1,
+      isolationLevel,
+      maxWaitTime: 100,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      topics: [{ topic, partitions: [{ partition: 0, fetchOffset: String(offset), maxBytes: 1 << 20 }] }],
+    });
+    const partition = response.responses[0]?.partitions[0];
+    assert.ok(partition, "a Fetch response for partition 0");
+    return {
+      highWatermark: Number(partition.highWatermark),
+      lastStableOffset: Number(partition.lastStableOffset),
+      abortedFirstOffsets: partition.abortedTransactions.map((a) => Number(a.firstOffset)),
+      keys: partition.messages.map((m) => m.key?.toString("latin1") ?? ""),
+    };
+  } finally {
+    await cluster.disconnect();
+  }
+}
+
 const keys = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const P1_OPEN = keys("p1-open", 3);
 const P2_COMMITTED = keys("p2-committed", 2);
@@ -190,7 +268,7 @@ describe("test broker: transactional fencing and read_committed (patch-transacti
     );
     const committed = await kcatView(kafka.bootstrapServers, topic, "read_committed", 0);
     assert.deepEqual(committed.keys, P2_COMMITTED, "read_committed: not P1's aborted records, nothing open");
-    const lso = all.offsets[P1_OPEN.length + P2_COMMITTED.length];
+    const lso = offsetOf(all, "p2-open-0");
     assert.equal(committed.endOffset, lso, "read_committed Fetch ends at the LSO (P2's open transaction)");
   });
 
@@ -198,13 +276,13 @@ describe("test broker: transactional fencing and read_committed (patch-transacti
     const { client, topic } = await fence(kafka, "produce");
     clients.push(client);
     const all = await kcatView(kafka.bootstrapServers, topic, "read_uncommitted", 0);
-    const lso = all.offsets[P1_OPEN.length + P2_COMMITTED.length];
+    const lso = offsetOf(all, "p2-open-0");
     const logEnd = all.endOffset;
 
     const latestCommitted = await kcatView(kafka.bootstrapServers, topic, "read_committed", "end");
     const latestUncommitted = await kcatView(kafka.bootstrapServers, topic, "read_uncommitted", "end");
 
-    assert.ok(lso !== undefined && lso < logEnd);
+    assert.ok(lso < logEnd);
     assert.equal(latestCommitted.endOffset, lso);
     assert.equal(latestUncommitted.endOffset, logEnd);
   });
@@ -222,6 +300,33 @@ describe("test broker: transactional fencing and read_committed (patch-transacti
     assert.equal(
       (await kcatView(kafka.bootstrapServers, topic, "read_committed", "end")).endOffset,
       all.endOffset,
+    );
+  });
+
+  it("answers a raw read_committed Fetch with the LSO, the aborted transactions and no batch past the LSO", async () => {
+    const { client, topic } = await fence(kafka, "produce");
+    clients.push(client);
+    const all = await kcatView(kafka.bootstrapServers, topic, "read_uncommitted", 0);
+    const lso = offsetOf(all, "p2-open-0");
+    const brokers = kafka.bootstrapServers;
+
+    const aborted = await rawFetch(brokers, topic, 1, 0);
+    const committed = await rawFetch(brokers, topic, 1, offsetOf(all, "p2-committed-0"));
+    const pastLso = await rawFetch(brokers, topic, 1, lso);
+    const uncommitted = await rawFetch(brokers, topic, 0, lso);
+
+    assert.deepEqual(aborted.keys, P1_OPEN, "the aborted batch itself is returned ...");
+    assert.deepEqual(aborted.abortedFirstOffsets, [0], "... with P1's aborted transaction listed");
+    assert.equal(aborted.lastStableOffset, lso);
+    assert.equal(aborted.highWatermark, all.endOffset);
+    assert.deepEqual(committed.keys, P2_COMMITTED);
+    assert.deepEqual(committed.abortedFirstOffsets, [], "no aborted transaction overlaps a committed batch");
+    assert.deepEqual(pastLso.keys, [], "read_committed: no batch at or past the LSO");
+    assert.deepEqual(uncommitted.keys, P2_OPEN, "read_uncommitted: the open transaction's batch");
+    assert.equal(
+      uncommitted.lastStableOffset,
+      all.endOffset,
+      "read_uncommitted is left as upstream answers it",
     );
   });
 
