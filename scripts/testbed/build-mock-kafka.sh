@@ -4,6 +4,11 @@
 # registry we can reach that ships it); we use only package/deps/librdkafka and never install it.
 # Idempotent: a stamp holding hashes of the patches and of the launcher source decides what
 # to redo, so editing the launcher recompiles only the launcher (a few seconds).
+# It also builds .testbed/bin/txn-client (testbed/txn-client/txn-client.c), librdkafka's own
+# transactional producer, an independent client for the fencing tests.
+# KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
+# .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
+# fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -15,15 +20,22 @@ readonly TARBALL_NAME="confluentinc-kafka-javascript-1.10.1.tgz"
 readonly ROOT="$PWD"
 readonly TESTBED="${ROOT}/.testbed"
 readonly DOWNLOADS="${TESTBED}/downloads"
-readonly SRC_DIR="${TESTBED}/librdkafka-${RDKAFKA_VERSION}"
-readonly BIN_DIR="${TESTBED}/bin"
+readonly UNPATCHED_TXN="${KAFKA_MIRROR_MOCK_UNPATCHED_TXN:-0}"
+[[ "$UNPATCHED_TXN" == 0 || "$UNPATCHED_TXN" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_TXN must be 0 or 1, not '${UNPATCHED_TXN}'" >&2; exit 1; }
+if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"; else readonly OUT="$TESTBED"; fi
+readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
+readonly BIN_DIR="${OUT}/bin"
 readonly LAUNCHER_SRC="${ROOT}/testbed/mock-kafka/launcher.c"
 readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
 readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
+readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
+readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
+readonly TXN_CLIENT_STAMP="${BIN_DIR}/.txn-client.stamp"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
-readonly BUILD_LOG="${TESTBED}/librdkafka-build.log"
+readonly BUILD_LOG="${OUT}/librdkafka-build.log"
 
 log() { echo "[build-mock-kafka] $*"; }
 die() { echo "[build-mock-kafka] ERROR: $*" >&2; exit 1; }
@@ -80,6 +92,13 @@ build_library() {
   log "patching sequence checks for idempotent producers"
   perl "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch failed"
   grep -q "idempotent_only" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch not applied"
+  if [[ "$UNPATCHED_TXN" == 1 ]]; then
+    log "NOT patching transactions (KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1): upstream fencing and isolation"
+  else
+    log "patching transactional fencing and read_committed"
+    perl "$TXN_PATCH" "${SRC_DIR}/src" || die "transactions patch failed"
+    grep -q "rd_kafka_mock_txn_init_pid" "${SRC_DIR}/src/rdkafka_mock_handlers.c" || die "transactions patch not applied"
+  fi
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -113,11 +132,37 @@ build_launcher() {
   log "built ${BIN_DIR}/mock-kafka"
 }
 
+build_txn_client() {
+  local want="$1"
+  if [[ -f "$TXN_CLIENT_STAMP" && "$(cat "$TXN_CLIENT_STAMP")" == "$want" && -x "${BIN_DIR}/txn-client" ]]; then
+    log "txn-client already built: ${BIN_DIR}/txn-client"
+    return
+  fi
+  local libs
+  libs="$(sed -n 's/^LIBS+\?=[[:space:]]*//p' "${SRC_DIR}/Makefile.config" | tr '\n' ' ')"
+  log "compiling txn-client"
+  # Only the public header, from this source tree (never the system librdkafka-dev's).
+  gcc -O2 -g -Wall -std=gnu11 -I"${SRC_DIR}/src" \
+    -o "${BIN_DIR}/txn-client.tmp" "$TXN_CLIENT_SRC" "${SRC_DIR}/src/librdkafka.a" $libs -lm ||
+    die "txn-client compilation failed"
+  mv "${BIN_DIR}/txn-client.tmp" "${BIN_DIR}/txn-client"
+  echo "$want" >"$TXN_CLIENT_STAMP"
+  log "built ${BIN_DIR}/txn-client"
+}
+
 check_prerequisites
 [[ -f "$LAUNCHER_SRC" ]] || die "missing ${LAUNCHER_SRC}"
 [[ -f "$PATCH_SCRIPT" ]] || die "missing ${PATCH_SCRIPT}"
 [[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
-lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH")"
+[[ -f "$TXN_PATCH" ]] || die "missing ${TXN_PATCH}"
+[[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
+if [[ "$UNPATCHED_TXN" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH")"
+else
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
+fi
+mkdir -p "$OUT"
 build_library "$lib_hash"
 # The script itself is in the launcher hash because it holds the compiler flags.
 build_launcher "${lib_hash}-$(hash_of "$LAUNCHER_SRC" "$SELF")"
+build_txn_client "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"

@@ -8,8 +8,9 @@ import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 /**
- * The launcher binary; KAFKA_MIRROR_MOCK_KAFKA_BIN points at another build of it (e.g. one with
- * a launcher change, built into a directory of one's own while .testbed is shared).
+ * The launcher binary; KAFKA_MIRROR_MOCK_KAFKA_BIN points at another build of it: one with a
+ * launcher change built into a directory of one's own, or the build without our transaction
+ * patch (.testbed/unpatched-txn/bin/mock-kafka) to see a test bed test fail against upstream's mock.
  */
 export const MOCK_KAFKA_BINARY =
   process.env.KAFKA_MIRROR_MOCK_KAFKA_BIN ||
