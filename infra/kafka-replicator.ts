@@ -168,6 +168,13 @@ export class KafkaReplicator extends Construct {
         "kafka-cluster:WriteData",
         "kafka-cluster:ReadData",
       ],
+      // Fenced writes go through one transactional.id per target partition, all named
+      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
+      transactionalIds: {
+        actions: ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
+        prefix: Fn.join("", ["kafka-mirror.", props.source.alias, "/"]),
+        alias: props.source.alias,
+      },
     });
 
     this.workerRules = this.workerSchedules(props, ticks.findInMap(tick, "expression"));
@@ -348,7 +355,11 @@ export class KafkaReplicator extends Construct {
     functions: readonly NodejsFunction[],
     cluster: ClusterProps,
     side: string,
-    actions: { cluster: string[]; topics: string[] },
+    actions: {
+      cluster: string[];
+      topics: string[];
+      transactionalIds?: { actions: string[]; prefix: string; alias: string };
+    },
   ): void {
     const arn = cluster.mskClusterArn;
     if (arn === undefined) return;
@@ -357,10 +368,18 @@ export class KafkaReplicator extends Construct {
       Fn.select(1, Fn.split(":cluster/", arn)),
     ];
     const topics = Fn.join("", [prefix, ":topic/", nameAndId, "/*"]);
+    const txn = actions.transactionalIds;
+    const transactionalIds =
+      txn === undefined
+        ? undefined
+        : Fn.join("", [prefix, ":transactional-id/", nameAndId, "/", txn.prefix, "*"]);
     const policy = new Policy(this, `${side}MskAccess`, {
       statements: [
         new PolicyStatement({ actions: actions.cluster, resources: [arn] }),
         new PolicyStatement({ actions: actions.topics, resources: [topics] }),
+        ...(txn === undefined || transactionalIds === undefined
+          ? []
+          : [new PolicyStatement({ actions: txn.actions, resources: [transactionalIds] })]),
       ],
     });
     for (const fn of functions) policy.attachToRole(fn.role as Role);
@@ -371,6 +390,14 @@ export class KafkaReplicator extends Construct {
       reason:
         "the topics mirrored follow the Whitelist parameter and change without a deploy, so access covers the cluster's topics (read-only on the source)",
     });
+    if (transactionalIds !== undefined) {
+      Validations.of(policy).acknowledge({
+        // cdk-nag renders a parameter inside the resource as <Name>, a literal alias as itself.
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${resolved(prefix)}:transactional-id/${resolved(nameAndId)}/kafka-mirror.${Token.isUnresolved(txn?.alias) ? "<SourceAlias>" : txn?.alias}/*]`,
+        reason:
+          "one transactional.id per target partition, created as topics and partitions appear; the wildcard covers only ids under this source alias's kafka-mirror prefix",
+      });
+    }
     if (Token.isUnresolved(arn)) {
       onlyIf(
         policy,

@@ -283,16 +283,45 @@ describe("KafkaMirrorStack template", () => {
     });
     assert.deepEqual(msk("Target"), {
       actions: [
+        "kafka-cluster:AlterTransactionalId",
         "kafka-cluster:Connect",
         "kafka-cluster:CreateTopic",
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:DescribeTopic",
+        "kafka-cluster:DescribeTransactionalId",
         "kafka-cluster:ReadData",
         "kafka-cluster:WriteData",
         "kafka-cluster:WriteDataIdempotently",
       ],
       roles: 1,
     });
+  });
+
+  it("lets replicate use only its own transactional ids on the target: kafka-mirror.<SourceAlias>/*", () => {
+    const statements = Object.values(
+      template.findResources("AWS::IAM::Policy", {
+        Properties: {
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: "TargetMskClusterArn" } })]),
+          },
+        },
+      }),
+    ).flatMap(
+      (p) =>
+        (p as { Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } } })
+          .Properties.PolicyDocument.Statement,
+    );
+    const onIds = statements.filter((st) => JSON.stringify(st.Resource).includes(":transactional-id/"));
+    assert.equal(onIds.length, 1);
+    const resource = JSON.stringify(onIds[0]?.Resource);
+    assert.match(
+      resource,
+      /":transactional-id\/",.*"\/kafka-mirror\.",\{"Ref":"SourceAlias"\},"\/\*"\]\]\}$/,
+    );
+    assert.deepEqual([...(onIds[0]?.Action ?? [])].sort(), [
+      "kafka-cluster:AlterTransactionalId",
+      "kafka-cluster:DescribeTransactionalId",
+    ]);
   });
 
   it("lets replicate read the target topics it writes, as exactly-once reads their tail (regression)", () => {
