@@ -114,18 +114,22 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     });
   }
   const source = new KafkaSourceReader(connection(config.source, logger, sourceSecurity));
+  const clock = deps.clock ?? systemClock;
   const target = new KafkaTargetWriter({
     ...connection(config.target, logger, targetSecurity),
     compression: config.target.compression,
     maxBatchBytes: config.target.maxBatchBytes,
     maxBatchRecords: config.batch.maxRecords,
     maxInFlightBatches: config.target.maxInFlightBatches,
-    // Together with the request timeout this bounds a write to writeSafetyMarginMs, the time
-    // the worker keeps free before a lease ends. In exactly-once mode the writer does not resend
-    // a batch whose first attempt may have landed: that would rely on the broker's idempotent
-    // de-duplication. The pump retries instead, after reading the target's tail. (Pipelined
-    // batches rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
-    retryDeadlineMs: exactlyOnce ? 0 : config.target.requestTimeoutMs,
+    // The pump's write deadline (the lease's expiry) bounds every request of a write, retries
+    // included; this bounds one batch's retries for writes without one. A batch that may have
+    // landed is resent only as it was (same producer id and sequence), which the broker
+    // de-duplicates, in both delivery modes; in exactly-once mode a write whose outcome stays
+    // unknown makes the pump read the target's tail before writing again. (Pipelined batches
+    // rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
+    retryDeadlineMs: config.target.requestTimeoutMs,
+    // Deadlines are lease expiries, taken on the worker's clock.
+    now: () => clock.now(),
   });
   const targetReader = exactlyOnce
     ? new KafkaSourceReader(connection(config.target, logger, targetSecurity))
@@ -155,7 +159,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     leases,
     mapping,
     settings: workerSettings(config),
-    clock: deps.clock ?? systemClock,
+    clock,
     logger,
     metrics: deps.metrics,
   });

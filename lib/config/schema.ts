@@ -208,9 +208,9 @@ export const mirrorConfigSchema = section({
         "a fetch of a caught-up partition legitimately waits that long and must not time out",
     });
   }
-  // A write may retry until one request timeout has passed and its last attempt may take another:
-  // it must be able to finish inside the lease, after a renewal interval of slack, or a worker
-  // could never start a write (the worker stops writing that long before its lease expires).
+  // A write starts only with a request and its resend of time left on the lease: that must fit
+  // inside the lease, after a renewal interval of slack, or a worker could never start a write
+  // (the worker stops writing that long before its lease expires).
   const writeWindowMs = writeSafetyMarginMs(config);
   if (config.leases.renewIntervalMs + writeWindowMs >= config.leases.durationMs) {
     ctx.addIssue({
@@ -220,6 +220,20 @@ export const mirrorConfigSchema = section({
       message:
         `must be greater than leases.renewIntervalMs (${config.leases.renewIntervalMs}) + 2 x target.requestTimeoutMs ` +
         `(${writeWindowMs}), got ${config.leases.durationMs}: a write must fit inside a lease`,
+    });
+  }
+  const groups = largestWriteGroups(config);
+  if (groups * config.target.requestTimeoutMs > writeWindowMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["batch", "maxBytes"],
+      input: config.batch.maxBytes,
+      message:
+        `with target.maxBatchBytes (${config.target.maxBatchBytes}) and target.maxInFlightBatches ` +
+        `(${config.target.maxInFlightBatches}), a full fetch of batch.maxBytes (${config.batch.maxBytes}) is ` +
+        `written in up to ${groups} rounds of target.requestTimeoutMs (${config.target.requestTimeoutMs}), ` +
+        `more than the ${writeWindowMs} ms a write is sure of before its lease ends: lower batch.maxBytes ` +
+        "or raise target.maxBatchBytes or target.maxInFlightBatches",
     });
   }
   for (const side of ["source", "target"] as const) {
@@ -276,13 +290,37 @@ export function leaseRequestTimeoutMs(leases: {
 }
 
 /**
- * How long before its lease (or run) ends a worker stops starting writes: a write retries until one
- * target request timeout has passed, and its last attempt may take one more.
+ * How long before its lease (or run) ends a worker stops starting writes: enough for one request
+ * and one resend of it, each bounded by the target request timeout. Past this point the writer
+ * itself stops sending, request by request, so that nothing is outstanding when the lease ends.
  */
 export function writeSafetyMarginMs(config: {
   readonly target: { readonly requestTimeoutMs: number };
 }): number {
   return 2 * config.target.requestTimeoutMs;
+}
+
+/**
+ * Rounds of requests (groups of up to target.maxInFlightBatches batches, each bounded by one
+ * target.requestTimeoutMs) that the largest write of an uncompressed full fetch needs. Its
+ * records hold about batch.maxBytes; the writer closes a target batch only when the next record
+ * would overflow target.maxBatchBytes, so two neighbouring batches always hold more than that:
+ * at most 2 x ceil(batch.maxBytes / target.maxBatchBytes) batches, and never more than
+ * batch.maxRecords (one record each). Compressed source batches can decompress into many more,
+ * and the provenance header adds bytes per record, so this is not a bound on every write: the
+ * guarantee is the writer's own check before each request (no request that could still be
+ * outstanding at the lease's end is sent; a write cut there checkpoints what landed). This check
+ * keeps an ordinary full fetch from being cut whenever a lease is not renewed in time.
+ */
+export function largestWriteGroups(config: {
+  readonly batch: { readonly maxBytes: number; readonly maxRecords: number };
+  readonly target: { readonly maxBatchBytes: number; readonly maxInFlightBatches: number };
+}): number {
+  const batches = Math.min(
+    config.batch.maxRecords,
+    2 * Math.ceil(config.batch.maxBytes / config.target.maxBatchBytes),
+  );
+  return Math.ceil(batches / config.target.maxInFlightBatches);
 }
 
 /** The field names of each section, for loaders that address fields one by one. */

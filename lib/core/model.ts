@@ -77,5 +77,12 @@ export interface PartitionOffsets {
 export interface WriteResult {
   /** Offset the target assigned to the first record, or -1 when unknown (duplicate resend). */
   readonly baseOffset: number;
+  /** Records the write was given. */
   readonly records: number;
+  /**
+   * How many leading records the target acknowledged. Less than `records` only when the write
+   * stopped at a batch boundary because the rest could not finish before its deadline: the
+   * records after them were never sent, so the outcome is certain (see TargetWriter.write).
+   */
+  readonly acknowledged: number;
 }

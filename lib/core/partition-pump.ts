@@ -527,40 +527,78 @@ export class PartitionPump {
     return offset;
   }
 
+  /**
+   * Writes `records`, each request bounded by the lease (the writer's deadline). A write cut at
+   * the deadline landed a prefix: that is checkpointed, and the rest waits at the lease gate
+   * for a renewal, or the pump stops there.
+   */
   async #write(records: readonly MirrorRecord[]): Promise<Gate> {
     const tail = this.#tail;
-    if (records.length === 0) return "ok";
-    for (let attempt = 0; ; attempt++) {
+    let remaining = records;
+    for (let attempt = 0; remaining.length > 0; attempt++) {
       try {
-        let pending = records;
+        let pending = remaining;
         if (tail !== null) {
           // An uncertain earlier attempt may have landed some of these records; those are not
           // written again.
           if (tail.uncertain) await tail.refresh();
-          pending = records.filter((r) => r.offset > tail.landed);
+          pending = remaining.filter((r) => r.offset > tail.landed);
         }
         if (pending.length === 0) return "ok";
         const gate = await this.#leaseAllowsWrite();
         if (gate !== "ok") return gate;
         let result: WriteResult;
         try {
-          result = await this.#deps.target.write(this.#held.route.target, pending, this.#stamp);
+          result = await this.#deps.target.write(this.#held.route.target, pending, this.#stamp, () =>
+            this.#writeDeadline(),
+          );
         } catch (error) {
           tail?.writeFailed();
           throw error;
         }
-        tail?.acknowledged(result.baseOffset, pending.length, pending.at(-1)?.offset ?? -1);
-        return "ok";
+        const landed = pending.slice(0, result.acknowledged);
+        const last = landed.at(-1)?.offset ?? -1;
+        if (landed.length > 0) tail?.acknowledged(result.baseOffset, landed.length, last);
+        if (landed.length === pending.length) return "ok";
+        remaining = remaining.filter((r) => r.offset > last);
+        if (landed.length === 0) {
+          // Nothing fitted before the lease's end (a margin shorter than a request): wait for it
+          // to change rather than ask again at once.
+          await this.#deps.clock.sleep(this.#settings.leasePollMs ?? 100, this.#held.signal);
+        } else {
+          this.#deps.logger.info("write cut at the lease deadline; checkpointing what landed", {
+            ...this.#fields(),
+            acknowledged: landed.length,
+            records: pending.length,
+          });
+          // In order after the checkpoint of the batch before; the rest of this batch follows.
+          if ((await this.#checkpointSettled()) === "lost") return "lease-lost";
+          this.#nextOffset = last + 1;
+          this.#startCheckpoint(last + 1);
+        }
       } catch (error) {
         if (!(await this.#retryable(error, attempt, "write failed"))) throw error;
       }
     }
+    return "ok";
   }
 
   /**
-   * Never start a write that could still be running when the lease expires: after expiry another
-   * worker may hold the partition, and two writers would interleave. Short of time, wait for the
-   * renewer to extend the lease, unless the expiry already sits at the hard deadline.
+   * The writer's deadline: every request of a write must be finished by the lease's expiry, read
+   * anew before each request so a renewal during the write extends it. Once the lease is lost,
+   * nothing more may be sent.
+   */
+  #writeDeadline(): number {
+    const held = this.#held;
+    return held.lost ? Number.NEGATIVE_INFINITY : held.lease.expiresAt;
+  }
+
+  /**
+   * Never start a write with less than the safety margin left on the lease: the writer then stops
+   * sending at the lease's expiry (#writeDeadline), and a write must be able to get at least a
+   * request and its resend through. After expiry another worker may hold the partition, and two
+   * writers would interleave. Short of time, wait for the renewer to extend the lease, unless
+   * the expiry already sits at the hard deadline.
    */
   async #leaseAllowsWrite(): Promise<Gate> {
     const held = this.#held;

@@ -56,19 +56,32 @@ export interface SourcePosition {
 /** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
 export type CheckpointResetReason = "topic-recreated" | "log-truncated";
 
+/**
+ * The latest instant (epoch ms, by the writer's clock) by which every request a write sends must
+ * be finished. Called before each request, so a lease renewed during the write extends it.
+ */
+export type WriteDeadline = () => number;
+
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
   /**
-   * Appends `records` to `tp` in order, as one or more batches, and resolves only after the
-   * target acknowledged all of them with acks=all. A record the target refuses rejects the
-   * promise with RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.
+   * Appends `records` to `tp` in order, as one or more batches, and resolves once the target
+   * acknowledged them with acks=all. A record the target refuses rejects the promise with
+   * RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.
    * With a stamp every record is written with one more header, after its own: key `stamp.key`,
    * value `stamp.prefix` followed by the record's source offset as int64 (see provenance.ts).
+   *
+   * No request is sent that could still be outstanding after `deadline()`. When the next batches
+   * cannot finish in time the write stops before sending them and resolves with what landed
+   * (`WriteResult.acknowledged` < `records`): a cut write is certain, its tail was never sent.
+   * It rejects only when the outcome is unknown (a request that may have landed could not be
+   * confirmed in time, or the producer session was lost) or for a non-retryable error.
    */
   write(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
+    deadline?: WriteDeadline,
   ): Promise<WriteResult>;
   close(): Promise<void>;
 }

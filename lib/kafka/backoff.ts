@@ -21,3 +21,16 @@ export function backoffDelay(
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * The pause before retry `attempt` of a loop that must end by `until` (epoch ms by `now`): the
+ * jittered backoff, cut short so the retry still happens before `until`.
+ */
+export function sleepBeforeRetry(
+  attempt: number,
+  until: number,
+  options: BackoffOptions = {},
+  now: () => number = Date.now,
+): Promise<void> {
+  return sleep(Math.min(backoffDelay(attempt, options), Math.max(0, until - now())));
+}

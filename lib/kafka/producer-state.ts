@@ -1,12 +1,15 @@
 /**
  * The idempotent producer's identity and per-partition sequence numbers. The broker de-duplicates a
  * resent batch by (producer id, epoch, partition, base sequence), so a batch keeps its sequence
- * across retries and the sequence advances only once the broker has acknowledged it.
+ * across retries and the sequence advances only once the broker has acknowledged it. The writer
+ * relies on that: a batch whose attempt may have landed is resent under the identity and sequence
+ * it was first sent with.
  *
- * When a partition's state is lost or uncertain (the broker rejected the sequence, or retries ran
- * out without knowing whether the batch landed), the identity is dropped: the next write asks for a
- * new producer id and every partition starts again at sequence 0. Reusing the old sequence after an
- * uncertain failure could make the broker take different records for duplicates and drop them.
+ * When a partition's state is lost (the broker no longer accepts the sequence) or stays uncertain
+ * (a batch that may have landed could not be confirmed before the write's deadline or retry
+ * limit), the identity is dropped: the next write asks for a new producer id and every partition
+ * starts again at sequence 0. Reusing the old sequence for other records after an uncertain
+ * failure could make the broker take them for duplicates and drop them.
  */
 
 export interface ProducerIdentity {

@@ -1,45 +1,43 @@
 /**
  * TargetWriter: an idempotent producer (acks=all) that sends record batches we encode ourselves
- * over kafkajs's broker connections. A write of several batches sends up to five of them at once,
- * in order on one connection, as Kafka's idempotent producer allows: the broker appends a
- * producer's batches to a partition only in sequence order, so whatever lands is always a prefix
- * of the write. A batch that did not land is then sent again alone, with the same bytes and base
- * sequence, until acknowledged; if an earlier attempt did land after all, the broker drops the
- * duplicate.
+ * over kafkajs's broker connections. A write's batches go out in groups of up to five, in order on
+ * one connection, as Kafka's idempotent producer allows: the broker appends a producer's batches
+ * to a partition only in sequence order, so whatever lands is always a prefix of the write. What
+ * did not land is then sent again one batch at a time.
+ *
+ * Resends rely on the broker's idempotent de-duplication, and only in this form: a batch whose
+ * attempt may have landed (no answer in time, connection lost mid-request, an acks=all timeout:
+ * on Kafka such a batch is usually in the leader's log already and shows once followers catch up)
+ * is resent with its identical bytes, producer id and sequence, so the broker drops it if it is a
+ * duplicate. When the producer session is gone (UNKNOWN_PRODUCER_ID, OUT_OF_ORDER_SEQUENCE_NUMBER,
+ * INVALID_PRODUCER_EPOCH, ...) or the deadline leaves no time to resend, the write rejects: its
+ * outcome is unknown and the caller must look at the target before writing those records again.
+ *
+ * Every write is bounded by its deadline (TargetWriter.write): no request is sent unless it is
+ * answered, or has timed out, by then. Out of time before a batch that cannot have landed, the
+ * write resolves with the acknowledged prefix.
  */
 import type { MirrorRecord, TopicPartition, WriteResult } from "../core/model.js";
-import type { Logger, TargetWriter } from "../core/ports.js";
+import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { backoffDelay, sleep } from "./backoff.js";
+import { ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
-import {
-  type BodyApi,
-  ClusterConnector,
-  createKafkaCluster,
-  describeError,
-  enqueueBody,
-  isTransientKafkajsError,
-  type KafkaConnectionOptions,
-  negotiateVersion,
-  readyConnection,
-  sendBody,
-  translateKafkajsError,
-} from "./connection.js";
+import { describeError, type KafkaConnectionOptions } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
-import type { KafkajsBroker, KafkajsCluster, KafkajsConnection } from "./kafkajs-internals.js";
-import { type ProducerIdentity, ProducerState, sequenceAfter } from "./producer-state.js";
 import {
-  decodeProduceResponse,
-  PRODUCE_API_KEY,
-  PRODUCE_VERSIONS,
-  type ProducePartitionResponse,
-  type ProduceResponse,
-  produceHeadSize,
-  writeProduceHead,
-} from "./protocol/produce.js";
-import { encodeRecordBatch } from "./record-batch.js";
+  answerError,
+  batchDetails,
+  isLanded,
+  isTransient,
+  isUncertain,
+  mayHaveAppended,
+  REJECTING_ERRORS,
+  requestError,
+  STATE_LOST_ERRORS,
+} from "./produce-outcome.js";
+import { ProducerSession } from "./producer-session.js";
+import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
 
 export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
   /** @default "none" */
@@ -53,50 +51,60 @@ export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
    * refuse out-of-sequence batches of an idempotent producer, as Kafka does. @default 5
    */
   readonly maxInFlightBatches?: number;
-  /** How long one batch is retried on transient errors before KAFKA_RETRIABLE. @default 30000 */
+  /**
+   * How long one batch is retried on transient errors before KAFKA_RETRIABLE; a write's deadline
+   * bounds its retries too. 0: a batch is sent once. @default 30000
+   */
   readonly retryDeadlineMs?: number;
   /** First retry delay; doubles per attempt. @default 100 */
   readonly retryBackoffMs?: number;
+  /** The clock write deadlines are read against (epoch ms); the caller's, so both agree. @default Date.now */
+  readonly now?: () => number;
 }
 
-/** The broker refused these records; bisecting a multi-record batch finds the one to blame. */
-const REJECTING_ERRORS: ReadonlySet<number> = new Set([
-  KafkaErrorCode.MESSAGE_TOO_LARGE,
-  KafkaErrorCode.RECORD_LIST_TOO_LARGE,
-  KafkaErrorCode.CORRUPT_MESSAGE,
-  KafkaErrorCode.INVALID_RECORD,
-  KafkaErrorCode.INVALID_TIMESTAMP,
-]);
+/** What one group or batch achieved: its leading records the target acknowledged. */
+interface Sent {
+  /** Target offset of the first record; -1 when unknown or nothing landed. */
+  readonly baseOffset: number;
+  readonly acknowledged: number;
+}
 
-/** The broker no longer accepts this producer's sequence for the partition. */
-const STATE_LOST_ERRORS: ReadonlySet<number> = new Set([
-  KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-  KafkaErrorCode.UNKNOWN_PRODUCER_ID,
-  KafkaErrorCode.INVALID_PRODUCER_EPOCH,
-  KafkaErrorCode.PRODUCER_FENCED,
-]);
+/** One pipelined attempt at a group. */
+interface Pipelined {
+  /** The session the group was (or was to be) sent under; its resends keep it. */
+  readonly identity: ProducerIdentity | undefined;
+  /** Leading batches that landed. */
+  readonly landed: number;
+  readonly baseOffset: number;
+  /** Per batch: it may be in the log although no answer says so. */
+  readonly uncertain: readonly boolean[];
+}
+
+/** How the one-by-one path (re)sends a batch. */
+interface Resend {
+  /** Keep the session of an earlier attempt (same producer id, so the broker can de-duplicate). */
+  readonly identity?: ProducerIdentity | undefined;
+  /** An earlier attempt of this batch may have landed: the write may not stop before it is confirmed. */
+  readonly mayHaveLanded: boolean;
+}
+
+const NOT_PIPELINED: Pipelined = { identity: undefined, landed: 0, baseOffset: -1, uncertain: [] };
+const NOTHING_SENT: Sent = { baseOffset: -1, acknowledged: 0 };
+const NO_DEADLINE: WriteDeadline = () => Number.POSITIVE_INFINITY;
 
 export class KafkaTargetWriter implements TargetWriter {
-  private readonly cluster: KafkajsCluster;
-  private readonly state = new ProducerState();
+  private readonly session: ProducerSession;
   /** Tail of each partition's chain of writes: one batch in flight per partition. */
   private readonly tails = new Map<string, Promise<unknown>>();
-  private readonly compression: CompressionCodec;
   private readonly maxBatchBytes: number;
   private readonly maxBatchRecords: number;
   private readonly maxInFlightBatches: number;
   private readonly retryDeadlineMs: number;
-  private readonly retryBackoffMs: number;
   private readonly requestTimeoutMs: number;
   private readonly logger: Logger | undefined;
-  private initializing: Promise<ProducerIdentity> | undefined;
-  private readonly connector: ClusterConnector;
-  private closed = false;
+  private readonly now: () => number;
 
   constructor(options: KafkaTargetWriterOptions) {
-    this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster, options.logger);
-    this.compression = options.compression ?? "none";
     this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
     this.maxInFlightBatches = options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES;
@@ -110,21 +118,29 @@ export class KafkaTargetWriter implements TargetWriter {
       );
     }
     this.retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
-    this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+    this.session = new ProducerSession({
+      ...options,
+      compression: options.compression ?? "none",
+      requestTimeoutMs: this.requestTimeoutMs,
+      retryBackoffMs: options.retryBackoffMs ?? 100,
+      now: this.now,
+    });
   }
 
   write(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null = null,
+    deadline: WriteDeadline = NO_DEADLINE,
   ): Promise<WriteResult> {
     const key = partitionKey(tp);
     const previous = this.tails.get(key) ?? Promise.resolve();
     const run = previous.then(
-      () => this.writeInOrder(tp, records, stamp),
-      () => this.writeInOrder(tp, records, stamp),
+      () => this.writeInOrder(tp, records, stamp, deadline),
+      () => this.writeInOrder(tp, records, stamp, deadline),
     );
     const tail = run.catch(() => undefined);
     this.tails.set(key, tail);
@@ -135,81 +151,106 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.session.markClosed();
     await Promise.allSettled([...this.tails.values()]);
-    await this.cluster.disconnect();
+    await this.session.close();
   }
 
   private async writeInOrder(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
+    deadline: WriteDeadline,
   ): Promise<WriteResult> {
     const batches = splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp);
     let baseOffset: number | null = null;
+    let acknowledged = 0;
     for (let i = 0; i < batches.length; i += this.maxInFlightBatches) {
       const group = batches.slice(i, i + this.maxInFlightBatches);
-      let landed = 0;
-      if (group.length > 1) {
-        const pipelined = await this.sendPipelined(tp, group, stamp);
-        landed = pipelined.landed;
-        if (landed > 0) baseOffset ??= pipelined.baseOffset;
-      }
-      // What the pipeline did not land: one batch at a time, with retries and, for a record the
-      // broker refuses, bisection. The sequences continue where the landed batches ended, so a
-      // batch resent here carries the same bytes as in the pipeline.
-      for (const batch of group.slice(landed)) {
-        const offset = await this.sendBatch(tp, batch, stamp);
-        baseOffset ??= offset;
+      const sent = await this.sendGroup(tp, group, stamp, deadline);
+      if (sent.acknowledged > 0) baseOffset ??= sent.baseOffset;
+      acknowledged += sent.acknowledged;
+      if (sent.acknowledged < recordCount(group)) {
+        this.logger?.info("write stopped at its deadline", {
+          topic: tp.topic,
+          partition: tp.partition,
+          records: records.length,
+          acknowledged,
+        });
+        break;
       }
     }
-    return { baseOffset: baseOffset ?? -1, records: records.length };
+    return { baseOffset: baseOffset ?? -1, records: records.length, acknowledged };
+  }
+
+  /**
+   * One group: pipelined when it has several batches, then what did not land one batch at a time,
+   * with retries and, for a record the broker refuses, bisection. The sequences continue where the
+   * landed batches ended, so a batch resent here carries the same bytes and sequence as in the
+   * pipeline. Stops early only at a batch nothing of which may have landed.
+   */
+  private async sendGroup(
+    tp: TopicPartition,
+    group: readonly (readonly MirrorRecord[])[],
+    stamp: ProvenanceStamp | null,
+    deadline: WriteDeadline,
+  ): Promise<Sent> {
+    const pipelined = group.length > 1 ? await this.sendPipelined(tp, group, stamp, deadline) : NOT_PIPELINED;
+    let acknowledged = recordCount(group.slice(0, pipelined.landed));
+    let baseOffset = pipelined.landed > 0 ? pipelined.baseOffset : null;
+    for (let k = pipelined.landed; k < group.length; k++) {
+      const batch = group[k] ?? [];
+      // After an uncertain batch the broker appended nothing later (sequence order), so only the
+      // batch's own answer tells whether it may have landed.
+      const sent = await this.sendBatch(tp, batch, stamp, deadline, {
+        identity: pipelined.identity,
+        mayHaveLanded: pipelined.uncertain[k] === true,
+      });
+      if (sent.acknowledged > 0) baseOffset ??= sent.baseOffset;
+      acknowledged += sent.acknowledged;
+      if (sent.acknowledged < batch.length) break;
+    }
+    return { baseOffset: baseOffset ?? -1, acknowledged };
   }
 
   /**
    * One attempt at sending `group` (at most maxInFlightBatches batches) back to back on the
-   * leader's connection. Returns how many leading batches landed and the target offset of the
-   * first record (-1 when unknown). Never throws for what the one-by-one path can handle: any
-   * failure leaves the batches from the first not-landed one on to it.
+   * leader's connection, if it can finish before the deadline. Never throws: whatever did not
+   * land is left to the one-by-one path, with a note of which batches may have landed anyway.
    */
   private async sendPipelined(
     tp: TopicPartition,
     group: readonly (readonly MirrorRecord[])[],
     stamp: ProvenanceStamp | null,
-  ): Promise<{ landed: number; baseOffset: number }> {
-    const none = { landed: 0, baseOffset: -1 };
-    if (this.closed) return none;
+    deadline: WriteDeadline,
+  ): Promise<Pipelined> {
+    const session = this.session;
+    if (session.isClosed) return NOT_PIPELINED;
     let identity: ProducerIdentity;
-    let leader: Awaited<ReturnType<KafkaTargetWriter["leaderOf"]>>;
-    let connection: KafkajsConnection;
+    let leader: Awaited<ReturnType<ProducerSession["leader"]>>;
     try {
-      identity = await this.producerIdentity(Date.now() + this.retryDeadlineMs);
-      leader = await this.leaderOf(tp);
-      connection = await readyConnection(leader.broker, leader.api);
+      identity = await session.identity(this.now() + this.retryDeadlineMs);
+      leader = await session.leader(tp);
     } catch {
-      return none;
+      return NOT_PIPELINED;
     }
     const key = partitionKey(tp);
     const sequences: number[] = [];
     const bodies: Buffer[] = [];
-    let sequence = this.state.nextSequence(key, identity);
+    let sequence = session.state.nextSequence(key, identity);
     for (const batch of group) {
       sequences.push(sequence);
-      bodies.push(await this.produceBody(tp, batch, stamp, identity, sequence));
+      bodies.push(await session.body(tp, batch, stamp, identity, sequence));
       sequence = sequenceAfter(sequence, batch.length);
     }
+    // Checked after encoding, just before sending: none of these may be outstanding at the deadline.
+    if (!this.fits(deadline)) return { ...NOT_PIPELINED, identity };
+    this.logger?.debug("produce sent", {
+      ...sentFields(tp, sequences[0] ?? 0, group.length),
+      at: this.now(),
+    });
     // Queued in one turn, so they reach the broker in sequence order.
-    const answers = await Promise.allSettled(
-      bodies.map((body) =>
-        enqueueBody(
-          connection,
-          leader.api,
-          body,
-          (payload) => partitionAnswer(decodeProduceResponse(leader.api.apiVersion, payload), tp),
-          this.requestTimeoutMs,
-        ),
-      ),
-    );
+    const answers = await Promise.allSettled(bodies.map((body) => session.send(leader, tp, body)));
     // The broker appends a producer's batches only in sequence order: an acknowledged batch means
     // every batch before it landed too, whatever their own answers said (a timed-out request may
     // have landed all the same).
@@ -218,155 +259,95 @@ export class KafkaTargetWriter implements TargetWriter {
       if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
     });
     if (landed > 0) {
-      this.state.acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
+      session.state.acknowledged(
+        key,
+        identity,
+        sequences[landed - 1] as number,
+        group[landed - 1]?.length ?? 0,
+      );
     }
-    const failed = answers[landed];
-    if (failed !== undefined && this.retryDeadlineMs === 0 && !isRefusal(failed)) {
-      // No time to retry (exactly-once mode): as in sendBatch, a batch that may have landed is
-      // not sent again, which would rely on the broker's de-duplication; the caller looks.
-      this.state.reset(key, identity);
-      throw pipelineFailure(failed, tp, group[landed] ?? []);
-    }
-    if (landed === 0) return none;
     const first = answers[0];
     const baseOffset =
-      first?.status === "fulfilled" && first.value.errorCode === KafkaErrorCode.NONE
+      landed > 0 && first?.status === "fulfilled" && first.value.errorCode === KafkaErrorCode.NONE
         ? first.value.baseOffset
         : -1;
-    return { landed, baseOffset };
+    return { identity, landed, baseOffset, uncertain: answers.map(isUncertain) };
   }
 
-  /** A produce request's body: its head, then the batch, laid out once in one buffer. */
-  private async produceBody(
-    tp: TopicPartition,
-    records: readonly MirrorRecord[],
-    stamp: ProvenanceStamp | null,
-    identity: ProducerIdentity,
-    baseSequence: number,
-  ): Promise<Buffer> {
-    const topic = Buffer.from(tp.topic, "utf8");
-    return writeProduceHead(
-      await encodeRecordBatch(records, {
-        compression: this.compression,
-        producerId: identity.producerId,
-        producerEpoch: identity.producerEpoch,
-        baseSequence,
-        stamp,
-        headroom: produceHeadSize(topic),
-      }),
-      { acks: -1, timeoutMs: this.requestTimeoutMs, topic, partition: tp.partition },
-    );
-  }
-
-  /** Sends one batch until acknowledged; returns the target offset of its first record, or -1 if unknown. */
+  /**
+   * Sends one batch until acknowledged; every resend carries the same bytes, producer id and
+   * sequence, so the broker drops it if an earlier attempt landed after all. Resolves with all of
+   * it acknowledged, or none of it when the deadline leaves no time to send it and no attempt may
+   * have landed. Rejects when the outcome is unknown (an attempt may have landed and cannot be
+   * confirmed: deadline, retries exhausted, producer session lost) or on a non-retryable answer.
+   */
   private async sendBatch(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
-  ): Promise<number> {
-    const deadline = Date.now() + this.retryDeadlineMs;
-    const identity = await this.producerIdentity(deadline);
+    deadline: WriteDeadline,
+    resend: Resend,
+  ): Promise<Sent> {
+    const retryUntil = this.now() + this.retryDeadlineMs;
+    const session = this.session;
+    const identity = resend.identity ?? (await session.identity(retryUntil));
     const key = partitionKey(tp);
-    const baseSequence = this.state.nextSequence(key, identity);
-    const body = await this.produceBody(tp, records, stamp, identity, baseSequence);
-    const firstOffset = records[0]?.offset ?? -1;
-    const lastOffset = records.at(-1)?.offset ?? -1;
-    const details = {
-      topic: tp.topic,
-      partition: tp.partition,
-      sourceOffset: firstOffset,
-      sourceLastOffset: lastOffset,
+    const baseSequence = session.state.nextSequence(key, identity);
+    const body = await session.body(tp, records, stamp, identity, baseSequence);
+    let uncertain = resend.mayHaveLanded;
+    const giveUp = (error: ReplicatorError): ReplicatorError => {
+      // The batch may be in the log: its sequence must not carry other records later.
+      if (uncertain) session.state.reset(key, identity);
+      return error;
     };
 
     for (let attempt = 0; ; attempt++) {
-      let response: ProducePartitionResponse;
-      try {
-        response = await this.produceOnce(tp, body);
-      } catch (error) {
-        if (!isTransient(error))
-          throw translateKafkajsError(error, `produce to ${tp.topic}/${tp.partition}`, details);
-        if (Date.now() >= deadline) {
-          // The batch may or may not have landed: its sequence is no longer safe to reuse.
-          this.state.reset(key, identity);
-          throw translateKafkajsError(
-            error,
-            `produce to ${tp.topic}/${tp.partition} (retries exhausted)`,
-            details,
-          );
-        }
-        this.logger?.debug("produce retry", { ...details, attempt, error: describeError(error) });
-        await this.refreshMetadata();
-        await sleep(
-          Math.min(
-            backoffDelay(attempt, { initialMs: this.retryBackoffMs }),
-            Math.max(0, deadline - Date.now()),
-          ),
-        );
+      if (!this.fits(deadline)) {
+        if (!uncertain) return NOTHING_SENT;
+        throw giveUp(deadlineError(tp, records));
+      }
+      const result = await session.attempt(tp, body, baseSequence);
+      if ("error" in result) {
+        uncertain ||= result.sent;
+        if (!isTransient(result.error)) throw giveUp(requestError(result.error, tp, records));
+        if (this.now() >= retryUntil)
+          throw giveUp(requestError(result.error, tp, records, " (retries exhausted)"));
+        this.logger?.debug("produce retry", {
+          ...batchDetails(tp, records),
+          attempt,
+          error: describeError(result.error),
+        });
+        await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
         continue;
       }
 
-      const code = response.errorCode;
+      const code = result.answer.errorCode;
       if (isLanded(code)) {
-        this.state.acknowledged(key, identity, baseSequence, records.length);
-        return code === KafkaErrorCode.NONE ? response.baseOffset : -1;
+        session.state.acknowledged(key, identity, baseSequence, records.length);
+        return {
+          baseOffset: code === KafkaErrorCode.NONE ? result.answer.baseOffset : -1,
+          acknowledged: records.length,
+        };
       }
-      const info = kafkaError(code);
       if (STATE_LOST_ERRORS.has(code)) {
-        this.state.reset(key, identity);
-        throw new ReplicatorError(
-          "PRODUCER_STATE_LOST",
-          `producer state for ${tp.topic}/${tp.partition} lost: ${info.name}`,
-          {
-            details: { ...details, kafkaErrorCode: code, kafkaError: info.name },
-          },
-        );
+        session.state.reset(key, identity);
+        throw answerError(code, tp, records);
       }
       if (REJECTING_ERRORS.has(code)) {
-        if (records.length > 1) return this.sendHalves(tp, records, stamp);
-        throw new ReplicatorError(
-          "RECORD_REJECTED",
-          `target refused record ${firstOffset} for ${tp.topic}/${tp.partition}: ${info.name}`,
-          {
-            details: {
-              topic: tp.topic,
-              partition: tp.partition,
-              sourceOffset: firstOffset,
-              kafkaErrorCode: code,
-              kafkaError: info.name,
-            },
-          },
-        );
+        // Halves get new sequences: only safe while no attempt of the whole may have landed.
+        if (uncertain) throw giveUp(refusedAfterUncertain(code, tp, records));
+        if (records.length > 1) return this.sendHalves(tp, records, stamp, deadline, identity);
+        throw answerError(code, tp, records);
       }
-      if (!info.retriable) {
-        throw new ReplicatorError(
-          "KAFKA_FATAL",
-          `produce to ${tp.topic}/${tp.partition} failed: ${info.name}`,
-          {
-            details: { ...details, kafkaErrorCode: code, kafkaError: info.name },
-          },
-        );
-      }
-      if (Date.now() >= deadline) {
-        // A retriable answer means the broker did not append the batch, but a timed-out earlier
-        // attempt may have: treat the sequence as unsafe either way.
-        this.state.reset(key, identity);
-        throw new ReplicatorError(
-          "KAFKA_RETRIABLE",
-          `produce to ${tp.topic}/${tp.partition} failed: ${info.name} (retries exhausted)`,
-          {
-            cause: new KafkaPartitionError(code),
-            details: { ...details, kafkaErrorCode: code, kafkaError: info.name },
-          },
-        );
-      }
-      this.logger?.debug("produce retry", { ...details, attempt, kafkaError: info.name });
-      await this.refreshMetadata();
-      await sleep(
-        Math.min(
-          backoffDelay(attempt, { initialMs: this.retryBackoffMs }),
-          Math.max(0, deadline - Date.now()),
-        ),
-      );
+      if (!kafkaError(code).retriable) throw giveUp(answerError(code, tp, records));
+      uncertain ||= mayHaveAppended(code);
+      if (this.now() >= retryUntil) throw giveUp(answerError(code, tp, records, " (retries exhausted)"));
+      this.logger?.debug("produce retry", {
+        ...batchDetails(tp, records),
+        attempt,
+        kafkaError: kafkaError(code).name,
+      });
+      await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
     }
   }
 
@@ -375,157 +356,65 @@ export class KafkaTargetWriter implements TargetWriter {
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
-  ): Promise<number> {
+    deadline: WriteDeadline,
+    identity: ProducerIdentity,
+  ): Promise<Sent> {
     const middle = Math.ceil(records.length / 2);
-    const first = await this.sendBatch(tp, records.slice(0, middle), stamp);
-    await this.sendBatch(tp, records.slice(middle), stamp);
-    return first;
-  }
-
-  /** One attempt of a produce request whose body (head and record batch) is laid out already. */
-  private async produceOnce(tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
-    if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
-    const { broker, api } = await this.leaderOf(tp);
-    const response = await sendBody(
-      broker,
-      api,
-      body,
-      (payload) => decodeProduceResponse(api.apiVersion, payload),
-      this.requestTimeoutMs,
-    );
-    return partitionAnswer(response, tp);
-  }
-
-  /** The partition's leader as metadata has it, and the Produce version to speak to it. */
-  private async leaderOf(tp: TopicPartition): Promise<{ broker: KafkajsBroker; api: BodyApi }> {
-    await this.connect();
-    await this.cluster.addMultipleTargetTopics([tp.topic]);
-    const partition = this.cluster
-      .findTopicPartitionMetadata(tp.topic)
-      .find((p) => p.partitionId === tp.partition);
-    if (partition === undefined) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (partition.leader === null || partition.leader < 0)
-      throw new KafkaPartitionError(KafkaErrorCode.LEADER_NOT_AVAILABLE);
-    const broker = await this.cluster.findBroker({ nodeId: partition.leader });
-    const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
-    return { broker, api: { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion } };
-  }
-
-  private producerIdentity(deadline: number): Promise<ProducerIdentity> {
-    const current = this.state.current();
-    if (current !== undefined) return Promise.resolve(current);
-    this.initializing ??= this.initProducerId(deadline).finally(() => {
-      this.initializing = undefined;
+    const first = await this.sendBatch(tp, records.slice(0, middle), stamp, deadline, {
+      identity,
+      mayHaveLanded: false,
     });
-    return this.initializing;
+    if (first.acknowledged < middle) return first;
+    const second = await this.sendBatch(tp, records.slice(middle), stamp, deadline, {
+      identity,
+      mayHaveLanded: false,
+    });
+    return { baseOffset: first.baseOffset, acknowledged: first.acknowledged + second.acknowledged };
   }
 
-  private async initProducerId(deadline: number): Promise<ProducerIdentity> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.connect();
-        await this.cluster.refreshMetadataIfNecessary();
-        // Non-transactional: any broker may answer; kafkajs's producer asks the controller too.
-        const broker = await this.cluster.findControllerBroker();
-        const result = await broker.initProducerId({
-          transactionalId: null,
-          transactionTimeout: this.requestTimeoutMs,
-        });
-        this.logger?.info("producer id assigned", {
-          producerId: result.producerId,
-          producerEpoch: result.producerEpoch,
-        });
-        return this.state.adopt(BigInt(result.producerId), result.producerEpoch);
-      } catch (error) {
-        if (!isTransient(error) || Date.now() >= deadline)
-          throw translateKafkajsError(error, "InitProducerId");
-        await this.refreshMetadata();
-        await sleep(
-          Math.min(
-            backoffDelay(attempt, { initialMs: this.retryBackoffMs }),
-            Math.max(0, deadline - Date.now()),
-          ),
-        );
-      }
-    }
-  }
-
-  private connect(): Promise<void> {
-    return this.connector.connect();
-  }
-
-  private refreshMetadata(): Promise<void> {
-    return this.connector.refreshMetadata();
+  /** A request sent now is answered, or has timed out, by the deadline. */
+  private fits(deadline: WriteDeadline): boolean {
+    return this.now() + this.requestTimeoutMs <= deadline();
   }
 }
 
 /**
  * Unacknowledged batches per partition whose order an idempotent producer keeps (Kafka's limit on
  * max.in.flight.requests.per.connection with idempotence on); also the broker's de-duplication
- * window per producer and partition.
+ * window per producer and partition, which every resend of a group stays inside.
  */
 const MAX_IN_FLIGHT_BATCHES = 5;
 
-/** The broker refused the batch itself (it never lands as it is): sendBatch bisects it. */
-function isRefusal(answer: PromiseSettledResult<ProducePartitionResponse>): boolean {
-  return answer.status === "fulfilled" && REJECTING_ERRORS.has(answer.value.errorCode);
-}
-
-/** The error a failed pipelined batch ends its write with, as sendBatch would have thrown it. */
-function pipelineFailure(
-  answer: PromiseSettledResult<ProducePartitionResponse>,
-  tp: TopicPartition,
-  records: readonly MirrorRecord[],
-): ReplicatorError {
-  const what = `produce to ${tp.topic}/${tp.partition}`;
-  const details = {
-    topic: tp.topic,
-    partition: tp.partition,
-    sourceOffset: records[0]?.offset ?? -1,
-    sourceLastOffset: records.at(-1)?.offset ?? -1,
-  };
-  if (answer.status === "rejected") return translateKafkajsError(answer.reason, what, details);
-  const code = answer.value.errorCode;
-  const info = kafkaError(code);
-  const kafka = { kafkaErrorCode: code, kafkaError: info.name };
-  if (STATE_LOST_ERRORS.has(code)) {
-    return new ReplicatorError(
-      "PRODUCER_STATE_LOST",
-      `producer state for ${tp.topic}/${tp.partition} lost: ${info.name}`,
-      {
-        details: { ...details, ...kafka },
-      },
-    );
-  }
+/** An attempt may have landed and the deadline left no time to confirm it by resending. */
+function deadlineError(tp: TopicPartition, records: readonly MirrorRecord[]): ReplicatorError {
   return new ReplicatorError(
-    info.retriable ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
-    `${what} failed: ${info.name}`,
-    {
-      cause: new KafkaPartitionError(code),
-      details: { ...details, ...kafka },
-    },
+    "KAFKA_RETRIABLE",
+    `produce to ${tp.topic}/${tp.partition}: outcome unknown, the write's deadline left no time to resend`,
+    { details: batchDetails(tp, records) },
   );
 }
 
-/** The batch is in the log: appended now, or a duplicate of one appended earlier. */
-function isLanded(code: number): boolean {
-  return code === KafkaErrorCode.NONE || code === KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER;
+/** A resend was refused after an attempt of unknown outcome: the caller must look, then write anew. */
+function refusedAfterUncertain(
+  code: number,
+  tp: TopicPartition,
+  records: readonly MirrorRecord[],
+): ReplicatorError {
+  return new ReplicatorError(
+    "KAFKA_RETRIABLE",
+    `produce to ${tp.topic}/${tp.partition}: resend refused (${kafkaError(code).name}) after an attempt of unknown outcome`,
+    { cause: new KafkaPartitionError(code), details: { ...batchDetails(tp, records), kafkaErrorCode: code } },
+  );
 }
 
-function partitionAnswer(response: ProduceResponse, tp: TopicPartition): ProducePartitionResponse {
-  const answer = response.topics
-    .find((t) => t.topic === tp.topic)
-    ?.partitions.find((p) => p.partition === tp.partition);
-  if (answer === undefined) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  return answer;
+function sentFields(tp: TopicPartition, baseSequence: number, batches: number): Record<string, unknown> {
+  return { topic: tp.topic, partition: tp.partition, baseSequence, batches };
+}
+
+function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {
+  return batches.reduce((n, batch) => n + batch.length, 0);
 }
 
 function partitionKey(tp: TopicPartition): string {
   return `${tp.partition}:${tp.topic}`;
-}
-
-function isTransient(error: unknown): boolean {
-  if (error instanceof KafkaPartitionError) return error.retriable;
-  if (isReplicatorError(error)) return error.retryable && error.code === "KAFKA_RETRIABLE";
-  return isTransientKafkajsError(error);
 }

@@ -65,8 +65,8 @@ const metrics: ReplicationMetrics = {
 // its checkpoint: random outside kills rarely land there, so the worker also dies there itself.
 const dieAfterAck = Number(process.env.CHAOS_DIE_AFTER_ACK ?? "0");
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
-  async write(tp, records, stamp) {
-    const result = await writer.write(tp, records, stamp);
+  async write(tp, records, stamp, deadline) {
+    const result = await writer.write(tp, records, stamp, deadline);
     if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },

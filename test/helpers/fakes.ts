@@ -28,6 +28,7 @@ import type {
   SourceReader,
   TargetWriter,
   TopicMapping,
+  WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
@@ -259,22 +260,42 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return log.slots.find((s) => s.epoch > leaderEpoch)?.offset ?? log.end;
   }
 
+  /**
+   * Makes writes take time like the real writer's: records land in groups of `records`, each
+   * taking `ms` on the clock, and a group is sent only if it can finish by the write's deadline
+   * (the rule of KafkaTargetWriter). Null: a write lands at once, whatever its deadline.
+   */
+  writeGroups: { readonly records: number; readonly ms: number } | null = null;
+  /** Clock time at which each written record landed, in write order. */
+  readonly landedAt: number[] = [];
+
   async write(
     tp: TopicPartition,
     unstamped: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
+    deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     this.writes++;
     const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
     await this.hooks.beforeWrite?.(tp, records);
-    const log = this.#log(tp);
-    const baseOffset = log.end;
-    for (const r of records) {
-      const offset = log.end++;
-      log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
+    const baseOffset = this.#log(tp).end;
+    const step = this.writeGroups?.records ?? Math.max(1, records.length);
+    let acknowledged = 0;
+    while (acknowledged < records.length) {
+      if (this.writeGroups !== null) {
+        if (this.#clock.now() + this.writeGroups.ms > deadline()) break;
+        await this.#clock.sleep(this.writeGroups.ms);
+      }
+      const log = this.#log(tp);
+      for (const r of records.slice(acknowledged, acknowledged + step)) {
+        const offset = log.end++;
+        log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
+        this.landedAt.push(this.#clock.now());
+      }
+      acknowledged = Math.min(records.length, acknowledged + step);
     }
-    await this.hooks.afterWrite?.(tp, records);
-    return { baseOffset, records: records.length };
+    await this.hooks.afterWrite?.(tp, records.slice(0, acknowledged));
+    return { baseOffset, records: records.length, acknowledged };
   }
 
   async listTopics(): Promise<TopicInfo[]> {

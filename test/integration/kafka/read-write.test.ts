@@ -259,27 +259,6 @@ describe("kafka adapter against the mock cluster", () => {
     });
   }
 
-  it("with no time to retry, ends a pipelined write at a batch of unknown outcome instead of resending it", async () => {
-    const topic = topicName();
-    await kafka.createTopic(topic, 1, 1);
-    const records = Array.from({ length: 50 }, (_, i) => record(i));
-    await kafka.pushRequestErrors(ApiKey.Produce, [0, 0, 7]);
-    // Exactly-once mode's writer: retryDeadlineMs 0, the pump looks at the target instead.
-    const writing = withWriter({ maxBatchRecords: 10, retryDeadlineMs: 0 }, (once) =>
-      once.write({ topic, partition: 0 }, records),
-    );
-
-    await assert.rejects(writing, (error) => {
-      assert.ok(isReplicatorError(error, "KAFKA_RETRIABLE"), String(error));
-      assert.equal(error.details.sourceOffset, 1020);
-      return true;
-    });
-
-    // The two batches before the timed-out one landed; nothing after it was sent again.
-    assertSameContent(await readAll(reader, topic, 0, 0, 20), records.slice(0, 20));
-    assert.equal((await admin.listOffsets(topic, [0]))[0]?.logEndOffset, 20);
-  });
-
   it("with maxInFlightBatches 1 lands a write in order through a failed batch; more than five is refused", async () => {
     const topic = topicName();
     await kafka.createTopic(topic, 1, 1);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
+import { largestWriteGroups, leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 
 const minimal = () => ({
@@ -67,6 +67,13 @@ describe("parseConfig: valid input", () => {
     const config = parseConfig({ ...minimal(), source: { brokers: " a.example.com:9092, 10.0.0.7:9094 ," } });
 
     assert.deepEqual(config.source.brokers, ["a.example.com:9092", "10.0.0.7:9094"]);
+  });
+
+  it("accepts one batch in flight: a full fetch still fits the write margin in two rounds", () => {
+    const config = parseConfig({ ...minimal(), target: { brokers: "t:9092", maxInFlightBatches: 1 } });
+
+    assert.equal(largestWriteGroups(config), 2);
+    assert.equal(config.target.maxInFlightBatches, 1);
   });
 
   it("accepts numbers and booleans in their string form", () => {
@@ -318,6 +325,12 @@ describe("parseConfig: each malformed field is refused by name", () => {
       patch: (c) => ({ ...c, target: { ...c.target, requestTimeoutMs: 30_000 } }),
       path: "leases.durationMs",
       says: /greater than leases\.renewIntervalMs \(10000\) \+ 2 x target\.requestTimeoutMs \(60000\), got 60000/,
+    },
+    {
+      name: "a full fetch that needs more request rounds than a write is sure of",
+      patch: (c) => ({ ...c, target: { ...c.target, maxBatchBytes: 64 * 1024, maxInFlightBatches: 2 } }),
+      path: "batch.maxBytes",
+      says: /target\.maxBatchBytes \(65536\) and target\.maxInFlightBatches \(2\), a full fetch of batch\.maxBytes \(1048576\) is written in up to 16 rounds of target\.requestTimeoutMs \(15000\), more than the 30000 ms/,
     },
     {
       name: "the same alias on both sides",

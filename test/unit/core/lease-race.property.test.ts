@@ -154,9 +154,9 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
 
 function writerFor(node: Node, target: InMemoryCluster): TargetWriter {
   return {
-    write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp) => {
+    write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline) => {
       await node.writeDelay();
-      return target.write(tp, records, stamp);
+      return target.write(tp, records, stamp, deadline);
     },
     close: () => target.close(),
   };

@@ -269,6 +269,52 @@ describe("PartitionPump", () => {
     assert.equal(e.store.get(src(0))?.checkpoint, writeSpans.length * 10);
   });
 
+  it("a write too long for its lease stops before the lease ends", async () => {
+    // Prepare: one fetch of 100 records, written in groups of 10 that take 1 s each (as the real
+    // writer sends them: a group only if it can finish by the deadline), on a lease 5.5 s long
+    // that is never renewed. The whole write would take 10 s.
+    const e = env();
+    e.source.append(src(0), makeRecords(100, 0));
+    e.target.writeGroups = { records: 10, ms: 1_000 };
+    const held = await hold(e, 0, { expiresIn: 5_500 });
+    const expiresAt = held.lease.expiresAt;
+    // A pump that ignored the cut would copy on and never stop by itself.
+    void e.clock.sleep(60_000).then(() => held.stop());
+
+    // Act
+    const status = await pumpFor(e, held, {
+      batch: { maxRecords: 100, maxBytes: 1 << 20, maxWaitMs: 500 },
+    }).run();
+
+    // Assess: five groups landed, all before the lease ended; that prefix is checkpointed and
+    // nothing else was written, then the pump stopped at the lease's end.
+    assert.equal(e.target.landedAt.length, 50);
+    for (const at of e.target.landedAt)
+      assert.ok(at <= expiresAt, `landed ${at - expiresAt} ms after expiry`);
+    assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0)).slice(0, 50)));
+    assert.equal(e.store.get(src(0))?.checkpoint, 50);
+    assert.equal(status.stopReason, "lease-expired");
+    assert.equal(status.checkpoint, 50);
+  });
+
+  it("finishes a cut write once a renewal extends the lease, writing each record once", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(100, 0));
+    e.target.writeGroups = { records: 10, ms: 1_000 };
+    const held = await hold(e, 0, { expiresIn: 5_500 });
+    const pump = pumpFor(e, held, { batch: { maxRecords: 100, maxBytes: 1 << 20, maxWaitMs: 500 } });
+
+    const running = pump.run();
+    // The renewer comes late: after the write was cut at the old expiry.
+    await until(e.clock, () => e.store.get(src(0))?.checkpoint === 50);
+    held.update(await e.store.renew(held.lease, e.clock.now() + 60_000));
+    await until(e.clock, () => e.store.get(src(0))?.checkpoint === 100);
+    held.stop();
+    await running;
+
+    assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
+  });
+
   it("stops quietly when the lease was taken over", async () => {
     const e = env();
     e.source.append(src(0), makeRecords(40, 0));
