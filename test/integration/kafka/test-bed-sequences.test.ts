@@ -47,8 +47,25 @@ describe("test bed: idempotent producer sequences", () => {
     await kafka?.stop();
   });
 
-  async function produce(producerId: bigint, producerEpoch: number, baseSequence: number, count: number) {
-    const topic = Buffer.from(TOPIC);
+  function produce(producerId: bigint, producerEpoch: number, baseSequence: number, count: number) {
+    return produceTo(TOPIC, producerId, producerEpoch, baseSequence, count);
+  }
+
+  async function logEnd(name: string): Promise<number> {
+    const [end] = await broker
+      .listOffsets({ topics: [{ topic: name, partitions: [{ partition: 0, timestamp: -1 }] }] })
+      .then((r) => r.responses.flatMap((t) => t.partitions));
+    return Number(end?.offset);
+  }
+
+  async function produceTo(
+    name: string,
+    producerId: bigint,
+    producerEpoch: number,
+    baseSequence: number,
+    count: number,
+  ) {
+    const topic = Buffer.from(name);
     const body = writeProduceHead(
       await encodeRecordBatch(records(count), {
         compression: "none",
@@ -92,11 +109,28 @@ describe("test bed: idempotent producer sequences", () => {
     assert.equal((await produce(-1n, -1, -1, 4)).errorCode, KafkaErrorCode.NONE);
     assert.equal((await produce(-1n, -1, -1, 4)).errorCode, KafkaErrorCode.NONE);
 
-    const [end] = await broker
-      .listOffsets({
-        topics: [{ topic: TOPIC, partitions: [{ partition: 0, timestamp: -1 }] }],
-      })
-      .then((r) => r.responses.flatMap((t) => t.partitions));
-    assert.equal(Number(end?.offset), 3 + 2 + 4 + 4);
+    assert.equal(await logEnd(TOPIC), 3 + 2 + 4 + 4);
+  });
+
+  it("drops every batch of a resent run, also one that is not the partition's latest (regression)", async () => {
+    // A run of resends, as the writer makes after a pipelined write timed out: upstream's mock
+    // moved its expected sequence back on each duplicate and appended the third one again.
+    await kafka.createTopic(`${TOPIC}-run`, 1, 1);
+    const { producerId, producerEpoch } = await broker.initProducerId({ transactionalId: null });
+    const id = BigInt(producerId);
+    const send = (base: number) => produceTo(`${TOPIC}-run`, id, producerEpoch, base, 10);
+    for (const base of [0, 10, 20, 30]) assert.equal((await send(base)).errorCode, KafkaErrorCode.NONE);
+
+    for (const base of [0, 10, 20, 30]) {
+      const resent = await send(base);
+      assert.ok(
+        resent.errorCode === KafkaErrorCode.NONE ||
+          resent.errorCode === KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+        `resent batch ${base} answered ${resent.errorCode}`,
+      );
+    }
+    assert.equal((await send(40)).errorCode, KafkaErrorCode.NONE);
+
+    assert.equal(await logEnd(`${TOPIC}-run`), 50);
   });
 });
