@@ -9,6 +9,10 @@
 # KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
 # .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
 # fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
+# KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1 likewise builds .testbed/unpatched-crc/ WITHOUT
+# patch-control-batch.pl (upstream's control batches, CRC 0), to show that
+# test/integration/kafka/read-transactional.test.ts fails against them
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-crc/bin/mock-kafka).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -23,13 +27,21 @@ readonly DOWNLOADS="${TESTBED}/downloads"
 readonly UNPATCHED_TXN="${KAFKA_MIRROR_MOCK_UNPATCHED_TXN:-0}"
 [[ "$UNPATCHED_TXN" == 0 || "$UNPATCHED_TXN" == 1 ]] ||
   { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_TXN must be 0 or 1, not '${UNPATCHED_TXN}'" >&2; exit 1; }
-if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"; else readonly OUT="$TESTBED"; fi
+readonly UNPATCHED_CRC="${KAFKA_MIRROR_MOCK_UNPATCHED_CRC:-0}"
+[[ "$UNPATCHED_CRC" == 0 || "$UNPATCHED_CRC" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_CRC must be 0 or 1, not '${UNPATCHED_CRC}'" >&2; exit 1; }
+[[ "$UNPATCHED_TXN$UNPATCHED_CRC" != 11 ]] ||
+  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN and KAFKA_MIRROR_MOCK_UNPATCHED_CRC" >&2; exit 1; }
+if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"
+elif [[ "$UNPATCHED_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-crc"
+else readonly OUT="$TESTBED"; fi
 readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${OUT}/bin"
 readonly LAUNCHER_SRC="${ROOT}/testbed/mock-kafka/launcher.c"
 readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
 readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
 readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
+readonly CONTROL_PATCH="${ROOT}/testbed/mock-kafka/patch-control-batch.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly TXN_CLIENT_STAMP="${BIN_DIR}/.txn-client.stamp"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
@@ -99,6 +111,13 @@ build_library() {
     perl "$TXN_PATCH" "${SRC_DIR}/src" || die "transactions patch failed"
     grep -q "rd_kafka_mock_txn_init_pid" "${SRC_DIR}/src/rdkafka_mock_handlers.c" || die "transactions patch not applied"
   fi
+  if [[ "$UNPATCHED_CRC" == 1 ]]; then
+    log "NOT patching control batches (KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1): upstream's CRC 0"
+  else
+    log "patching control batches (CRC-32C, BaseSequence -1, timestamps)"
+    perl "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch failed"
+    grep -q "kafka-mirror test bed: control batch" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch not applied"
+  fi
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -155,11 +174,14 @@ check_prerequisites
 [[ -f "$PATCH_SCRIPT" ]] || die "missing ${PATCH_SCRIPT}"
 [[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
 [[ -f "$TXN_PATCH" ]] || die "missing ${TXN_PATCH}"
+[[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH")"
+elif [[ "$UNPATCHED_CRC" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"

@@ -45,6 +45,8 @@ export interface KcatReadOptions {
   readonly partition: number;
   /** First offset to read. @default 0 */
   readonly fromOffset?: number;
+  /** Extra librdkafka properties, passed as -X name=value (e.g. isolation.level). */
+  readonly config?: Readonly<Record<string, string>>;
   /** @default 60000 */
   readonly timeoutMs?: number;
 }
@@ -149,6 +151,7 @@ function consumeArgs(opts: KcatReadOptions): string[] {
     String(opts.partition),
     "-o",
     String(opts.fromOffset ?? 0),
+    ...Object.entries(opts.config ?? {}).flatMap(([name, value]) => ["-X", `${name}=${value}`]),
   ];
 }
 

@@ -25,6 +25,12 @@
  *   DONE
  * E is librdkafka's error name (NO_ERROR on success). Exit status 0 unless the arguments or a
  * client setup step are wrong: the test, not this program, decides what the answers must be.
+ *
+ * LATE "script" instead runs one producer driven by stdin, one command a line, so a test can lay
+ * out any sequence of transactions (test/integration/kafka/read-transactional.test.ts):
+ *   begin | produce PREFIX COUNT | commit | abort   ->  S BEGIN|PRODUCE|COMMIT|ABORT err=E
+ * after "S INIT err=E" at start; stdin's end prints DONE and exits (an open transaction is left
+ * to the broker, as a crashed producer leaves it). Records are keyed and valued PREFIX-N.
  */
 /* librdkafka 2.15.1 from the test bed source tree, never the system 2.0.2 headers. */
 #include "rdkafka.h"
@@ -126,6 +132,34 @@ static const char *late_request(rd_kafka_t *p1) {
         return rd_kafka_err2name(RD_KAFKA_RESP_ERR_NO_ERROR); /* "commit": nothing before EndTxn */
 }
 
+/* LATE "script": one transactional producer, one stdin command a line (see the top). */
+static int run_script(void) {
+        rd_kafka_t *rk = new_producer("txn-client-script");
+        printf("S INIT err=%s\n", error_name(rd_kafka_init_transactions(rk, TIMEOUT_MS), NULL, NULL));
+        char line[256];
+        while (fgets(line, sizeof(line), stdin)) {
+                char prefix[128];
+                int count;
+                line[strcspn(line, "\r\n")] = '\0';
+                if (!strcmp(line, "begin"))
+                        printf("S BEGIN err=%s\n", error_name(rd_kafka_begin_transaction(rk), NULL, NULL));
+                else if (sscanf(line, "produce %127s %d", prefix, &count) == 2 && count > 0)
+                        printf("S PRODUCE records=%d err=%s\n", count,
+                               rd_kafka_err2name(produce(rk, prefix, count)));
+                else if (!strcmp(line, "commit"))
+                        printf("S COMMIT err=%s\n",
+                               error_name(rd_kafka_commit_transaction(rk, TIMEOUT_MS), NULL, NULL));
+                else if (!strcmp(line, "abort"))
+                        printf("S ABORT err=%s\n",
+                               error_name(rd_kafka_abort_transaction(rk, TIMEOUT_MS), NULL, NULL));
+                else
+                        die("script: commands are begin, produce PREFIX COUNT (COUNT > 0), commit, abort");
+        }
+        /* No rd_kafka_destroy: an open transaction stays open, as a crashed producer leaves it. */
+        printf("DONE\n");
+        return 0;
+}
+
 static void report_fatal(rd_kafka_t *rk, const char *who) {
         char errstr[512];
         rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk, errstr, sizeof(errstr));
@@ -136,16 +170,18 @@ static void report_fatal(rd_kafka_t *rk, const char *who) {
 int main(int argc, char **argv) {
         if (argc != 6)
                 die("usage: txn-client BOOTSTRAP TOPIC PARTITION TRANSACTIONAL_ID "
-                    "produce|add-partition|offsets|commit");
+                    "produce|add-partition|offsets|commit|script");
         bootstrap = argv[1];
         topic     = argv[2];
         partition = (int32_t)atoi(argv[3]);
         txn_id    = argv[4];
         late      = argv[5];
         if (strcmp(late, "produce") && strcmp(late, "add-partition") && strcmp(late, "offsets") &&
-            strcmp(late, "commit"))
-                die("LATE must be produce, add-partition, offsets or commit");
+            strcmp(late, "commit") && strcmp(late, "script"))
+                die("LATE must be produce, add-partition, offsets, commit or script");
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (!strcmp(late, "script"))
+                return run_script();
 
         rd_kafka_t *p1 = new_producer("txn-client-p1");
         printf("P1 INIT err=%s\n", error_name(rd_kafka_init_transactions(p1, TIMEOUT_MS), NULL, NULL));

@@ -1,0 +1,348 @@
+// Our KafkaSourceReader on partitions that hold transactions written by an independent producer
+// (librdkafka's own, .testbed/bin/txn-client in its "script" mode), checked against kcat.
+// Regression: the test broker wrote its COMMIT/ABORT control batches with CRC 0, and our decoder
+// (rightly) refused them with CORRUPT_BATCH, so the reader failed on any partition that held a
+// finished transaction; testbed/mock-kafka/patch-control-batch.pl makes them Kafka's.
+import assert from "node:assert/strict";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, describe, it } from "node:test";
+import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import { createKafkaCluster, sendRequest } from "../../../lib/kafka/connection.js";
+import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import {
+  FETCH_API_KEY,
+  FETCH_VERSIONS,
+  fetchRequest,
+  IsolationLevel,
+} from "../../../lib/kafka/protocol/fetch.js";
+import { type DecodedBatch, decodeRecordBatches } from "../../../lib/kafka/record-batch.js";
+import { KafkaSourceReader, type SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";
+import { MOCK_KAFKA_BINARY, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+
+const TXN_CLIENT = join(dirname(MOCK_KAFKA_BINARY), "txn-client");
+const STEP_TIMEOUT_MS = 60_000;
+const LIMITS = { maxRecords: 1000, maxBytes: 1 << 20, maxWaitMs: 0 };
+
+/** txn-client's script mode: one transactional producer, one command and one answer a line. */
+class ScriptedProducer {
+  readonly #child: ChildProcessWithoutNullStreams;
+  readonly #lines: string[] = [];
+  readonly #waiters: ((line: string) => void)[] = [];
+  readonly #exited: Promise<number | null>;
+  #stderr = "";
+
+  constructor(brokers: readonly string[], topic: string) {
+    this.#child = spawn(TXN_CLIENT, [brokers.join(","), topic, "0", `txn-${randomUUID()}`, "script"]);
+    this.#child.stderr.on("data", (chunk: Buffer) => {
+      this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-4000);
+    });
+    this.#exited = new Promise((resolve) => this.#child.once("exit", (code) => resolve(code)));
+    createInterface({ input: this.#child.stdout }).on("line", (line) => {
+      const waiter = this.#waiters.shift();
+      if (waiter) waiter(line);
+      else this.#lines.push(line);
+    });
+  }
+
+  /** The next line txn-client prints. */
+  #next(what: string): Promise<string> {
+    const line = this.#lines.shift();
+    if (line !== undefined) return Promise.resolve(line);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`txn-client: no answer to "${what}" in ${STEP_TIMEOUT_MS} ms: ${this.#stderr}`)),
+        STEP_TIMEOUT_MS,
+      );
+      this.#waiters.push((answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+    });
+  }
+
+  async init(): Promise<void> {
+    assert.equal(await this.#next("init"), "S INIT err=NO_ERROR");
+  }
+
+  /** Sends one command; the answer must report success. */
+  async run(command: string): Promise<void> {
+    this.#child.stdin.write(`${command}\n`);
+    const answer = await this.#next(command);
+    assert.match(answer, /^S [A-Z]+ .*err=NO_ERROR$/, `txn-client "${command}": ${answer}`);
+  }
+
+  /** One whole transaction: begin, PREFIX-0..COUNT-1, then commit or abort. */
+  async transaction(prefix: string, count: number, end: "commit" | "abort"): Promise<void> {
+    await this.run("begin");
+    await this.run(`produce ${prefix} ${count}`);
+    await this.run(end);
+  }
+
+  async close(): Promise<void> {
+    this.#child.stdin.end();
+    assert.equal(await this.#next("end of input"), "DONE");
+    assert.equal(await this.#exited, 0, `txn-client exit status: ${this.#stderr}`);
+  }
+
+  async kill(): Promise<void> {
+    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill("SIGKILL");
+    await this.#exited;
+  }
+}
+
+interface ReadResult {
+  readonly records: MirrorRecord[];
+  /** The last fetch's: where the reader stands, and the end it can reach. */
+  readonly last: FetchedRecords;
+}
+
+/** Fetches from `from` until the reader reaches the end it reports (for read_committed the LSO). */
+async function readToEnd(reader: KafkaSourceReader, tp: TopicPartition, from: number): Promise<ReadResult> {
+  const records: MirrorRecord[] = [];
+  let last = await reader.fetch(tp, from, LIMITS);
+  records.push(...last.records);
+  while (last.nextOffset < last.highWatermark) {
+    const next = await reader.fetch(tp, last.nextOffset, LIMITS);
+    assert.ok(next.nextOffset > last.nextOffset, `no progress at ${last.nextOffset}`);
+    records.push(...next.records);
+    last = next;
+  }
+  return { records, last };
+}
+
+/** Offset, key and value as text (txn-client's keys and values are ASCII labels). */
+function view(records: readonly (MirrorRecord | KcatReadRecord)[]): string[] {
+  return records.map((r) => `${r.offset} ${r.key?.toString("latin1")}=${r.value?.toString("latin1")}`);
+}
+
+interface RawBatch {
+  readonly batch: DecodedBatch;
+  /** The batch's bytes as the broker stored them. */
+  readonly bytes: Buffer;
+}
+
+/** Every batch of partition 0, read_uncommitted with our Fetch v11 and decoder (CRCs checked). */
+async function rawBatches(brokers: readonly string[], topic: string): Promise<RawBatch[]> {
+  const cluster = createKafkaCluster({ brokers, clientId: "read-txn-raw", requestTimeoutMs: 10_000 });
+  await cluster.connect();
+  try {
+    await cluster.addMultipleTargetTopics([topic]);
+    const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [0]));
+    const broker = await cluster.findBroker({ nodeId: Number(nodeId) });
+    const batches: RawBatch[] = [];
+    for (let offset = 0, end = 1; offset < end; ) {
+      const partitions = [{ partition: 0, fetchOffset: offset, maxBytes: 1 << 20 }];
+      const request = {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: IsolationLevel.READ_UNCOMMITTED,
+      };
+      const response = await sendRequest(
+        broker,
+        "Fetch",
+        FETCH_API_KEY,
+        FETCH_VERSIONS,
+        (v) => fetchRequest(v, { ...request, topics: [{ topic, partitions }] }),
+        10_000,
+      );
+      const answer = response.topics[0]?.partitions[0];
+      assert.ok(answer && answer.errorCode === KafkaErrorCode.NONE, `Fetch of ${topic}/0 at ${offset}`);
+      end = answer.highWatermark;
+      let pos = 0;
+      for (const batch of await decodeRecordBatches(answer.records)) {
+        const bytes = answer.records.subarray(pos, pos + batch.sizeInBytes);
+        pos += batch.sizeInBytes;
+        if (batch.lastOffset < offset) continue;
+        batches.push({ batch, bytes });
+        offset = batch.lastOffset + 1;
+      }
+    }
+    return batches;
+  } finally {
+    await cluster.disconnect();
+  }
+}
+
+/** Kafka's one control record: length 16, attributes 0, timestamp and offset deltas 0, key
+ * (version 0, type), value (version 0, coordinatorEpoch 0), no headers (ControlRecordType,
+ * EndTransactionMarker). */
+function controlRecord(type: 0 | 1): Buffer {
+  return Buffer.from([32, 0, 0, 0, 8, 0, 0, 0, type, 12, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+const labels = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+describe("KafkaSourceReader on transactional partitions (independent producer)", () => {
+  let kafka: MockKafka;
+  const readers: KafkaSourceReader[] = [];
+  const producers: ScriptedProducer[] = [];
+
+  const newReader = (isolationLevel: SourceIsolationLevel): KafkaSourceReader => {
+    const reader = new KafkaSourceReader({
+      brokers: kafka.bootstrapServers,
+      clientId: `read-txn-${isolationLevel}`,
+      isolationLevel,
+    });
+    readers.push(reader);
+    return reader;
+  };
+
+  const newProducer = async (topic: string): Promise<ScriptedProducer> => {
+    const producer = new ScriptedProducer(kafka.bootstrapServers, topic);
+    producers.push(producer);
+    await producer.init();
+    return producer;
+  };
+
+  before(async () => {
+    assert.ok(existsSync(TXN_CLIENT), `${TXN_CLIENT} is missing: run \`npm run setup:testbed\``);
+    kafka = await startMockKafka({ brokers: 3 });
+  });
+
+  after(async () => {
+    await Promise.allSettled(readers.map((r) => r.close()));
+    await Promise.all(producers.map((p) => p.kill()));
+    await kafka.stop();
+  });
+
+  it("reads committed, aborted, committed transactions: read_committed sees the committed records, read_uncommitted all", async () => {
+    // Prepare: offsets 0-2 committed, 3 COMMIT, 4-5 aborted, 6 ABORT, 7-8 committed, 9 COMMIT.
+    const topic = `read-txn-${randomUUID()}`;
+    await kafka.createTopic(topic, 1);
+    const producer = await newProducer(topic);
+    await producer.transaction("first", 3, "commit");
+    await producer.transaction("aborted", 2, "abort");
+    await producer.transaction("second", 2, "commit");
+    await producer.close();
+    const tp = { topic, partition: 0 };
+    const brokers = kafka.bootstrapServers;
+    const kcatCommitted = await kcatRead({
+      brokers,
+      topic,
+      partition: 0,
+      config: { "isolation.level": "read_committed" },
+    });
+    const kcatAll = await kcatRead({
+      brokers,
+      topic,
+      partition: 0,
+      config: { "isolation.level": "read_uncommitted" },
+    });
+
+    // Act
+    const committed = await readToEnd(newReader("read_committed"), tp, 0);
+    const uncommitted = await readToEnd(newReader("read_uncommitted"), tp, 0);
+
+    // Assess: kcat as the independent reference, and the layout we wrote.
+    assert.deepEqual(
+      committed.records.map((r) => r.key?.toString("latin1")),
+      [...labels("first", 3), ...labels("second", 2)],
+    );
+    assert.deepEqual(view(committed.records), view(kcatCommitted), "read_committed: as kcat sees it");
+    assert.equal(committed.last.nextOffset, 10, "read_committed: past the last COMMIT marker");
+    assert.equal(committed.last.highWatermark, 10, "nothing open: the LSO is the log end");
+    assert.deepEqual(
+      uncommitted.records.map((r) => r.key?.toString("latin1")),
+      [...labels("first", 3), ...labels("aborted", 2), ...labels("second", 2)],
+    );
+    assert.deepEqual(view(uncommitted.records), view(kcatAll), "read_uncommitted: as kcat sees it");
+    assert.deepEqual(
+      uncommitted.records.map((r) => r.offset),
+      [0, 1, 2, 4, 5, 7, 8],
+    );
+    assert.equal(uncommitted.last.nextOffset, 10);
+  });
+
+  it("writes COMMIT and ABORT markers as Kafka does: CRC-32C, control and transactional bits, the transaction's producer, no sequence", async () => {
+    // Prepare / Act: one committed and one aborted transaction, read back batch by batch.
+    const topic = `read-txn-markers-${randomUUID()}`;
+    await kafka.createTopic(topic, 1);
+    const producer = await newProducer(topic);
+    const since = Date.now();
+    await producer.transaction("kept", 2, "commit");
+    await producer.transaction("dropped", 2, "abort");
+    await producer.close();
+    const until = Date.now();
+    const batches = await rawBatches(kafka.bootstrapServers, topic);
+
+    // Assess: rawBatches decoded every batch, so every CRC checked out.
+    const data = batches.filter((b) => !b.batch.isControl);
+    const markers = batches.filter((b) => b.batch.isControl);
+    assert.deepEqual(
+      batches.map((b) => [b.batch.baseOffset, b.batch.isControl ? b.batch.controlType : "data"]),
+      [
+        [0, "data"],
+        [2, "commit"],
+        [3, "data"],
+        [5, "abort"],
+      ],
+    );
+    const [first] = data;
+    assert.ok(first);
+    for (const { batch, bytes } of markers) {
+      const at = `marker at ${batch.baseOffset}`;
+      assert.equal(bytes.readInt8(16), 2, `${at}: magic`);
+      assert.equal(bytes.readInt16BE(21), 0x30, `${at}: attributes transactional | control, no codec`);
+      assert.equal(batch.lastOffset, batch.baseOffset, `${at}: one offset`);
+      assert.equal(batch.producerId, first.batch.producerId, `${at}: the transaction's producer id`);
+      assert.equal(batch.producerEpoch, first.batch.producerEpoch, `${at}: and epoch`);
+      assert.equal(batch.baseSequence, -1, `${at}: baseSequence NO_SEQUENCE`);
+      assert.equal(bytes.readInt32BE(57), 1, `${at}: one record`);
+      const timestamp = Number(bytes.readBigInt64BE(27));
+      assert.equal(Number(bytes.readBigInt64BE(35)), timestamp, `${at}: maxTimestamp = baseTimestamp`);
+      assert.ok(timestamp >= since - 1000 && timestamp <= until + 1000, `${at}: stamped when written`);
+      assert.deepEqual(
+        bytes.subarray(61),
+        controlRecord(batch.controlType === "commit" ? 1 : 0),
+        `${at}: record`,
+      );
+    }
+    for (const { batch } of data) assert.ok(batch.isTransactional && batch.baseSequence >= 0);
+  });
+
+  it("stops read_committed at the LSO of an open transaction and reports it as the high watermark", async () => {
+    // Prepare: offsets 0-1 committed, 2 COMMIT, 3-4 in a transaction left open.
+    const topic = `read-txn-open-${randomUUID()}`;
+    await kafka.createTopic(topic, 1);
+    const producer = await newProducer(topic);
+    await producer.transaction("done", 2, "commit");
+    await producer.run("begin");
+    await producer.run("produce open 2");
+    const tp = { topic, partition: 0 };
+    const reader = newReader("read_committed");
+
+    // Act
+    const before = await readToEnd(reader, tp, 0);
+    const atLso = await reader.fetch(tp, before.last.nextOffset, LIMITS);
+    const uncommitted = await readToEnd(newReader("read_uncommitted"), tp, 0);
+
+    // Assess
+    assert.deepEqual(view(before.records), ["0 done-0=done-0", "1 done-1=done-1"]);
+    assert.equal(before.last.nextOffset, 3, "read_committed reaches the LSO, past the COMMIT marker");
+    assert.equal(before.last.highWatermark, 3, "highWatermark is the LSO");
+    assert.deepEqual(atLso.records, [], "nothing at the LSO while the transaction is open");
+    assert.equal(atLso.nextOffset, 3);
+    assert.equal(atLso.highWatermark, 3);
+    assert.deepEqual(
+      uncommitted.records.map((r) => r.offset),
+      [0, 1, 3, 4],
+      "read_uncommitted sees the open transaction",
+    );
+    assert.equal(uncommitted.last.highWatermark, 5, "read_uncommitted: the log end");
+
+    // Act / Assess: once it commits, read_committed goes on from the LSO to the new log end.
+    await producer.run("commit");
+    await producer.close();
+    const after = await readToEnd(reader, tp, before.last.nextOffset);
+    assert.deepEqual(view(after.records), ["3 open-0=open-0", "4 open-1=open-1"]);
+    assert.equal(after.last.nextOffset, 6, "past the COMMIT marker at 5");
+    assert.equal(after.last.highWatermark, 6);
+  });
+});
