@@ -1,12 +1,8 @@
 // Kafka transactions through our own pieces against librdkafka's mock cluster: TransactionCoordinator
 // (FindCoordinator, InitProducerId, AddPartitionsToTxn, EndTxn), transactional batches from our
 // encoder sent on our produce path, and the partition read back with our Fetch and batch decoders.
-//
-// Two gaps of the current shared mock are bridged here, each loudly (TESTING.md):
-// - it writes COMMIT/ABORT control batches with CRC 0, which our decoder rightly refuses, so the
-//   reader below fills in the CRC of a control batch that has none (data batches stay checked);
-// - unpatched, it never fences and ignores read_committed: the tests ask the broker what it does
-//   and hold it to Kafka's behaviour where it claims it, and to the mock's own otherwise.
+// The test broker is patched to fence, honour read_committed and checksum its control batches as
+// Kafka does (TESTING.md); these tests hold it to that.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
@@ -19,7 +15,6 @@ import {
   sendBody,
   sendRequest,
 } from "../../../lib/kafka/connection.js";
-import { crc32c } from "../../../lib/kafka/crc32c.js";
 import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
 import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
 import {
@@ -172,9 +167,7 @@ describe("transactions against the mock cluster", () => {
       assert.ok(answer);
       assert.equal(answer.errorCode, KafkaErrorCode.NONE);
       for (const txn of answer.abortedTransactions) aborted.set(txn.firstOffset, txn);
-      const fetched = (await decodeRecordBatches(withControlCrcs(answer.records))).filter(
-        (b) => b.lastOffset >= offset,
-      );
+      const fetched = (await decodeRecordBatches(answer.records)).filter((b) => b.lastOffset >= offset);
       const last = fetched.at(-1);
       if (last === undefined) break;
       batches.push(...fetched);
@@ -217,17 +210,12 @@ describe("transactions against the mock cluster", () => {
         (b) => b.producerId === producer.producerId && b.producerEpoch === producer.producerEpoch,
       ),
     );
-    const expectedAborted = [{ producerId: producer.producerId, firstOffset: second.baseOffset }];
-    if (aborted.length === 0) {
-      console.warn(
-        "MOCK GAP: Fetch ignored read_committed (no aborted transactions listed); using the known range",
-      );
-    } else {
-      assert.deepEqual(aborted, expectedAborted, "the broker's aborted-transactions list");
-    }
-    const visible = dropAborted(batches, aborted.length === 0 ? expectedAborted : aborted).flatMap((b) =>
-      b.records.map((r) => r.value),
+    assert.deepEqual(
+      aborted,
+      [{ producerId: producer.producerId, firstOffset: second.baseOffset }],
+      "the broker's aborted-transactions list",
     );
+    const visible = dropAborted(batches, aborted).flatMap((b) => b.records.map((r) => r.value));
     assert.deepEqual(visible, committed);
   });
 
@@ -235,7 +223,6 @@ describe("transactions against the mock cluster", () => {
     // Prepare
     const topic = await newTopic();
     const id = transactionalIdFor("src", topic, PARTITION);
-    const fences = await brokerFences(coordinator(`probe-${randomUUID()}`));
     const oldHolder = coordinator(id);
     const first = await oldHolder.initProducer(soon());
     await oldHolder.addPartition(first, topic, PARTITION, soon());
@@ -249,17 +236,13 @@ describe("transactions against the mock cluster", () => {
       (error: unknown) => error,
     );
 
-    // Assess
-    if (!fences) {
-      // Kafka-faithful brokers never get here; the patched test bed must not either.
-      console.warn(
-        "MOCK GAP: this broker does not fence (InitProducerId gave a new producer id); " +
-          "the fencing expectations below are NOT checked. Run against the patched mock.",
-      );
-      assert.notEqual(second.producerId, first.producerId);
-      return;
-    }
-    assert.deepEqual([second.producerId, second.producerEpoch], [first.producerId, first.producerEpoch + 1]);
+    // Assess: same producer id, a later epoch (Kafka bumps it once to abort the open transaction
+    // and once more for the retried InitProducerId: first + 2).
+    assert.equal(second.producerId, first.producerId);
+    assert.ok(
+      second.producerEpoch > first.producerEpoch,
+      `epoch ${second.producerEpoch} after ${first.producerEpoch}`,
+    );
     assert.ok(
       lateProduce.errorCode === KafkaErrorCode.INVALID_PRODUCER_EPOCH ||
         lateProduce.errorCode === KafkaErrorCode.PRODUCER_FENCED,
@@ -371,33 +354,3 @@ describe("transactions against the mock cluster", () => {
     assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 0);
   });
 });
-
-/**
- * Whether the broker fences as Kafka does, asked without the launcher: a second InitProducerId for
- * one transactional id keeps the producer id and bumps the epoch. The unpatched mock instead hands
- * out a new producer id at epoch 0, and the first holder stays valid.
- */
-async function brokerFences(probe: TransactionCoordinator): Promise<boolean> {
-  const first = await probe.initProducer(Date.now() + 15_000);
-  const second = await probe.initProducer(Date.now() + 15_000);
-  return second.producerId === first.producerId && second.producerEpoch === first.producerEpoch + 1;
-}
-
-/**
- * The mock writes its COMMIT/ABORT control batches with CRC 0 (rdkafka_mock.c,
- * write_control_batch); Kafka's are checksummed. Fills in the CRC of such a batch only, so every
- * data batch is still checked as fetched.
- */
-function withControlCrcs(recordSet: Buffer): Buffer {
-  const copy = Buffer.from(recordSet);
-  for (let pos = 0; pos + 61 <= copy.length; ) {
-    const size = 12 + copy.readInt32BE(pos + 8);
-    if (pos + size > copy.length) break;
-    const isControl = (copy.readInt16BE(pos + 21) & 0x20) !== 0;
-    if (isControl && copy.readUInt32BE(pos + 17) === 0) {
-      copy.writeUInt32BE(crc32c(copy, pos + 21, pos + size), pos + 17);
-    }
-    pos += size;
-  }
-  return copy;
-}

@@ -1,0 +1,159 @@
+/**
+ * Fenced writes (KIP-98, as MirrorMaker 2's exactly-once mode uses them, KIP-618): every target
+ * partition is written by a transactional producer of its own, transactional.id
+ * kafka-mirror.<alias>/<topic>/<partition>. A worker that takes a partition over calls
+ * InitProducerId for that id before it looks at the target: the coordinator bumps the epoch and
+ * aborts the previous holder's open transaction, and the partition leaders refuse that holder's
+ * later Produce and EndTxn. However long a former holder was frozen, or however late its request
+ * arrives, nothing it sends after the fence becomes visible to read_committed readers.
+ *
+ * Each write is one transaction: AddPartitionsToTxn, the write's batches (pipelined, sequences
+ * continuing within the epoch), EndTxn(commit). A write whose outcome is unknown drops the
+ * partition's identity; the next write (or fence) calls InitProducerId again, which aborts the
+ * transaction if it is still open.
+ */
+import type { TopicPartition } from "../core/model.js";
+import type { Clock, Logger } from "../core/ports.js";
+import { sleep } from "./backoff.js";
+import type { ClusterConnector } from "./connection.js";
+import type { KafkajsCluster } from "./kafkajs-internals.js";
+import { type ProducerIdentity, ProducerState } from "./producer-state.js";
+import {
+  TransactionCoordinator,
+  type TransactionalProducer,
+  type TransactionResult,
+} from "./transaction-coordinator.js";
+import { transactionalIdFor } from "./transactional-id.js";
+
+export interface TransactionProducersOptions {
+  readonly cluster: KafkajsCluster;
+  readonly connector: ClusterConnector;
+  readonly alias: string;
+  readonly transactionTimeoutMs: number;
+  readonly now: () => number;
+  readonly retryBackoffMs: number;
+  readonly logger?: Logger;
+}
+
+interface PartitionProducer {
+  readonly coordinator: TransactionCoordinator;
+  /** This partition's identity and sequence: the producer is the partition's own. */
+  readonly state: ProducerState;
+  initializing: Promise<ProducerIdentity> | undefined;
+}
+
+/** How the writer keys a partition's sequences in its ProducerState. */
+function keyOf(tp: TopicPartition): string {
+  return `${tp.partition}:${tp.topic}`;
+}
+
+export class TransactionProducers {
+  readonly #options: TransactionProducersOptions;
+  readonly #clock: Clock;
+  readonly #producers = new Map<string, PartitionProducer>();
+
+  constructor(options: TransactionProducersOptions) {
+    this.#options = options;
+    this.#clock = { now: options.now, sleep: (ms) => sleep(ms) };
+  }
+
+  transactionalIdOf(tp: TopicPartition): string {
+    return this.#producer(tp).coordinator.transactionalId;
+  }
+
+  state(tp: TopicPartition): ProducerState {
+    return this.#producer(tp).state;
+  }
+
+  /** The partition's current identity, or a new one (which fences earlier writers). */
+  identity(tp: TopicPartition, deadline: number): Promise<ProducerIdentity> {
+    const producer = this.#producer(tp);
+    const current = producer.state.current();
+    if (current !== undefined) return Promise.resolve(current);
+    producer.initializing ??= this.#init(tp, producer, deadline).finally(() => {
+      producer.initializing = undefined;
+    });
+    return producer.initializing;
+  }
+
+  /**
+   * A new identity for `tp` whatever it had: InitProducerId bumps the epoch, so every earlier
+   * holder of the transactional id (another worker, or this one before an uncertain write) is
+   * fenced and its open transaction aborted by the time this resolves.
+   */
+  async fence(tp: TopicPartition, deadline: number): Promise<ProducerIdentity> {
+    const producer = this.#producer(tp);
+    await producer.initializing?.catch(() => undefined);
+    const current = producer.state.current();
+    if (current !== undefined) producer.state.reset(keyOf(tp), current);
+    return this.identity(tp, deadline);
+  }
+
+  /** AddPartitionsToTxn: opens the write's transaction on `tp`. */
+  begin(tp: TopicPartition, identity: ProducerIdentity, deadline: number): Promise<void> {
+    return this.#producer(tp).coordinator.addPartition(
+      this.#transactional(tp, identity),
+      tp.topic,
+      tp.partition,
+      deadline,
+    );
+  }
+
+  /** EndTxn: commits (or aborts) the write's transaction. */
+  end(
+    tp: TopicPartition,
+    identity: ProducerIdentity,
+    result: TransactionResult,
+    deadline: number,
+  ): Promise<void> {
+    return this.#producer(tp).coordinator.endTransaction(this.#transactional(tp, identity), result, deadline);
+  }
+
+  /** Drops `identity` after a write of unknown outcome, so nothing else is sent under it. */
+  forget(tp: TopicPartition, identity: ProducerIdentity): void {
+    this.#producer(tp).state.reset(keyOf(tp), identity);
+  }
+
+  async #init(tp: TopicPartition, producer: PartitionProducer, deadline: number): Promise<ProducerIdentity> {
+    const fresh = await producer.coordinator.initProducer(deadline);
+    this.#options.logger?.info("transactional producer initialised (earlier writers fenced)", {
+      topic: tp.topic,
+      partition: tp.partition,
+      transactionalId: fresh.transactionalId,
+      producerId: String(fresh.producerId),
+      producerEpoch: fresh.producerEpoch,
+    });
+    return producer.state.adopt(fresh.producerId, fresh.producerEpoch);
+  }
+
+  #transactional(tp: TopicPartition, identity: ProducerIdentity): TransactionalProducer {
+    return {
+      transactionalId: this.transactionalIdOf(tp),
+      producerId: identity.producerId,
+      producerEpoch: identity.producerEpoch,
+    };
+  }
+
+  #producer(tp: TopicPartition): PartitionProducer {
+    const key = keyOf(tp);
+    let producer = this.#producers.get(key);
+    if (producer === undefined) {
+      const { cluster, connector, alias, transactionTimeoutMs, retryBackoffMs, logger } = this.#options;
+      producer = {
+        coordinator: new TransactionCoordinator({
+          cluster,
+          connector,
+          transactionalId: transactionalIdFor(alias, tp.topic, tp.partition),
+          transactionTimeoutMs,
+          clock: this.#clock,
+          retryBackoffMs,
+          ...(logger === undefined ? {} : { logger }),
+        }),
+        state: new ProducerState(),
+        initializing: undefined,
+      };
+      this.#producers.set(key, producer);
+    }
+    return producer;
+  }
+}
