@@ -130,6 +130,13 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     retryDeadlineMs: config.target.requestTimeoutMs,
     // Deadlines are lease expiries, taken on the worker's clock.
     now: () => clock.now(),
+    // A transaction left open by a worker that died is aborted by the coordinator within a
+    // lease, when the next holder would fence it anyway; until then read_committed readers of
+    // that target partition wait at it.
+    transactions:
+      config.target.fencing === "transactional"
+        ? { alias: config.source.alias, transactionTimeoutMs: config.leases.durationMs }
+        : null,
   });
   const targetReader = exactlyOnce
     ? new KafkaSourceReader(connection(config.target, logger, targetSecurity))

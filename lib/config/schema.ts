@@ -75,6 +75,15 @@ const targetSchema = section({
   alias: alias.optional(),
   /** Codec of the batches written to the target. */
   compression: oneOf(["none", "gzip", "snappy", "lz4", "zstd"]).default("none"),
+  /**
+   * How a partition's former holder is kept from landing writes after another worker took it
+   * over. "transactional": every write is a transaction of the partition's own transactional
+   * producer, and a new holder's InitProducerId fences the old one at the broker, however long it
+   * was frozen (needs a target that supports transactions, Kafka 0.11+, and read_committed
+   * consumers to see only committed data). "none": the lease alone, by the workers' clocks: a
+   * worker frozen between its lease check and its produce request can land a duplicate.
+   */
+  fencing: oneOf(["transactional", "none"]).default("transactional"),
   /** Replication factor of topics the replicator creates; -1 leaves it to the broker default. */
   replicationFactor: integer(-1, 32_767)
     .refine((value) => value !== 0, {

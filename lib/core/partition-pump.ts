@@ -286,6 +286,10 @@ export class PartitionPump {
 
   async #loop(): Promise<PumpStopReason> {
     const held = this.#held;
+    // First of all, fence the partition's earlier writers (a former holder may be frozen mid-write
+    // and wake at any time): from here on only our writes can land, so what the target shows
+    // when we look at it below cannot grow behind our back.
+    if (!(await this.#fence())) return this.#stopOrLost();
     // Before anything is read: is the checkpoint still about the log the source has now?
     const identity = await resumeContinuity(
       this.#deps,
@@ -540,8 +544,12 @@ export class PartitionPump {
         let pending = remaining;
         if (tail !== null) {
           // An uncertain earlier attempt may have landed some of these records; those are not
-          // written again.
-          if (tail.uncertain) await tail.refresh();
+          // written again. Fenced first: the attempt's transaction is aborted if still open, and
+          // nothing of it can become visible after the look.
+          if (tail.uncertain) {
+            await this.#deps.target.fence(this.#held.route.target);
+            await tail.refresh();
+          }
           pending = remaining.filter((r) => r.offset > tail.landed);
         }
         if (pending.length === 0) return "ok";
@@ -577,10 +585,29 @@ export class PartitionPump {
           this.#startCheckpoint(last + 1);
         }
       } catch (error) {
+        if (isReplicatorError(error, "PRODUCER_FENCED")) {
+          // Another holder fenced our producer: whatever our lease says, the partition is theirs.
+          this.#held.markLost();
+          return "lease-lost";
+        }
         if (!(await this.#retryable(error, attempt, "write failed"))) throw error;
       }
     }
     return "ok";
+  }
+
+  /** TargetWriter.fence, retried while it fails transiently; false when stopped first. */
+  async #fence(): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.#held.signal.aborted) return false;
+      try {
+        await this.#deps.target.fence(this.#held.route.target);
+        return true;
+      } catch (error) {
+        if (!(await this.#retryable(error, attempt, "fencing the target partition's earlier writers failed")))
+          throw error;
+      }
+    }
   }
 
   /**
@@ -590,7 +617,7 @@ export class PartitionPump {
    */
   #writeDeadline(): number {
     const held = this.#held;
-    return held.lost ? Number.NEGATIVE_INFINITY : held.lease.expiresAt;
+    return held.lost ? Number.NEGATIVE_INFINITY : held.expiresAt;
   }
 
   /**

@@ -75,7 +75,8 @@ export interface TargetWriter {
    * cannot finish in time the write stops before sending them and resolves with what landed
    * (`WriteResult.acknowledged` < `records`): a cut write is certain, its tail was never sent.
    * It rejects only when the outcome is unknown (a request that may have landed could not be
-   * confirmed in time, or the producer session was lost) or for a non-retryable error.
+   * confirmed in time, or the producer session was lost) or for a non-retryable error; with
+   * PRODUCER_FENCED when another writer fenced `tp` (see fence): the partition is no longer ours.
    */
   write(
     tp: TopicPartition,
@@ -83,6 +84,14 @@ export interface TargetWriter {
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
   ): Promise<WriteResult>;
+  /**
+   * Fences every earlier writer of `tp` (target.fencing "transactional"): once it resolves,
+   * nothing they sent or will send becomes visible to read_committed readers (their open
+   * transaction is aborted, their later requests refused), and this writer's next write is the
+   * only one that can land. A holder calls it when it takes a partition and after a write of
+   * unknown outcome, before it looks at the target. Resolves at once without fencing.
+   */
+  fence(tp: TopicPartition): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,9 +1,11 @@
 /**
  * Who sends the target writer's produce requests: the cluster connection, leader lookup, the
- * idempotent producer's identity (InitProducerId) and sequences, and the encoding and sending of
- * one produce request. The writer (target-writer.ts) decides what to send and when. One identity
- * serves every partition today; a producer per partition (transactions) would replace
- * `identity()` and `state` here, keyed by partition, without touching the writer's rules.
+ * producer identity (InitProducerId) and sequences, and the encoding and sending of one produce
+ * request. The writer (target-writer.ts) decides what to send and when.
+ *
+ * Two kinds of identity: without fencing, one idempotent producer serves every partition; with
+ * fencing, each target partition has a transactional producer of its own
+ * (transaction-producers.ts), whose InitProducerId fences every earlier writer of the partition.
  */
 import type { MirrorRecord, TopicPartition } from "../core/model.js";
 import type { Logger } from "../core/ports.js";
@@ -33,13 +35,27 @@ import {
   produceHeadSize,
   writeProduceHead,
 } from "./protocol/produce.js";
+import {
+  transactionalProduceHeadSize,
+  writeTransactionalProduceHead,
+} from "./protocol/transactional-produce.js";
 import { encodeRecordBatch } from "./record-batch.js";
+import { TransactionProducers } from "./transaction-producers.js";
 
 export interface ProducerSessionOptions extends KafkaConnectionOptions {
   readonly compression: CompressionCodec;
   readonly requestTimeoutMs: number;
   readonly retryBackoffMs: number;
   readonly now: () => number;
+  /** Fenced writes: one transactional producer per target partition. Null: one idempotent producer. */
+  readonly transactions: TransactionSettings | null;
+}
+
+export interface TransactionSettings {
+  /** The source alias: transactional ids are kafka-mirror.<alias>/<topic>/<partition>. */
+  readonly alias: string;
+  /** transaction.timeout.ms: the coordinator aborts a transaction left open longer. */
+  readonly transactionTimeoutMs: number;
 }
 
 /** A partition's leader and the Produce version to speak to it. */
@@ -54,10 +70,13 @@ export type Attempt =
   | { readonly error: unknown; readonly sent: boolean };
 
 export class ProducerSession {
-  readonly state = new ProducerState();
+  /** The idempotent producer's state (no fencing). */
+  private readonly shared = new ProducerState();
   private readonly cluster: KafkajsCluster;
   private readonly connector: ClusterConnector;
   private readonly options: ProducerSessionOptions;
+  /** Per-partition transactional producers (fencing); null without fencing. */
+  readonly transactions: TransactionProducers | null;
   private initializing: Promise<ProducerIdentity> | undefined;
   private closed = false;
 
@@ -65,15 +84,35 @@ export class ProducerSession {
     this.options = options;
     this.cluster = createKafkaCluster(options);
     this.connector = new ClusterConnector(this.cluster, options.logger);
+    this.transactions =
+      options.transactions === null
+        ? null
+        : new TransactionProducers({
+            cluster: this.cluster,
+            connector: this.connector,
+            ...options.transactions,
+            now: options.now,
+            retryBackoffMs: options.retryBackoffMs,
+            ...(options.logger === undefined ? {} : { logger: options.logger }),
+          });
   }
 
   private get logger(): Logger | undefined {
     return this.options.logger;
   }
 
-  /** The current producer identity, asking the cluster for one (until `deadline`) when there is none. */
-  identity(deadline: number): Promise<ProducerIdentity> {
-    const current = this.state.current();
+  /** Sequences of `tp`'s batches under its producer identity. */
+  state(tp: TopicPartition): ProducerState {
+    return this.transactions?.state(tp) ?? this.shared;
+  }
+
+  /**
+   * The producer identity `tp` is written with, asking the cluster for one (until `deadline`)
+   * when there is none. With fencing that InitProducerId fences earlier writers of `tp`.
+   */
+  identity(tp: TopicPartition, deadline: number): Promise<ProducerIdentity> {
+    if (this.transactions !== null) return this.transactions.identity(tp, deadline);
+    const current = this.shared.current();
     if (current !== undefined) return Promise.resolve(current);
     this.initializing ??= this.initProducerId(deadline).finally(() => {
       this.initializing = undefined;
@@ -107,16 +146,29 @@ export class ProducerSession {
     baseSequence: number,
   ): Promise<Buffer> {
     const topic = Buffer.from(tp.topic, "utf8");
-    return writeProduceHead(
+    const head = { acks: -1, timeoutMs: this.options.requestTimeoutMs, topic, partition: tp.partition };
+    const batch = {
+      compression: this.options.compression,
+      producerId: identity.producerId,
+      producerEpoch: identity.producerEpoch,
+      baseSequence,
+      stamp,
+    };
+    const transactionalId = this.transactions?.transactionalIdOf(tp);
+    if (transactionalId === undefined) {
+      return writeProduceHead(
+        await encodeRecordBatch(records, { ...batch, headroom: produceHeadSize(topic) }),
+        head,
+      );
+    }
+    const id = Buffer.from(transactionalId, "utf8");
+    return writeTransactionalProduceHead(
       await encodeRecordBatch(records, {
-        compression: this.options.compression,
-        producerId: identity.producerId,
-        producerEpoch: identity.producerEpoch,
-        baseSequence,
-        stamp,
-        headroom: produceHeadSize(topic),
+        ...batch,
+        isTransactional: true,
+        headroom: transactionalProduceHeadSize(topic, id),
       }),
-      { acks: -1, timeoutMs: this.options.requestTimeoutMs, topic, partition: tp.partition },
+      { ...head, transactionalId: id },
     );
   }
 
@@ -197,7 +249,7 @@ export class ProducerSession {
           producerId: result.producerId,
           producerEpoch: result.producerEpoch,
         });
-        return this.state.adopt(BigInt(result.producerId), result.producerEpoch);
+        return this.shared.adopt(BigInt(result.producerId), result.producerEpoch);
       } catch (error) {
         if (!isTransient(error) || this.options.now() >= deadline)
           throw translateKafkajsError(error, "InitProducerId");

@@ -20,7 +20,7 @@
 import type { MirrorRecord, TopicPartition, WriteResult } from "../core/model.js";
 import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
-import { ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
 import { describeError, type KafkaConnectionOptions } from "./connection.js";
@@ -36,8 +36,9 @@ import {
   requestError,
   STATE_LOST_ERRORS,
 } from "./produce-outcome.js";
-import { ProducerSession } from "./producer-session.js";
+import { ProducerSession, type TransactionSettings } from "./producer-session.js";
 import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
+import type { TransactionProducers } from "./transaction-producers.js";
 
 export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
   /** @default "none" */
@@ -60,6 +61,12 @@ export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
   readonly retryBackoffMs?: number;
   /** The clock write deadlines are read against (epoch ms); the caller's, so both agree. @default Date.now */
   readonly now?: () => number;
+  /**
+   * Fenced writes: every write is a transaction of the target partition's own transactional
+   * producer (see transaction-producers.ts). Null: one idempotent producer, and only the lease
+   * keeps writers apart. @default null
+   */
+  readonly transactions?: TransactionSettings | null;
 }
 
 /** What one group or batch achieved: its leading records the target acknowledged. */
@@ -127,6 +134,7 @@ export class KafkaTargetWriter implements TargetWriter {
       requestTimeoutMs: this.requestTimeoutMs,
       retryBackoffMs: options.retryBackoffMs ?? 100,
       now: this.now,
+      transactions: options.transactions ?? null,
     });
   }
 
@@ -136,18 +144,64 @@ export class KafkaTargetWriter implements TargetWriter {
     stamp: ProvenanceStamp | null = null,
     deadline: WriteDeadline = NO_DEADLINE,
   ): Promise<WriteResult> {
+    return this.inTurn(tp, () => {
+      const transactions = this.session.transactions;
+      return transactions === null
+        ? this.writeInOrder(tp, records, stamp, deadline)
+        : this.writeTransaction(transactions, tp, records, stamp, deadline);
+    });
+  }
+
+  /**
+   * Without fencing there is nothing to do: the lease alone keeps writers apart. With fencing,
+   * InitProducerId for the partition's transactional id, in turn with the partition's writes.
+   */
+  fence(tp: TopicPartition): Promise<void> {
+    const transactions = this.session.transactions;
+    if (transactions === null) return Promise.resolve();
+    return this.inTurn(tp, async () => {
+      await transactions.fence(tp, this.now() + this.retryDeadlineMs);
+    });
+  }
+
+  /** Runs `job` after every earlier write and fence of `tp` settled: one at a time per partition. */
+  private inTurn<T>(tp: TopicPartition, job: () => Promise<T>): Promise<T> {
     const key = partitionKey(tp);
     const previous = this.tails.get(key) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.writeInOrder(tp, records, stamp, deadline),
-      () => this.writeInOrder(tp, records, stamp, deadline),
-    );
+    const run = previous.then(job, job);
     const tail = run.catch(() => undefined);
     this.tails.set(key, tail);
     void tail.then(() => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     return run;
+  }
+
+  /**
+   * One write as one transaction. What the write acknowledged (all of it, or the prefix a deadline
+   * cut it to) is committed; the commit is attempted even past the write's deadline, which is
+   * safe: a writer that fenced us in the meantime has the commit refused, and one that fences us
+   * later sees it when it looks. Any failure drops the identity, so the next write or fence
+   * starts a new epoch, which also aborts this transaction if it is still open.
+   */
+  private async writeTransaction(
+    transactions: TransactionProducers,
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp: ProvenanceStamp | null,
+    deadline: WriteDeadline,
+  ): Promise<WriteResult> {
+    const identity = await transactions.identity(tp, this.now() + this.retryDeadlineMs);
+    try {
+      await transactions.begin(tp, identity, Math.min(deadline(), this.now() + this.retryDeadlineMs));
+      const result = await this.writeInOrder(tp, records, stamp, deadline);
+      const outcome = result.acknowledged > 0 ? "commit" : "abort";
+      await transactions.end(tp, identity, outcome, this.now() + this.retryDeadlineMs);
+      return result;
+    } catch (error) {
+      transactions.forget(tp, identity);
+      throw fencedOr(error);
+    }
   }
 
   async close(): Promise<void> {
@@ -229,7 +283,7 @@ export class KafkaTargetWriter implements TargetWriter {
     let identity: ProducerIdentity;
     let leader: Awaited<ReturnType<ProducerSession["leader"]>>;
     try {
-      identity = await session.identity(this.now() + this.retryDeadlineMs);
+      identity = await session.identity(tp, this.now() + this.retryDeadlineMs);
       leader = await session.leader(tp);
     } catch {
       return NOT_PIPELINED;
@@ -237,7 +291,7 @@ export class KafkaTargetWriter implements TargetWriter {
     const key = partitionKey(tp);
     const sequences: number[] = [];
     const bodies: Buffer[] = [];
-    let sequence = session.state.nextSequence(key, identity);
+    let sequence = session.state(tp).nextSequence(key, identity);
     for (const batch of group) {
       sequences.push(sequence);
       bodies.push(await session.body(tp, batch, stamp, identity, sequence));
@@ -259,12 +313,9 @@ export class KafkaTargetWriter implements TargetWriter {
       if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
     });
     if (landed > 0) {
-      session.state.acknowledged(
-        key,
-        identity,
-        sequences[landed - 1] as number,
-        group[landed - 1]?.length ?? 0,
-      );
+      session
+        .state(tp)
+        .acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
     }
     const first = answers[0];
     const baseOffset =
@@ -290,14 +341,14 @@ export class KafkaTargetWriter implements TargetWriter {
   ): Promise<Sent> {
     const retryUntil = this.now() + this.retryDeadlineMs;
     const session = this.session;
-    const identity = resend.identity ?? (await session.identity(retryUntil));
+    const identity = resend.identity ?? (await session.identity(tp, retryUntil));
     const key = partitionKey(tp);
-    const baseSequence = session.state.nextSequence(key, identity);
+    const baseSequence = session.state(tp).nextSequence(key, identity);
     const body = await session.body(tp, records, stamp, identity, baseSequence);
     let uncertain = resend.mayHaveLanded;
     const giveUp = (error: ReplicatorError): ReplicatorError => {
       // The batch may be in the log: its sequence must not carry other records later.
-      if (uncertain) session.state.reset(key, identity);
+      if (uncertain) session.state(tp).reset(key, identity);
       return error;
     };
 
@@ -323,14 +374,14 @@ export class KafkaTargetWriter implements TargetWriter {
 
       const code = result.answer.errorCode;
       if (isLanded(code)) {
-        session.state.acknowledged(key, identity, baseSequence, records.length);
+        session.state(tp).acknowledged(key, identity, baseSequence, records.length);
         return {
           baseOffset: code === KafkaErrorCode.NONE ? result.answer.baseOffset : -1,
           acknowledged: records.length,
         };
       }
       if (STATE_LOST_ERRORS.has(code)) {
-        session.state.reset(key, identity);
+        session.state(tp).reset(key, identity);
         throw answerError(code, tp, records);
       }
       if (REJECTING_ERRORS.has(code)) {
@@ -384,6 +435,20 @@ export class KafkaTargetWriter implements TargetWriter {
  * window per producer and partition, which every resend of a group stays inside.
  */
 const MAX_IN_FLIGHT_BATCHES = 5;
+
+/**
+ * A produce refused for its epoch means a newer holder fenced this partition's producer: the
+ * caller has lost the partition, whatever its lease says.
+ */
+function fencedOr(error: unknown): unknown {
+  if (!isReplicatorError(error, "PRODUCER_STATE_LOST")) return error;
+  const code = error.details?.kafkaErrorCode;
+  if (code !== KafkaErrorCode.INVALID_PRODUCER_EPOCH && code !== KafkaErrorCode.PRODUCER_FENCED) return error;
+  return new ReplicatorError("PRODUCER_FENCED", `${error.message}: another writer fenced this partition`, {
+    cause: error,
+    details: error.details,
+  });
+}
 
 /** An attempt may have landed and the deadline left no time to confirm it by resending. */
 function deadlineError(tp: TopicPartition, records: readonly MirrorRecord[]): ReplicatorError {

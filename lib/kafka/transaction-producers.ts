@@ -19,8 +19,8 @@ import type { ClusterConnector } from "./connection.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
-  TransactionCoordinator,
   type TransactionalProducer,
+  TransactionCoordinator,
   type TransactionResult,
 } from "./transaction-coordinator.js";
 import { transactionalIdFor } from "./transactional-id.js";

@@ -70,6 +70,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
     if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },
+  fence: (tp) => writer.fence(tp),
   close: () => writer.close(),
 });
 

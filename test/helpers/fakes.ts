@@ -318,6 +318,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     });
   }
 
+  /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
+  async fence(): Promise<void> {}
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -680,4 +683,56 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * One worker's writer to a shared InMemoryCluster, with fencing as Kafka's transactional
+ * producers give it: fence() (or the first write) takes a new epoch for the partition, and a
+ * write of a writer whose epoch is no longer the partition's lands nothing and rejects with
+ * PRODUCER_FENCED. The check is made when the write lands, so a write delayed past a newer
+ * writer's fence is refused, as a frozen producer's late request is.
+ */
+export class FencedWriter implements TargetWriter {
+  static readonly #registry = new WeakMap<InMemoryCluster, Map<string, number>>();
+  readonly #cluster: InMemoryCluster;
+  readonly #mine = new Map<string, number>();
+
+  constructor(cluster: InMemoryCluster) {
+    this.#cluster = cluster;
+  }
+
+  async fence(tp: TopicPartition): Promise<void> {
+    const epochs = this.#epochs();
+    const next = (epochs.get(keyOf(tp)) ?? 0) + 1;
+    epochs.set(keyOf(tp), next);
+    this.#mine.set(keyOf(tp), next);
+  }
+
+  async write(
+    tp: TopicPartition,
+    records: readonly MirrorRecord[],
+    stamp?: ProvenanceStamp | null,
+    deadline?: WriteDeadline,
+  ): Promise<WriteResult> {
+    if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
+    if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
+      throw new ReplicatorError("PRODUCER_FENCED", `writer of ${tp.topic}/${tp.partition} was fenced`, {
+        details: { ...tp },
+      });
+    }
+    return this.#cluster.write(tp, records, stamp, deadline);
+  }
+
+  close(): Promise<void> {
+    return this.#cluster.close();
+  }
+
+  #epochs(): Map<string, number> {
+    let epochs = FencedWriter.#registry.get(this.#cluster);
+    if (epochs === undefined) {
+      epochs = new Map();
+      FencedWriter.#registry.set(this.#cluster, epochs);
+    }
+    return epochs;
+  }
 }

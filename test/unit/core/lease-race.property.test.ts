@@ -19,6 +19,7 @@ import {
   CapturingLogger,
   CapturingMetrics,
   FakeClock,
+  FencedWriter,
   fakeMapping,
   InMemoryCluster,
   InMemoryLeaseStore,
@@ -152,13 +153,19 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
   };
 }
 
+/** The worker's own fenced producer; each write lands after its delay, where it is checked. */
 function writerFor(node: Node, target: InMemoryCluster): TargetWriter {
+  const writer = new FencedWriter(target);
   return {
     write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline) => {
       await node.writeDelay();
-      return target.write(tp, records, stamp, deadline);
+      return writer.write(tp, records, stamp, deadline);
     },
-    close: () => target.close(),
+    fence: async (tp) => {
+      await node.alive();
+      await writer.fence(tp);
+    },
+    close: () => writer.close(),
   };
 }
 
