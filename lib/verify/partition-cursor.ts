@@ -11,7 +11,7 @@ const LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 << 20, maxWaitMs: 
 export class PartitionCursor {
   readonly #reader: SourceReader;
   readonly #tp: TopicPartition;
-  readonly #to: number;
+  #to: number;
   #nextOffset: number;
   #buffer: MirrorRecord[] = [];
   /** Index of the next record in #buffer (shift() would make reading quadratic). */
@@ -39,6 +39,12 @@ export class PartitionCursor {
       this.#buffer = this.#buffer.slice(this.#head);
       this.#head = 0;
       const fetched = await this.#reader.fetch(this.#tp, this.#nextOffset, LIMITS);
+      if (fetched.nextOffset <= this.#nextOffset && fetched.highWatermark <= this.#nextOffset) {
+        // Read read_committed, the readable end is the last stable offset: records behind a
+        // transaction still open are not committed (yet), so the comparison ends here.
+        this.#to = this.#nextOffset;
+        break;
+      }
       if (fetched.nextOffset <= this.#nextOffset) {
         throw new Error(
           `no progress reading ${this.#tp.topic}/${this.#tp.partition} at offset ${this.#nextOffset}`,

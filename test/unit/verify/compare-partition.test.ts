@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
+import type { SourceReader } from "../../../lib/core/ports.js";
 import { createTopicMapping } from "../../../lib/topics/selection.js";
 import { comparePartition } from "../../../lib/verify/compare-partition.js";
 import { verifyMirror } from "../../../lib/verify/verify-mirror.js";
@@ -21,7 +22,40 @@ function clusters(count: number, edit: (records: NewRecord[]) => NewRecord[] = (
   return { source: { reader: source, admin: source }, target: { reader: target, admin: target } };
 }
 
+/** The target as a read_committed reader sees it while a transaction from `lso` on is open. */
+function readCommitted(cluster: InMemoryCluster, lso: number): SourceReader {
+  return {
+    fetch: async (tp, offset, limits) => {
+      const fetched = await cluster.fetch(tp, offset, limits);
+      const records = fetched.records.filter((r) => r.offset < lso);
+      return {
+        ...fetched,
+        records,
+        nextOffset: Math.min(fetched.nextOffset, Math.max(offset, lso)),
+        highWatermark: lso,
+      };
+    },
+    describePartition: (tp) => cluster.describePartition(tp),
+    endOffsetForLeaderEpoch: (tp, epoch) => cluster.endOffsetForLeaderEpoch(tp, epoch),
+    close: () => cluster.close(),
+  };
+}
+
 describe("comparePartition", () => {
+  it("compares up to the last stable offset when the target has a transaction open at its end", async () => {
+    const { source, target } = clusters(50);
+    const inTransaction = target.reader as InMemoryCluster;
+    inTransaction.append(TP, makeRecords(5, 8));
+    const result = await comparePartition(
+      source,
+      { reader: readCommitted(inTransaction, 50), admin: target.admin },
+      TP,
+      TP,
+    );
+    assert.equal(result.mismatch, null);
+    assert.equal(result.targetRecords, 50);
+  });
+
   it("finds identical partitions identical, with equal counts, ranges and digests", async () => {
     const { source, target } = clusters(50);
     const result = await comparePartition(source, target, TP, TP);
