@@ -5,8 +5,10 @@
  * store request of a worker takes its own time to land and its answer its own time to come back
  * (sometimes longer than a lease), so renewals, claims, checkpoints and handoffs of different
  * workers interleave arbitrarily; each worker has its own clock, off by less than the write
- * margin; workers die (every call hangs from then on, like a SIGKILL) and new ones start. The
- * holders of exactly-once.property.test.ts take turns; these race.
+ * margin; workers die (every call hangs from then on, like a SIGKILL) and new ones start; some
+ * target writes land a lease or more late, as a frozen worker's do, and only fencing (each
+ * worker's FencedWriter) stops them. The holders of exactly-once.property.test.ts take turns;
+ * these race.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -60,6 +62,11 @@ interface Scenario {
   readonly slowChance: number;
   /** Longest delay of a slow request (or its answer): up to several lease durations. */
   readonly slowMaxMs: number;
+  /**
+   * Chance that a target write lands only after one to three lease durations, as the write of a
+   * worker frozen mid-write (or a request stuck in the network) does: fencing must refuse it.
+   */
+  readonly zombieChance: number;
   readonly workers: readonly WorkerPlan[];
 }
 
@@ -74,6 +81,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   seed: fc.integer(),
   slowChance: fc.constantFrom(0.05, 0.1, 0.2),
   slowMaxMs: fc.constantFrom(1_000, 2_000, 4_000),
+  zombieChance: fc.constantFrom(0, 0.01, 0.03),
   workers: fc.array(workerArb, { minLength: 3, maxLength: 5 }),
 });
 
@@ -116,7 +124,10 @@ class Node {
 
   async writeDelay(): Promise<void> {
     await this.alive();
-    await this.#truth.sleep(Math.floor(this.#random() * MAX_WRITE_DELAY_MS));
+    const lease = SETTINGS.leases.durationMs;
+    const zombie = this.#random() < this.#scenario.zombieChance;
+    const ms = zombie ? lease * (1 + 2 * this.#random()) : this.#random() * MAX_WRITE_DELAY_MS;
+    await this.#truth.sleep(Math.floor(ms));
     await this.alive();
   }
 
@@ -229,7 +240,8 @@ async function race(scenario: Scenario): Promise<void> {
 
   // A healthy worker finishes the job once every lease the fleet held has run out.
   await truth.sleep(3 * SETTINGS.leases.durationMs + scenario.slowMaxMs * 2);
-  const sweeper = workerOn(new Node(truth, 0, { ...scenario, slowChance: 0 }, 7), "sweeper", world, 7);
+  const calm = { ...scenario, slowChance: 0, zombieChance: 0 };
+  const sweeper = workerOn(new Node(truth, 0, calm, 7), "sweeper", world, 7);
   const summary = await sweeper.replicate(truth.now() + 60_000, { stopWhenCaughtUp: true });
   assert.equal(summary.caughtUp, true, `the sweeper did not catch up: ${JSON.stringify(summary.errors)}`);
 
