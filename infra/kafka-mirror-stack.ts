@@ -91,6 +91,11 @@ export class KafkaMirrorStack extends Stack {
       default: "identity",
       allowedValues: [...RENAME_MODES],
     });
+    const fencing = text(
+      "TargetFencing",
+      "transactional: a new holder of a partition fences the old one at the target (needs transactions); none: the lease alone, weaker",
+      { default: "transactional", allowedValues: ["transactional", "none"] },
+    );
     const workers = new CfnParameter(this, "Workers", {
       type: "Number",
       description: `Concurrent replicate invocations per tick (1-${MAX_WORKERS}); also their reserved concurrency`,
@@ -147,7 +152,11 @@ export class KafkaMirrorStack extends Stack {
         bootstrapServers: sourceBrokers.valueAsString,
         alias: sourceAlias.valueAsString,
       },
-      target: { ...cluster("Target"), bootstrapServers: targetBrokers.valueAsString },
+      target: {
+        ...cluster("Target"),
+        bootstrapServers: targetBrokers.valueAsString,
+        fencing: fencing.valueAsString,
+      },
       whitelist: whitelist.valueAsString,
       blacklist: blacklist.valueAsString,
       renamePolicy: rename.valueAsString,

@@ -79,7 +79,13 @@ export interface KafkaReplicatorProps {
     /** Names the source cluster (prefix of renamed topics). */
     readonly alias: string;
   };
-  readonly target: ClusterProps;
+  readonly target: ClusterProps & {
+    /**
+     * transactional | none (see the config's target.fencing); a token is allowed.
+     * @default "transactional"
+     */
+    readonly fencing?: string;
+  };
   /** Whole-name regex of the topics to mirror. */
   readonly whitelist: string;
   /** Whole-name regex of topics never mirrored; "" for none. @default "" */
@@ -197,6 +203,7 @@ export class KafkaReplicator extends Construct {
       [envVariableName("source", "brokers")]: props.source.bootstrapServers,
       [envVariableName("source", "alias")]: props.source.alias,
       [envVariableName("target", "brokers")]: props.target.bootstrapServers,
+      [envVariableName("target", "fencing")]: props.target.fencing ?? "transactional",
       [envVariableName("topics", "whitelist")]: props.whitelist,
       [envVariableName("topics", "blacklist")]: props.blacklist ?? "",
       [envVariableName("topics", "rename")]: props.renamePolicy ?? "identity",

@@ -70,6 +70,10 @@ describe("KafkaMirrorStack template", () => {
       ConstraintDescription: Match.stringLikeRegexp("required: .*unique among the sources"),
     });
     template.hasParameter("RenamePolicy", { AllowedValues: ["identity", "prefix"], Default: "identity" });
+    template.hasParameter("TargetFencing", {
+      AllowedValues: ["transactional", "none"],
+      Default: "transactional",
+    });
     template.hasParameter("Workers", {
       Type: "Number",
       Default: 3,
@@ -95,6 +99,7 @@ describe("KafkaMirrorStack template", () => {
             [envVariableName("topics", "rename")]: { Ref: "RenamePolicy" },
             [envVariableName("source", "brokers")]: { Ref: "SourceBootstrapServers" },
             [envVariableName("target", "brokers")]: { Ref: "TargetBootstrapServers" },
+            [envVariableName("target", "fencing")]: { Ref: "TargetFencing" },
             [envVariableName("source", "alias")]: { Ref: "SourceAlias" },
             [envVariableName("source", "secretArn")]: { Ref: "SourceSecretArn" },
             [envVariableName("target", "saslMechanism")]: { Ref: "TargetSaslMechanism" },
