@@ -192,6 +192,7 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       TargetBootstrapServers: target.bootstrapServers.join(","),
       SourceAlias: "idc1",
       RenamePolicy: "identity",
+      TargetFencing: "transactional",
       SourceTls: "false",
       TargetTls: "false",
       SourceSaslMechanism: "none",
