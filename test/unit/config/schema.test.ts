@@ -27,6 +27,16 @@ function badPaths(input: unknown): string[] {
 }
 
 describe("parseConfig: valid input", () => {
+  it("takes target.fencing none and refuses anything but transactional or none, naming the value", () => {
+    assert.equal(
+      parseConfig({ ...minimal(), target: { brokers: "t:9092", fencing: "none" } }).target.fencing,
+      "none",
+    );
+    const error = refusal({ ...minimal(), target: { brokers: "t:9092", fencing: "lease" } });
+    assert.match(error.message, /target\.fencing/);
+    assert.match(error.message, /transactional/);
+  });
+
   it("parses the minimal config with every default", () => {
     const config = parseConfig(minimal());
 
@@ -46,6 +56,7 @@ describe("parseConfig: valid input", () => {
         connectionTimeoutMs: 10_000,
         requestTimeoutMs: 15_000,
         compression: "none",
+        fencing: "transactional",
         replicationFactor: -1,
         maxBatchBytes: 1024 * 1024,
         maxInFlightBatches: 5,
