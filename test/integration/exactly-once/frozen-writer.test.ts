@@ -24,17 +24,27 @@ import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/pro
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import type { SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
 import { createReplicator } from "../../../lib/replicator.js";
+import { startDelayProxy } from "../../helpers/delay-proxy.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { ApiKey } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 import { MirrorRig } from "./mirror-rig.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("../../helpers/freezing-worker.ts", import.meta.url));
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const RECORDS = 200;
+/** Written after A woke: B copies them only if A's waking left B the partition. */
+const MORE = 40;
+const REQUEST_TIMED_OUT = 7;
 const LEASE_MS = 4_000;
 
 type Line = Record<string, unknown> & { readonly at: number };
 type FreezePoint = "before-send" | "in-flight";
+interface Scenario {
+  readonly fencing: "transactional" | "none";
+  readonly point: FreezePoint;
+  readonly loseAnswer?: boolean;
+}
 
 /** Worker A: its JSON log lines as they come, and its process to stop, continue and kill. */
 class WorkerProcess {
@@ -131,10 +141,14 @@ describe("a worker frozen past its lease mid-write", () => {
   /**
    * A copies until it freezes itself at its second write; B takes the partition over after A's
    * lease expired and copies everything; then A wakes and runs on until it has stopped the
-   * partition. Returns the target partition's source offsets (read_committed) and both logs.
+   * partition, and B copies MORE records written after that (so B must still hold it). With
+   * `loseAnswer`, A's first produce after waking is answered only long after its timeout, so its
+   * write ends uncertain instead of refused. Returns the target partition's source offsets
+   * (read_committed, and everything in the log) and both logs.
    */
-  async function freezeScenario(fencing: "transactional" | "none", point: FreezePoint) {
+  async function freezeScenario(scenario: Scenario) {
     // Prepare
+    const { fencing, point } = scenario;
     const topic = `FROZEN-${randomUUID()}`;
     const tp: TopicPartition = { topic, partition: 0 };
     const dst = rig.cluster("dst");
@@ -143,11 +157,14 @@ describe("a worker frozen past its lease mid-write", () => {
     await rig.produce("src", topic, 0, RECORDS, 7);
     const table = await rig.leaseTable();
     const config = mirrorConfig(topic, table, fencing);
+    // A's lease store behind a proxy that can hold its requests (renewals) for a while.
+    const dynamo = new URL(rig.dynamo?.endpoint ?? "http://127.0.0.1:0");
+    const proxy = await startDelayProxy({ upstreamPort: Number(dynamo.port) });
     // Produce answers held back long enough to freeze A while its records wait in the log.
     if (point === "in-flight") await dst.setRtt(1, 600);
     const a = new WorkerProcess({
       FREEZE_CONFIG: JSON.stringify(config),
-      FREEZE_DYNAMODB: rig.dynamo?.endpoint ?? "",
+      FREEZE_DYNAMODB: proxy.endpoint,
       FREEZE_WORKER_ID: "A",
       FREEZE_BUDGET_MS: "40000",
       FREEZE_AT: "2",
@@ -165,35 +182,42 @@ describe("a worker frozen past its lease mid-write", () => {
       ...b,
     });
     const store = new DynamoDbLeaseStore({ client: rig.client(), tableName: table });
+    const copiedByB = (checkpoint: number) => async () => {
+      const lease = (await store.list()).find((l) => l.topic === topic && l.partition === 0);
+      return lease?.owner === "B" && lease.checkpoint === checkpoint;
+    };
     try {
       // Act
       const frozen = await a.waitFor("freeze", (l) => l.frozen !== undefined, 20_000);
       await until("A stopped by the kernel", async () => a.state() === "T", 2_000);
       if (point === "in-flight") await dst.setRtt(1, 0);
       const runB = replicatorB.worker.replicate(Date.now() + 45_000, { signal: b.abort.signal });
-      await until(
-        "B took over and copied everything",
-        async () => {
-          const lease = (await store.list()).find((l) => l.topic === topic && l.partition === 0);
-          return lease?.owner === "B" && lease.checkpoint === RECORDS;
-        },
-        25_000,
-      );
+      await until("B took over and copied everything", copiedByB(RECORDS), 25_000);
       assert.ok(Date.now() - frozen.at > LEASE_MS, "A was frozen longer than its lease");
+      if (scenario.loseAnswer === true) {
+        await dst.pushBrokerRequestErrors(1, ApiKey.Produce, [{ code: REQUEST_TIMED_OUT, rttMs: 10_000 }]);
+        // A learns of its lost lease from its store only after its write has failed.
+        proxy.hold(3_000, { direction: "requests" });
+      }
       a.resume();
-      await a.waitFor("lease-lost stop", (l) => l.message === "lease lost, partition stopped", 15_000);
+      await a.waitFor("partition stop", (l) => String(l.message).endsWith("partition stopped"), 15_000);
+      if (scenario.loseAnswer === true) assert.equal(await dst.brokerErrorCount(1, ApiKey.Produce), 0);
       // Let the woken A run on: it must not take the partition back or write anything more.
-      await sleep(2_000);
+      await sleep(1_500);
+      await rig.produce("src", topic, 0, MORE, 8);
+      await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000);
       b.abort.abort();
-      const summaryB = await runB;
+      await runB;
       await a.kill();
       const copied = (await rig.read("dst", tp)).map((r) => lastProvenance(r, HEADER)?.offset);
       const inLog = (await readAll(tp, "read_uncommitted")).map((r) => lastProvenance(r, HEADER)?.offset);
-      return { copied, inLog, a, b, summaryB };
+      if (process.env.FROZEN_WRITER_STORY === "1") console.log(a.story());
+      return { copied, inLog, a, b };
     } finally {
       await a.kill();
       b.abort.abort();
       await replicatorB.close();
+      await proxy.stop();
       if (point === "in-flight") await dst.setRtt(1, 0);
     }
   }
@@ -207,13 +231,13 @@ describe("a worker frozen past its lease mid-write", () => {
     }
   }
 
-  const everyOffset = Array.from({ length: RECORDS }, (_, i) => i);
+  const everyOffset = Array.from({ length: RECORDS + MORE }, (_, i) => i);
 
   for (const point of ["before-send", "in-flight"] as const) {
     it(`lands nothing after it wakes (${point}): refused as fenced, every record once`, {
       timeout: 60_000,
     }, async () => {
-      const { copied, inLog, a, b } = await freezeScenario("transactional", point);
+      const { copied, inLog, a, b } = await freezeScenario({ fencing: "transactional", point });
 
       // Assess
       assert.deepEqual(copied, everyOffset, a.story());
@@ -225,23 +249,51 @@ describe("a worker frozen past its lease mid-write", () => {
       );
       if (point === "in-flight") {
         // A's batch did reach the log before the takeover: it is there, aborted.
-        assert.ok(inLog.length > RECORDS, `A's in-flight batch is not in the log: ${inLog.length} records`);
+        assert.ok(
+          inLog.length > RECORDS + MORE,
+          `A's in-flight batch is not in the log: ${inLog.length} records`,
+        );
       }
       const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
       assert.deepEqual(bLost, [], "B kept the partition");
     });
   }
 
+  // Regression: with its write uncertain, the woken A fenced again before looking at its lease,
+  // bumping B's epoch, so B's next write was refused and B stopped as if it had lost the lease.
+  it("a woken worker whose write ends uncertain stops without fencing the new holder", {
+    timeout: 60_000,
+  }, async () => {
+    const { copied, a, b } = await freezeScenario({
+      fencing: "transactional",
+      point: "before-send",
+      loseAnswer: true,
+    });
+
+    // Assess
+    assert.deepEqual(copied, everyOffset, a.story());
+    const woke = a.lines.findIndex((l) => l.woke !== undefined);
+    const after = a.lines.slice(woke);
+    assert.ok(
+      after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
+      `A's write did not end uncertain:\n${a.story()}`,
+    );
+    const refenced = after.filter((l) => String(l.message).startsWith("transactional producer initialised"));
+    assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
+    const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+    assert.deepEqual(bLost, [], "B kept the partition");
+  });
+
   it("without fencing, the same freeze lands a duplicate after the takeover", {
     timeout: 60_000,
   }, async () => {
-    const { copied, a } = await freezeScenario("none", "before-send");
+    const { copied, a } = await freezeScenario({ fencing: "none", point: "before-send" });
 
     // Assess: nothing lost, and some offsets twice (A's late batch after B's copy).
     assert.deepEqual(
       [...new Set(copied)].sort((x, y) => (x ?? 0) - (y ?? 0)),
       everyOffset,
     );
-    assert.ok(copied.length > RECORDS, `no duplicate without fencing:\n${a.story()}`);
+    assert.ok(copied.length > RECORDS + MORE, `no duplicate without fencing:\n${a.story()}`);
   });
 });
