@@ -182,18 +182,21 @@ describe("a worker frozen past its lease mid-write", () => {
       ...b,
     });
     const store = new DynamoDbLeaseStore({ client: rig.client(), tableName: table });
+    const lease = async () => (await store.list()).find((l) => l.topic === topic && l.partition === 0);
     const copiedByB = (checkpoint: number) => async () => {
-      const lease = (await store.list()).find((l) => l.topic === topic && l.partition === 0);
-      return lease?.owner === "B" && lease.checkpoint === checkpoint;
+      const held = await lease();
+      return held?.owner === "B" && held.checkpoint === checkpoint;
     };
     try {
       // Act
-      const frozen = await a.waitFor("freeze", (l) => l.frozen !== undefined, 20_000);
+      await a.waitFor("freeze", (l) => l.frozen !== undefined, 20_000);
       await until("A stopped by the kernel", async () => a.state() === "T", 2_000);
+      const leaseOfA = await lease();
+      assert.equal(leaseOfA?.owner, "A");
       if (point === "in-flight") await dst.setRtt(1, 0);
       const runB = replicatorB.worker.replicate(Date.now() + 45_000, { signal: b.abort.signal });
       await until("B took over and copied everything", copiedByB(RECORDS), 25_000);
-      assert.ok(Date.now() - frozen.at > LEASE_MS, "A was frozen longer than its lease");
+      assert.ok(Date.now() > (leaseOfA?.expiresAt ?? 0), "A stays frozen past its lease's expiry");
       if (scenario.loseAnswer === true) {
         await dst.pushBrokerRequestErrors(1, ApiKey.Produce, [{ code: REQUEST_TIMED_OUT, rttMs: 10_000 }]);
         // A learns of its lost lease from its store only after its write has failed.
@@ -246,6 +249,13 @@ describe("a worker frozen past its lease mid-write", () => {
         refused.map((l) => l.code),
         ["PRODUCER_FENCED"],
         `A's write was not refused as fenced:\n${a.story()}`,
+      );
+      // A fenced writer has lost the partition: a lease loss, not a partition error.
+      const stops = a.lines.filter((l) => String(l.message).endsWith("partition stopped"));
+      assert.deepEqual(
+        stops.map((l) => l.message),
+        ["lease lost, partition stopped"],
+        a.story(),
       );
       if (point === "in-flight") {
         // A's batch did reach the log before the takeover: it is there, aborted.
