@@ -10,7 +10,8 @@
  * write ("before-send": after the writer's last deadline check, before the produce requests go
  * out; "in-flight": while the target broker's RTT holds the produce answers back, so the records
  * sit in the log inside an open transaction). Worker B runs in this process and takes the
- * partition over once A's lease has expired.
+ * partition over once A's lease has expired. In every scenario B must still hold the partition
+ * after A woke: it copies records written after that.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -138,37 +139,27 @@ describe("a worker frozen past its lease mid-write", () => {
     };
   }
 
-  /**
-   * A copies until it freezes itself at its second write; B takes the partition over after A's
-   * lease expired and copies everything; then A wakes and runs on until it has stopped the
-   * partition, and B copies MORE records written after that (so B must still hold it). With
-   * `loseAnswer`, A's first produce after waking is answered only long after its timeout, so its
-   * write ends uncertain instead of refused. Returns the target partition's source offsets
-   * (read_committed, and everything in the log) and both logs.
-   */
-  async function freezeScenario(scenario: Scenario) {
-    // Prepare
-    const { fencing, point } = scenario;
+  /** A frozen-to-be worker process A, an idle in-process worker B, and the partition's lease. */
+  async function prepare(scenario: Scenario) {
     const topic = `FROZEN-${randomUUID()}`;
-    const tp: TopicPartition = { topic, partition: 0 };
     const dst = rig.cluster("dst");
     await rig.cluster("src").createTopic(topic, 1, 1);
     await dst.createTopic(topic, 1, 1);
     await rig.produce("src", topic, 0, RECORDS, 7);
     const table = await rig.leaseTable();
-    const config = mirrorConfig(topic, table, fencing);
+    const config = mirrorConfig(topic, table, scenario.fencing);
     // A's lease store behind a proxy that can hold its requests (renewals) for a while.
     const dynamo = new URL(rig.dynamo?.endpoint ?? "http://127.0.0.1:0");
     const proxy = await startDelayProxy({ upstreamPort: Number(dynamo.port) });
     // Produce answers held back long enough to freeze A while its records wait in the log.
-    if (point === "in-flight") await dst.setRtt(1, 600);
+    if (scenario.point === "in-flight") await dst.setRtt(1, 600);
     const a = new WorkerProcess({
       FREEZE_CONFIG: JSON.stringify(config),
       FREEZE_DYNAMODB: proxy.endpoint,
       FREEZE_WORKER_ID: "A",
       FREEZE_BUDGET_MS: "40000",
       FREEZE_AT: "2",
-      FREEZE_POINT: point,
+      FREEZE_POINT: scenario.point,
       FREEZE_DELAY_MS: "250",
     });
     const b = {
@@ -187,6 +178,23 @@ describe("a worker frozen past its lease mid-write", () => {
       const held = await lease();
       return held?.owner === "B" && held.checkpoint === checkpoint;
     };
+    const tp: TopicPartition = { topic, partition: 0 };
+    return { tp, dst, proxy, a, b, replicatorB, lease, copiedByB };
+  }
+
+  /**
+   * A copies until it freezes itself at its second write; B takes the partition over after A's
+   * lease expired and copies everything; then A wakes and runs on until it has stopped the
+   * partition, and B copies MORE records written after that (so B must still hold it). With
+   * `loseAnswer`, A's first produce after waking is answered only long after its timeout, so its
+   * write ends uncertain instead of refused, and A's lease store holds its requests a while, so A
+   * learns of the takeover only after that failure. Returns the target partition's source offsets
+   * (read_committed, and everything in the log) and both logs.
+   */
+  async function freezeScenario(scenario: Scenario) {
+    // Prepare
+    const { point } = scenario;
+    const { tp, dst, proxy, a, b, replicatorB, lease, copiedByB } = await prepare(scenario);
     try {
       // Act
       await a.waitFor("freeze", (l) => l.frozen !== undefined, 20_000);
@@ -207,7 +215,7 @@ describe("a worker frozen past its lease mid-write", () => {
       if (scenario.loseAnswer === true) assert.equal(await dst.brokerErrorCount(1, ApiKey.Produce), 0);
       // Let the woken A run on: it must not take the partition back or write anything more.
       await sleep(1_500);
-      await rig.produce("src", topic, 0, MORE, 8);
+      await rig.produce("src", tp.topic, 0, MORE, 8);
       await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000);
       b.abort.abort();
       await runB;
