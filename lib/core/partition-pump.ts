@@ -547,6 +547,10 @@ export class PartitionPump {
           // written again. Fenced first: the attempt's transaction is aborted if still open, and
           // nothing of it can become visible after the look.
           if (tail.uncertain) {
+            // Only a holder may fence: a worker that woke past its lease (frozen mid-write)
+            // would bump the epoch of the worker that took over and abort its transaction.
+            const allowed = await this.#leaseAllowsWrite();
+            if (allowed !== "ok") return allowed;
             await this.#deps.target.fence(this.#held.route.target);
             await tail.refresh();
           }

@@ -64,6 +64,13 @@ export class MirrorRig {
     }
   }
 
+  /** A new, empty lease table of its own (closed with the rig's DynamoDB Local). */
+  async leaseTable(): Promise<string> {
+    const table = `leases-${randomUUID()}`;
+    await createLeaseTable(this.client(), table);
+    return table;
+  }
+
   /** A replicator from one cluster to another (a lease table per direction), run until caught up. */
   async replicate(
     from: string,

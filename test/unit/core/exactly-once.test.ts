@@ -239,4 +239,31 @@ describe("PartitionPump, exactly-once", () => {
       }
     }
   });
+
+  // Regression: a worker frozen mid-write woke past its lease with the write uncertain and, on
+  // its retry, fenced the partition before looking at its lease, bumping the epoch of the worker
+  // that had taken over (aborting that worker's open transaction and stopping it as fenced).
+  it("a holder whose uncertain write outlived its lease does not fence the partition again", async () => {
+    // Prepare
+    const e = env();
+    e.source.append(src, makeRecords(30, 0));
+    const fences: number[] = [];
+    e.target.fence = async () => {
+      fences.push(e.clock.now());
+    };
+    const held = await claim(e, "w1", 10_000);
+    e.target.hooks.afterWrite = () => {
+      if (e.target.writes !== 2) return;
+      e.clock.advance(20_000); // frozen past the lease's expiry, then the answer is lost
+      throw new ReplicatorError("KAFKA_RETRIABLE", "request timed out");
+    };
+
+    // Act
+    const status = await runUntilCaughtUp(e.clock, pumpFor(e, held));
+
+    // Assess
+    assert.equal(fences.length, 1, `fenced at ${fences.join(", ")}`);
+    assert.equal(status.stopReason, "lease-expired");
+    assert.deepEqual(copiedOffsets(e), range(20));
+  });
 });

@@ -1,0 +1,317 @@
+/**
+ * A worker frozen past its lease mid-write (a real SIGSTOP of a worker process) must not land
+ * anything when it wakes: the next holder's InitProducerId fenced its transactional producer, so
+ * its late produce or commit is refused (PRODUCER_FENCED) and it stops as "lease lost". The same
+ * scenario with `target.fencing: "none"` lands the frozen writer's batch after the takeover, a
+ * duplicate: proof that the scenario really puts a write after the takeover, and that fencing is
+ * what keeps it out.
+ *
+ * Worker A is test/helpers/freezing-worker.ts, a child process that stops itself at its second
+ * write ("before-send": after the writer's last deadline check, before the produce requests go
+ * out; "in-flight": while the target broker's RTT holds the produce answers back, so the records
+ * sit in the log inside an open transaction). Worker B runs in this process and takes the
+ * partition over once A's lease has expired. In every scenario B must still hold the partition
+ * after A woke: it copies records written after that.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
+import type { TopicPartition } from "../../../lib/core/model.js";
+import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
+import type { SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import { createReplicator } from "../../../lib/replicator.js";
+import { startDelayProxy } from "../../helpers/delay-proxy.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { ApiKey } from "../../helpers/mock-kafka.js";
+import { ClusterView } from "../../helpers/partition-data.js";
+import { MirrorRig } from "./mirror-rig.js";
+
+const WORKER_SCRIPT = fileURLToPath(new URL("../../helpers/freezing-worker.ts", import.meta.url));
+const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
+const RECORDS = 200;
+/** Written after A woke: B copies them only if A's waking left B the partition. */
+const MORE = 40;
+const REQUEST_TIMED_OUT = 7;
+const LEASE_MS = 4_000;
+
+type Line = Record<string, unknown> & { readonly at: number };
+type FreezePoint = "before-send" | "in-flight";
+interface Scenario {
+  readonly fencing: "transactional" | "none";
+  readonly point: FreezePoint;
+  readonly loseAnswer?: boolean;
+}
+
+/** Worker A: its JSON log lines as they come, and its process to stop, continue and kill. */
+class WorkerProcess {
+  readonly lines: Line[] = [];
+  readonly #child: ChildProcess;
+  readonly #exited: Promise<void>;
+
+  constructor(env: Record<string, string>) {
+    this.#child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.#exited = new Promise((resolve) => this.#child.once("exit", () => resolve()));
+    let buffered = "";
+    this.#child.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+        this.lines.push(JSON.parse(buffered.slice(0, nl)) as Line);
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    this.#child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(chunk));
+  }
+
+  /** The first line `match` accepts, waiting for it up to `timeoutMs`. */
+  async waitFor(what: string, match: (line: Line) => boolean, timeoutMs: number): Promise<Line> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found !== undefined) return found;
+      if (Date.now() > until || this.#child.exitCode !== null) {
+        throw new Error(`worker A: no ${what} within ${timeoutMs} ms; log:\n${this.story()}`);
+      }
+      await sleep(50);
+    }
+  }
+
+  /** The kernel's view of the process: "T" while it is stopped. */
+  state(): string {
+    const stat = readFileSync(`/proc/${this.#child.pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  }
+
+  resume(): void {
+    this.#child.kill("SIGCONT");
+  }
+
+  async kill(): Promise<void> {
+    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill("SIGKILL");
+    await this.#exited;
+  }
+
+  story(): string {
+    return this.lines.map((l) => JSON.stringify(l)).join("\n");
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+describe("a worker frozen past its lease mid-write", () => {
+  const rig = new MirrorRig();
+  before(async () => {
+    await rig.start(["src", "dst"]);
+  });
+  after(() => rig.close());
+
+  /** Short leases; source batches of 40 records written as three target batches (pipelined). */
+  function mirrorConfig(topic: string, table: string, fencing: "transactional" | "none"): MirrorConfigInput {
+    return {
+      source: { brokers: rig.cluster("src").bootstrapServers, alias: "src", requestTimeoutMs: 5_000 },
+      target: {
+        brokers: rig.cluster("dst").bootstrapServers,
+        alias: "dst",
+        requestTimeoutMs: 1_000,
+        maxBatchBytes: 1_024,
+        fencing,
+      },
+      topics: { whitelist: topic },
+      batch: { maxRecords: 40, maxBytes: 1_024, maxWaitMs: 100 },
+      leases: { table, durationMs: LEASE_MS, renewIntervalMs: 500, rebalanceIntervalMs: 200 },
+    };
+  }
+
+  /** A frozen-to-be worker process A, an idle in-process worker B, and the partition's lease. */
+  async function prepare(scenario: Scenario) {
+    const topic = `FROZEN-${randomUUID()}`;
+    const dst = rig.cluster("dst");
+    await rig.cluster("src").createTopic(topic, 1, 1);
+    await dst.createTopic(topic, 1, 1);
+    await rig.produce("src", topic, 0, RECORDS, 7);
+    const table = await rig.leaseTable();
+    const config = mirrorConfig(topic, table, scenario.fencing);
+    // A's lease store behind a proxy that can hold its requests (renewals) for a while.
+    const dynamo = new URL(rig.dynamo?.endpoint ?? "http://127.0.0.1:0");
+    const proxy = await startDelayProxy({ upstreamPort: Number(dynamo.port) });
+    // Produce answers held back long enough to freeze A while its records wait in the log.
+    if (scenario.point === "in-flight") await dst.setRtt(1, 600);
+    const a = new WorkerProcess({
+      FREEZE_CONFIG: JSON.stringify(config),
+      FREEZE_DYNAMODB: proxy.endpoint,
+      FREEZE_WORKER_ID: "A",
+      FREEZE_BUDGET_MS: "40000",
+      FREEZE_AT: "2",
+      FREEZE_POINT: scenario.point,
+      FREEZE_DELAY_MS: "250",
+    });
+    const b = {
+      logger: new CapturingLogger(),
+      metrics: new CapturingMetrics(),
+      abort: new AbortController(),
+    };
+    const replicatorB = createReplicator(parseConfig(config), {
+      dynamodb: rig.client(),
+      workerId: "B",
+      ...b,
+    });
+    const store = new DynamoDbLeaseStore({ client: rig.client(), tableName: table });
+    const lease = async () => (await store.list()).find((l) => l.topic === topic && l.partition === 0);
+    const copiedByB = (checkpoint: number) => async () => {
+      const held = await lease();
+      return held?.owner === "B" && held.checkpoint === checkpoint;
+    };
+    const tp: TopicPartition = { topic, partition: 0 };
+    return { tp, dst, proxy, a, b, replicatorB, lease, copiedByB };
+  }
+
+  /**
+   * A copies until it freezes itself at its second write; B takes the partition over after A's
+   * lease expired and copies everything; then A wakes and runs on until it has stopped the
+   * partition, and B copies MORE records written after that (so B must still hold it). With
+   * `loseAnswer`, A's first produce after waking is answered only long after its timeout, so its
+   * write ends uncertain instead of refused, and A's lease store holds its requests a while, so A
+   * learns of the takeover only after that failure. Returns the target partition's source offsets
+   * (read_committed, and everything in the log) and both logs.
+   */
+  async function freezeScenario(scenario: Scenario) {
+    // Prepare
+    const { point } = scenario;
+    const { tp, dst, proxy, a, b, replicatorB, lease, copiedByB } = await prepare(scenario);
+    try {
+      // Act
+      await a.waitFor("freeze", (l) => l.frozen !== undefined, 20_000);
+      await until("A stopped by the kernel", async () => a.state() === "T", 2_000);
+      const leaseOfA = await lease();
+      assert.equal(leaseOfA?.owner, "A");
+      if (point === "in-flight") await dst.setRtt(1, 0);
+      const runB = replicatorB.worker.replicate(Date.now() + 45_000, { signal: b.abort.signal });
+      await until("B took over and copied everything", copiedByB(RECORDS), 25_000);
+      assert.ok(Date.now() > (leaseOfA?.expiresAt ?? 0), "A stays frozen past its lease's expiry");
+      if (scenario.loseAnswer === true) {
+        await dst.pushBrokerRequestErrors(1, ApiKey.Produce, [{ code: REQUEST_TIMED_OUT, rttMs: 10_000 }]);
+        // A learns of its lost lease from its store only after its write has failed.
+        proxy.hold(3_000, { direction: "requests" });
+      }
+      a.resume();
+      await a.waitFor("partition stop", (l) => String(l.message).endsWith("partition stopped"), 15_000);
+      if (scenario.loseAnswer === true) assert.equal(await dst.brokerErrorCount(1, ApiKey.Produce), 0);
+      // Let the woken A run on: it must not take the partition back or write anything more.
+      await sleep(1_500);
+      await rig.produce("src", tp.topic, 0, MORE, 8);
+      await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000);
+      b.abort.abort();
+      await runB;
+      await a.kill();
+      const copied = (await rig.read("dst", tp)).map((r) => lastProvenance(r, HEADER)?.offset);
+      const inLog = (await readAll(tp, "read_uncommitted")).map((r) => lastProvenance(r, HEADER)?.offset);
+      if (process.env.FROZEN_WRITER_STORY === "1") console.log(a.story());
+      return { copied, inLog, a, b };
+    } finally {
+      await a.kill();
+      b.abort.abort();
+      await replicatorB.close();
+      await proxy.stop();
+      if (point === "in-flight") await dst.setRtt(1, 0);
+    }
+  }
+
+  async function readAll(tp: TopicPartition, isolation: SourceIsolationLevel) {
+    const view = new ClusterView(rig.cluster("dst").bootstrapServers, undefined, isolation);
+    try {
+      return await view.read(tp);
+    } finally {
+      await view.close();
+    }
+  }
+
+  const everyOffset = Array.from({ length: RECORDS + MORE }, (_, i) => i);
+
+  for (const point of ["before-send", "in-flight"] as const) {
+    it(`lands nothing after it wakes (${point}): refused as fenced, every record once`, {
+      timeout: 60_000,
+    }, async () => {
+      const { copied, inLog, a, b } = await freezeScenario({ fencing: "transactional", point });
+
+      // Assess
+      assert.deepEqual(copied, everyOffset, a.story());
+      const refused = a.lines.filter((l) => l.message === "write refused");
+      assert.deepEqual(
+        refused.map((l) => l.code),
+        ["PRODUCER_FENCED"],
+        `A's write was not refused as fenced:\n${a.story()}`,
+      );
+      // A fenced writer has lost the partition: a lease loss, not a partition error.
+      const stops = a.lines.filter((l) => String(l.message).endsWith("partition stopped"));
+      assert.deepEqual(
+        stops.map((l) => l.message),
+        ["lease lost, partition stopped"],
+        a.story(),
+      );
+      if (point === "in-flight") {
+        // A's batch did reach the log before the takeover: it is there, aborted.
+        assert.ok(
+          inLog.length > RECORDS + MORE,
+          `A's in-flight batch is not in the log: ${inLog.length} records`,
+        );
+      }
+      const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+      assert.deepEqual(bLost, [], "B kept the partition");
+    });
+  }
+
+  // Regression: with its write uncertain, the woken A fenced again before looking at its lease,
+  // bumping B's epoch, so B's next write was refused and B stopped as if it had lost the lease.
+  it("a woken worker whose write ends uncertain stops without fencing the new holder", {
+    timeout: 60_000,
+  }, async () => {
+    const { copied, a, b } = await freezeScenario({
+      fencing: "transactional",
+      point: "before-send",
+      loseAnswer: true,
+    });
+
+    // Assess
+    assert.deepEqual(copied, everyOffset, a.story());
+    const woke = a.lines.findIndex((l) => l.woke !== undefined);
+    const after = a.lines.slice(woke);
+    assert.ok(
+      after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
+      `A's write did not end uncertain:\n${a.story()}`,
+    );
+    const refenced = after.filter((l) => String(l.message).startsWith("transactional producer initialised"));
+    assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
+    const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+    assert.deepEqual(bLost, [], "B kept the partition");
+  });
+
+  it("without fencing, the same freeze lands a duplicate after the takeover", {
+    timeout: 60_000,
+  }, async () => {
+    const { copied, a } = await freezeScenario({ fencing: "none", point: "before-send" });
+
+    // Assess: nothing lost, and some offsets twice (A's late batch after B's copy).
+    assert.deepEqual(
+      [...new Set(copied)].sort((x, y) => (x ?? 0) - (y ?? 0)),
+      everyOffset,
+    );
+    assert.ok(copied.length > RECORDS + MORE, `no duplicate without fencing:\n${a.story()}`);
+  });
+});
