@@ -591,6 +591,10 @@ export class PartitionPump {
       } catch (error) {
         if (isReplicatorError(error, "PRODUCER_FENCED")) {
           // Another holder fenced our producer: whatever our lease says, the partition is theirs.
+          this.#deps.logger.warn("write refused: another holder fenced this partition", {
+            ...this.#fields(),
+            error: error.message,
+          });
           this.#held.markLost();
           return "lease-lost";
         }
