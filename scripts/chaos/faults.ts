@@ -23,6 +23,12 @@ export interface FaultContext {
   readonly log: (line: string) => void;
   /** Worker processes still running (frozen ones included). */
   readonly alive: () => ChildProcess[];
+  /**
+   * Workers frozen right now (freezeWorkers keeps it). The kill loop spares them: killing a frozen
+   * worker turns a freeze into a plain kill, and with kills every ~2 s among 3 workers nearly
+   * every freeze past the lease ended so, never waking to try its stale write.
+   */
+  readonly frozen: Set<ChildProcess>;
 }
 
 export interface FaultCounts {
@@ -31,6 +37,8 @@ export interface FaultCounts {
   dynamodb_outages: number;
   store_delays: number;
   freezes: number;
+  /** Freezes longer than one lease duration. */
+  freezes_past_lease: number;
 }
 
 /** One PRNG per fault loop, all derived from the run's seed. */
@@ -53,7 +61,7 @@ export function instants(random: Random, count: number, spanMs: number): number[
 const sleepUntil = (startedAt: number, offsetMs: number) =>
   sleep(Math.max(0, startedAt + offsetMs - Date.now()));
 
-/** SIGKILLs a random running worker every `everyMs` until the fault phase ends. */
+/** SIGKILLs a random running, unfrozen worker every `everyMs` until the fault phase ends. */
 export async function killWorkers(
   ctx: FaultContext,
   random: Random,
@@ -62,7 +70,7 @@ export async function killWorkers(
 ): Promise<void> {
   while (Date.now() < ctx.faultsEnd) {
     await sleep(between(random, everyMs));
-    const alive = ctx.alive();
+    const alive = ctx.alive().filter((c) => !ctx.frozen.has(c));
     const victim = alive[Math.floor(random() * alive.length)];
     if (victim === undefined) continue;
     killedByUs.add(victim);
@@ -193,8 +201,9 @@ export interface FreezeOptions {
 
 /**
  * Worker freezes, as a GC pause or a suspended VM: SIGSTOP a random running worker, SIGCONT it
- * after a pause, some longer than the lease. A frozen worker may still be SIGKILLed meanwhile.
- * Resolves once every frozen worker was let go.
+ * after a pause, some longer than the lease. A frozen worker is not SIGKILLed (see
+ * FaultContext.frozen): it wakes and carries on with whatever it was doing, a write under a lease
+ * that expired meanwhile included. Resolves once every frozen worker was let go.
  */
 export async function freezeWorkers(
   ctx: FaultContext,
@@ -204,7 +213,7 @@ export async function freezeWorkers(
   const startedAt = Date.now();
   const lease = ctx.leaseDurationMs;
   const thaws: Promise<void>[] = [];
-  const frozen = new Set<ChildProcess>();
+  const frozen = ctx.frozen;
   for (const at of instants(random, options.count, ctx.faultPhaseMs)) {
     await sleepUntil(startedAt, at);
     const long = random() < options.longShare;
@@ -227,6 +236,7 @@ export async function freezeWorkers(
       continue;
     }
     ctx.counts.freezes++;
+    if (pauseMs > lease) ctx.counts.freezes_past_lease++;
     ctx.log(`freeze: pid ${victim.pid} for ${pauseMs} ms`);
     const thawed = victim;
     frozen.add(thawed);
@@ -234,6 +244,7 @@ export async function freezeWorkers(
       sleep(pauseMs).then(() => {
         frozen.delete(thawed);
         thawed.kill("SIGCONT");
+        ctx.log(`thaw: pid ${thawed.pid}`);
       }),
     );
   }

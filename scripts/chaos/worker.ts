@@ -11,6 +11,7 @@ import { appendFileSync } from "node:fs";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { Logger, ReplicationMetrics, TargetWriter } from "../../lib/core/ports.js";
+import { isReplicatorError } from "../../lib/errors.js";
 import { createReplicator } from "../../lib/replicator.js";
 
 const config = parseConfig(JSON.parse(process.env.CHAOS_CONFIG ?? "{}"));
@@ -66,7 +67,16 @@ const metrics: ReplicationMetrics = {
 const dieAfterAck = Number(process.env.CHAOS_DIE_AFTER_ACK ?? "0");
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   async write(tp, records, stamp, deadline) {
-    const result = await writer.write(tp, records, stamp, deadline);
+    let result: Awaited<ReturnType<TargetWriter["write"]>>;
+    try {
+      result = await writer.write(tp, records, stamp, deadline);
+    } catch (error) {
+      // A stale holder's write the broker refused: the driver counts them to show freezes reach it.
+      if (isReplicatorError(error, "PRODUCER_FENCED")) {
+        process.stdout.write(`${JSON.stringify({ fenced: { workerId, ...tp } })}\n`);
+      }
+      throw error;
+    }
     if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },

@@ -21,6 +21,7 @@ export interface PoolOptions {
 /** What the pool counts from its workers' exits and output. */
 export interface PoolCounts {
   kills_after_ack: number;
+  fenced_writes: number;
   retention_losses: number;
   recoveries: number;
   worker_runs: number;
@@ -81,6 +82,7 @@ export class WorkerPool {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
         if (line.includes('"recovered"')) this.result.recoveries++;
+        if (line.includes('"fenced"')) this.result.fenced_writes++;
         if (line.includes('"lost"')) {
           this.result.retention_losses++;
           this.log(`retention loss reported: ${line}`);
