@@ -262,7 +262,7 @@ export async function freezeWorkers(
 /**
  * Stops one running worker, the `pickAt` share of the way through the list, and marks it frozen.
  * In a write when asked and it writes soon enough, else at once. Undefined when fewer than two
- * unfrozen workers ran for 10 s.
+ * unfrozen workers ran for 20 s.
  */
 async function freezeOne(
   ctx: FaultContext,
@@ -271,7 +271,8 @@ async function freezeOne(
 ): Promise<{ victim: ChildProcess; how: string } | undefined> {
   // Right after a kill there may be no worker yet: wait for the next one. One worker always stays
   // unfrozen, to take over what the frozen ones hold (else no fence is ever raised against them).
-  for (let tries = 0; tries < 100; tries++) {
+  // 20 s: longer than the longest freeze (2 leases), so one of the frozen is let go meanwhile.
+  for (let tries = 0; tries < 200; tries++) {
     const alive = ctx.alive().filter((c) => !ctx.frozen.has(c));
     const victim = alive.length < 2 ? undefined : alive[Math.floor(pickAt * alive.length)];
     if (victim === undefined) {
