@@ -3,16 +3,19 @@
  * line with the outcome and exits non-zero when any record was lost, duplicated, reordered or
  * altered, or fewer faults than promised happened. Settings (environment): CHAOS_SEED,
  * CHAOS_FAULT_MS, CHAOS_RECORDS (per partition), CHAOS_STORE_DELAYS (latency bursts per run),
- * CHAOS_FREEZES (worker freezes per run, default 0) and CHAOS_TARGET_ISOLATION (read_committed,
- * the default, or read_uncommitted: how the comparison reads the target); CHAOS_KEEP_LOGS=1 keeps
+ * CHAOS_FREEZES (worker freezes per run, SIGSTOP then SIGCONT, some past the lease; default 12),
+ * CHAOS_TARGET_ISOLATION (read_committed, the default, or read_uncommitted: how the comparison
+ * reads the target) and CHAOS_FENCING (the workers' target.fencing: transactional, the default,
+ * or none, the old idempotent mode, which cannot fence a frozen worker); CHAOS_KEEP_LOGS=1 keeps
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
 import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
-import { type ChaosOptions, DEFAULT_CHAOS, runChaos } from "./chaos/run.js";
+import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./chaos/run.js";
 
 const MIN_KILLS = 25;
 const MIN_STORE_DELAYS = 10;
+const MIN_FREEZES = 10;
 const ISOLATION_LEVELS: readonly SourceIsolationLevel[] = ["read_committed", "read_uncommitted"];
 
 /** A whole number >= 0 from the environment, or `fallback` when unset. */
@@ -32,18 +35,19 @@ function count(name: string, fallback: number): number {
   return n;
 }
 
-function isolation(): SourceIsolationLevel {
-  const raw = process.env.CHAOS_TARGET_ISOLATION;
-  if (raw === undefined || raw === "") return DEFAULT_CHAOS.targetIsolation;
-  const level = ISOLATION_LEVELS.find((l) => l === raw);
-  if (level === undefined) {
+/** One of `allowed` from the environment, or `fallback` when unset. */
+function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = allowed.find((a) => a === raw);
+  if (value === undefined) {
     throw new ReplicatorError(
       "CONFIG_INVALID",
-      `CHAOS_TARGET_ISOLATION must be one of ${ISOLATION_LEVELS.join(", ")}, got ${JSON.stringify(raw)}`,
-      { details: { name: "CHAOS_TARGET_ISOLATION", input: raw, allowed: ISOLATION_LEVELS } },
+      `${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`,
+      { details: { name, input: raw, allowed } },
     );
   }
-  return level;
+  return value;
 }
 
 const options: ChaosOptions = {
@@ -56,7 +60,8 @@ const options: ChaosOptions = {
     count: count("CHAOS_STORE_DELAYS", DEFAULT_CHAOS.storeDelays.count),
   },
   freezes: { ...DEFAULT_CHAOS.freezes, count: count("CHAOS_FREEZES", DEFAULT_CHAOS.freezes.count) },
-  targetIsolation: isolation(),
+  targetIsolation: oneOf("CHAOS_TARGET_ISOLATION", ISOLATION_LEVELS, DEFAULT_CHAOS.targetIsolation),
+  fencing: oneOf("CHAOS_FENCING", FENCING_MODES, DEFAULT_CHAOS.fencing),
   keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };
@@ -71,6 +76,6 @@ const failed =
   result.extra > 0 ||
   result.kills < MIN_KILLS ||
   result.store_delays < Math.min(MIN_STORE_DELAYS, options.storeDelays.count) ||
-  result.freezes < options.freezes.count;
+  result.freezes < Math.min(MIN_FREEZES, options.freezes.count);
 console.log(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 1000) }));
 process.exit(failed ? 1 : 0);

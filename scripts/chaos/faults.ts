@@ -23,6 +23,14 @@ export interface FaultContext {
   readonly log: (line: string) => void;
   /** Worker processes still running (frozen ones included). */
   readonly alive: () => ChildProcess[];
+  /**
+   * Workers frozen right now (freezeWorkers keeps it). The kill loop spares them: killing a frozen
+   * worker turns a freeze into a plain kill, and with kills every ~2 s among 3 workers nearly
+   * every freeze past the lease ended so, never waking to try its stale write.
+   */
+  readonly frozen: Set<ChildProcess>;
+  /** Has `child` SIGSTOP itself inside its next write; false when it did not within `withinMs`. */
+  readonly freezeInWrite: (child: ChildProcess, withinMs: number) => Promise<boolean>;
 }
 
 export interface FaultCounts {
@@ -31,6 +39,10 @@ export interface FaultCounts {
   dynamodb_outages: number;
   store_delays: number;
   freezes: number;
+  /** Freezes longer than one lease duration. */
+  freezes_past_lease: number;
+  /** Freezes that stopped a worker inside a write (the rest stop it wherever it is). */
+  freezes_in_write: number;
 }
 
 /** One PRNG per fault loop, all derived from the run's seed. */
@@ -53,7 +65,7 @@ export function instants(random: Random, count: number, spanMs: number): number[
 const sleepUntil = (startedAt: number, offsetMs: number) =>
   sleep(Math.max(0, startedAt + offsetMs - Date.now()));
 
-/** SIGKILLs a random running worker every `everyMs` until the fault phase ends. */
+/** SIGKILLs a random running worker every `everyMs`, frozen ones spared, until the fault phase ends. */
 export async function killWorkers(
   ctx: FaultContext,
   random: Random,
@@ -64,7 +76,10 @@ export async function killWorkers(
     await sleep(between(random, everyMs));
     const alive = ctx.alive();
     const victim = alive[Math.floor(random() * alive.length)];
-    if (victim === undefined) continue;
+    // A draw that lands on a frozen worker spares it: skipping frozen ones in the draw instead
+    // would aim every kill at the few running workers, which then never live long enough to
+    // take over a frozen worker's partitions.
+    if (victim === undefined || ctx.frozen.has(victim)) continue;
     killedByUs.add(victim);
     if (victim.kill("SIGKILL")) ctx.counts.kills++;
   }
@@ -187,14 +202,24 @@ export interface FreezeOptions {
   readonly count: number;
   /** Length of a short freeze. */
   readonly shortMs: Range;
-  /** Share of freezes longer than one lease duration (1.1 to 2 of it). */
+  /** Share of the freezes "anywhere" longer than one lease duration (1.1 to 2 of it). */
   readonly longShare: number;
+  /**
+   * Share of freezes that stop the worker inside its next write (after its lease check, before or
+   * between its produce requests, before its commit), the window only fencing closes, for longer
+   * than the lease; the rest stop it wherever it is, as a GC pause would.
+   */
+  readonly inWriteShare: number;
 }
+
+/** How long a worker asked to freeze inside a write may take to start one (a new one needs ~3 s). */
+const IN_WRITE_WAIT_MS = 8_000;
 
 /**
  * Worker freezes, as a GC pause or a suspended VM: SIGSTOP a random running worker, SIGCONT it
- * after a pause, some longer than the lease. A frozen worker may still be SIGKILLed meanwhile.
- * Resolves once every frozen worker was let go.
+ * after a pause, some longer than the lease. A frozen worker is not SIGKILLed (see
+ * FaultContext.frozen): it wakes and carries on with whatever it was doing, a write under a lease
+ * that expired meanwhile included. Resolves once every frozen worker was let go.
  */
 export async function freezeWorkers(
   ctx: FaultContext,
@@ -204,38 +229,61 @@ export async function freezeWorkers(
   const startedAt = Date.now();
   const lease = ctx.leaseDurationMs;
   const thaws: Promise<void>[] = [];
-  const frozen = new Set<ChildProcess>();
   for (const at of instants(random, options.count, ctx.faultPhaseMs)) {
     await sleepUntil(startedAt, at);
-    const long = random() < options.longShare;
+    const inWrite = random() < options.inWriteShare;
+    // A freeze inside a write always outlasts the lease: that is when another holder fences it.
+    const long = inWrite || random() < options.longShare;
     const pauseMs = long
       ? between(random, [Math.round(lease * 1.1), lease * 2])
       : between(random, options.shortMs);
     const pickAt = random();
-    let victim: ChildProcess | undefined;
-    // Right after a kill there may be no worker yet: wait for the next one.
-    for (let tries = 0; victim === undefined && tries < 50; tries++) {
-      const alive = ctx.alive().filter((c) => !frozen.has(c));
-      victim = alive[Math.floor(pickAt * alive.length)];
-      if (victim === undefined || !victim.kill("SIGSTOP")) {
-        victim = undefined;
-        await sleep(100);
-      }
-    }
-    if (victim === undefined) {
-      ctx.log("freeze skipped: no worker running");
+    const frozen = await freezeOne(ctx, pickAt, inWrite);
+    if (frozen === undefined) {
+      ctx.log("freeze skipped: fewer than two workers running unfrozen");
       continue;
     }
+    const { victim, how } = frozen;
     ctx.counts.freezes++;
-    ctx.log(`freeze: pid ${victim.pid} for ${pauseMs} ms`);
-    const thawed = victim;
-    frozen.add(thawed);
+    if (pauseMs > lease) ctx.counts.freezes_past_lease++;
+    if (how === "in a write") ctx.counts.freezes_in_write++;
+    ctx.log(`freeze: pid ${victim.pid} for ${pauseMs} ms, ${how}`);
     thaws.push(
       sleep(pauseMs).then(() => {
-        frozen.delete(thawed);
-        thawed.kill("SIGCONT");
+        ctx.frozen.delete(victim);
+        victim.kill("SIGCONT");
+        ctx.log(`thaw: pid ${victim.pid}`);
       }),
     );
   }
   await Promise.all(thaws);
+}
+
+/**
+ * Stops one running worker, the `pickAt` share of the way through the list, and marks it frozen.
+ * In a write when asked and it writes soon enough, else at once. Undefined when fewer than two
+ * unfrozen workers ran for 20 s.
+ */
+async function freezeOne(
+  ctx: FaultContext,
+  pickAt: number,
+  inWrite: boolean,
+): Promise<{ victim: ChildProcess; how: string } | undefined> {
+  // Right after a kill there may be no worker yet: wait for the next one. One worker always stays
+  // unfrozen, to take over what the frozen ones hold (else no fence is ever raised against them).
+  // 20 s: longer than the longest freeze (2 leases), so one of the frozen is let go meanwhile.
+  for (let tries = 0; tries < 200; tries++) {
+    const alive = ctx.alive().filter((c) => !ctx.frozen.has(c));
+    const victim = alive.length < 2 ? undefined : alive[Math.floor(pickAt * alive.length)];
+    if (victim === undefined) {
+      await sleep(100);
+      continue;
+    }
+    // Marked first: the kill loop spares it while it is being armed, too.
+    ctx.frozen.add(victim);
+    if (inWrite && (await ctx.freezeInWrite(victim, IN_WRITE_WAIT_MS))) return { victim, how: "in a write" };
+    if (victim.kill("SIGSTOP")) return { victim, how: inWrite ? "at once (no write started)" : "anywhere" };
+    ctx.frozen.delete(victim);
+  }
+  return undefined;
 }

@@ -5,12 +5,14 @@
  * CHAOS_DYNAMODB (the endpoint of the delay proxy in front of DynamoDB Local),
  * CHAOS_DYNAMODB_TIMEOUT_MS, CHAOS_BUDGET_MS, CHAOS_WORKER_ID, CHAOS_DIE_AFTER_ACK (probability
  * of killing itself right after a write was acknowledged) and CHAOS_LOG_FILE (where its info,
- * warn and error lines go, with timestamps, for reading a failed run's story).
+ * warn and error lines go, with timestamps, for reading a failed run's story). A "freeze" line on
+ * stdin makes it SIGSTOP itself inside its next write (see freezeSoon).
  */
 import { appendFileSync } from "node:fs";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { Logger, ReplicationMetrics, TargetWriter } from "../../lib/core/ports.js";
+import { isReplicatorError } from "../../lib/errors.js";
 import { createReplicator } from "../../lib/replicator.js";
 
 const config = parseConfig(JSON.parse(process.env.CHAOS_CONFIG ?? "{}"));
@@ -64,9 +66,50 @@ const metrics: ReplicationMetrics = {
 // The riskiest instant for exactly-once is right after the target acknowledged a write and before
 // its checkpoint: random outside kills rarely land there, so the worker also dies there itself.
 const dieAfterAck = Number(process.env.CHAOS_DIE_AFTER_ACK ?? "0");
+
+// The riskiest instant for fencing is inside a write: after its lease check, before or between
+// its produce requests, before its commit. The driver arms a freeze with "freeze" on stdin; the
+// next write stops this process itself a few ms in, announcing it first (stdout to a pipe is
+// synchronous on Linux, so the driver knows before it can see the stop), and the driver SIGCONTs.
+let freezeArmed = false;
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk: string) => {
+  for (const command of chunk.split("\n")) {
+    if (command === "freeze") freezeArmed = true;
+    if (command === "disarm") freezeArmed = false;
+  }
+});
+// Listening must not keep a finished worker alive (stdin is a pipe from the driver: a socket).
+(process.stdin as { unref?: () => void }).unref?.();
+const FREEZE_WITHIN_WRITE_MS = 15;
+
+function freezeSoon(tp: { topic: string; partition: number }): void {
+  freezeArmed = false;
+  setTimeout(
+    () => {
+      trace("info", "freezing itself mid-write", tp);
+      process.stdout.write(`${JSON.stringify({ frozen: { workerId, ...tp } })}\n`);
+      process.kill(process.pid, "SIGSTOP");
+    },
+    Math.floor(Math.random() * FREEZE_WITHIN_WRITE_MS),
+  );
+}
+
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   async write(tp, records, stamp, deadline) {
-    const result = await writer.write(tp, records, stamp, deadline);
+    let result: Awaited<ReturnType<TargetWriter["write"]>>;
+    try {
+      const writing = writer.write(tp, records, stamp, deadline);
+      if (freezeArmed) freezeSoon(tp);
+      result = await writing;
+    } catch (error) {
+      // A stale holder's write the broker refused: the driver counts them to show freezes reach it.
+      if (isReplicatorError(error, "PRODUCER_FENCED")) {
+        trace("warn", "write refused: another holder fenced this partition", { ...tp, error: error.message });
+        process.stdout.write(`${JSON.stringify({ fenced: { workerId, ...tp } })}\n`);
+      }
+      throw error;
+    }
     if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },

@@ -21,6 +21,7 @@ export interface PoolOptions {
 /** What the pool counts from its workers' exits and output. */
 export interface PoolCounts {
   kills_after_ack: number;
+  fenced_writes: number;
   retention_losses: number;
   recoveries: number;
   worker_runs: number;
@@ -31,6 +32,8 @@ export class WorkerPool {
   readonly killedByUs = new WeakSet<ChildProcess>();
   private readonly children = new Set<ChildProcess>();
   private readonly errors = new Map<string, number>();
+  /** Workers asked to freeze themselves mid-write, and who waits for them to do it. */
+  private readonly freezing = new Map<ChildProcess, (frozen: boolean) => void>();
   private readonly random: Random;
   private stopping = false;
   private seq = 0;
@@ -65,7 +68,7 @@ export class WorkerPool {
         CHAOS_DIE_AFTER_ACK: String(this.o.dieAfterAck),
         CHAOS_LOG_FILE: join(this.logDir, `${id}.log`),
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     this.log(`spawn ${id} pid ${child.pid}`);
     this.result.worker_runs++;
@@ -81,6 +84,8 @@ export class WorkerPool {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
         if (line.includes('"recovered"')) this.result.recoveries++;
+        if (line.includes('"fenced"')) this.result.fenced_writes++;
+        if (line.includes('"frozen"')) this.settleFreeze(child, true);
         if (line.includes('"lost"')) {
           this.result.retention_losses++;
           this.log(`retention loss reported: ${line}`);
@@ -94,14 +99,45 @@ export class WorkerPool {
         if (key.trim() !== "") this.errors.set(key, (this.errors.get(key) ?? 0) + 1);
       }
     });
+    // A stdin write to a worker that just died must not crash the driver.
+    child.stdin?.on("error", () => {});
     child.once("exit", (code, signal) => {
       this.children.delete(child);
+      this.settleFreeze(child, false);
       if (this.stopping) return;
       const byUs = this.killedByUs.has(child);
       if (signal === "SIGKILL" && !byUs) this.result.kills_after_ack++;
       this.log(`exit ${id} pid ${child.pid}: ${signal ?? code}${byUs ? " (killed by the driver)" : ""}`);
       this.spawn();
     });
+  }
+
+  /**
+   * Asks `child` to SIGSTOP itself inside its next write (scripts/chaos/worker.ts). True once it
+   * said it did, false when it exited or wrote nothing within `withinMs` (then it is disarmed, and
+   * should it freeze itself anyway in that race, it is let go at once).
+   */
+  freezeInWrite(child: ChildProcess, withinMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        child.stdin?.write("disarm\n");
+        this.settleFreeze(child, false);
+      }, withinMs);
+      this.freezing.set(child, (frozen) => {
+        clearTimeout(timer);
+        resolve(frozen);
+      });
+      child.stdin?.write("freeze\n");
+    });
+  }
+
+  private settleFreeze(child: ChildProcess, frozen: boolean): void {
+    const settle = this.freezing.get(child);
+    this.freezing.delete(child);
+    if (settle !== undefined) settle(frozen);
+    // A freeze nobody waits for any more (armed, timed out, then reached): undo it, after the
+    // stop itself has surely landed (it follows the announcement by microseconds).
+    else if (frozen) setTimeout(() => child.kill("SIGCONT"), 200);
   }
 
   /** SIGKILLs every worker (a frozen one too) and waits for them to exit. */

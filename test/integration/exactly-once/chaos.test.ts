@@ -1,8 +1,9 @@
 /**
  * A short chaos run (scripts/chaos/run.ts) in the regular test suite: worker processes SIGKILLed
- * at random instants, broker faults on both clusters, a DynamoDB Local restart and lease-store
- * latency bursts, then every partition compared with its source. `npm run chaos` is the long
- * version. Freezes stay off here as in the long run's default (see DEFAULT_CHAOS.freezes).
+ * at random instants, broker faults on both clusters, a DynamoDB Local restart, lease-store
+ * latency bursts and a few worker freezes past the lease, the workers writing fenced
+ * (target.fencing "transactional"), then every partition compared with its source, read
+ * read_committed. `npm run chaos` is the long version.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -21,6 +22,8 @@ describe("chaos, short", () => {
       killEveryMs: [800, 2_500],
       dynamoOutages: 1,
       storeDelays: { ...DEFAULT_CHAOS.storeDelays, count: 5 },
+      // This seed draws all three past the lease, two of them inside a write.
+      freezes: { ...DEFAULT_CHAOS.freezes, count: 3 },
       dieAfterAck: 0.06,
       catchUpTimeoutMs: 180_000,
       seed: 20_261_129,
@@ -28,7 +31,10 @@ describe("chaos, short", () => {
 
     assert.ok(result.kills >= 8, `only ${result.kills} kills`);
     assert.equal(result.store_delays, 5, JSON.stringify(result));
+    assert.equal(result.freezes, 3, JSON.stringify(result));
+    assert.equal(result.freezes_past_lease, 3, JSON.stringify(result));
     assert.equal(result.target_isolation, "read_committed");
+    assert.equal(result.fencing, "transactional");
     // Some kills hit between a target ack and its checkpoint, and the next holder found and
     // skipped what had landed: the path under test was taken.
     assert.ok(result.kills_after_ack >= 1 && result.recoveries >= 1, JSON.stringify(result));
