@@ -4,11 +4,14 @@
  * tests use a unique table each.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { Socket } from "node:net";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { createDynamoDbClient } from "../../lib/dynamodb/client.js";
+import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
 import { freePort } from "./net.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
@@ -65,6 +68,48 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promi
     async restart() {
       await stop();
       running = await launch(port, storage, endpoint);
+    },
+  };
+}
+
+/** The emulator and client of one describe block, started by useDynamoDbLocal. */
+export interface DynamoDbLocalSuite {
+  readonly ddb: DynamoDbLocal;
+  readonly client: DynamoDBClient;
+  /** A new lease table with a unique name, so tests share nothing but the emulator. */
+  freshLeaseTable(): Promise<string>;
+}
+
+/**
+ * Registers before/after hooks in the enclosing describe: one emulator and one client for its
+ * tests, both closed afterwards. Read `ddb` and `client` inside tests, not while declaring them.
+ */
+export function useDynamoDbLocal(): DynamoDbLocalSuite {
+  let ddb: DynamoDbLocal | undefined;
+  let client: DynamoDBClient | undefined;
+  before(async () => {
+    ddb = await startDynamoDbLocal();
+    client = ddb.client();
+  });
+  after(async () => {
+    client?.destroy();
+    await ddb?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("DynamoDB Local is not started: use it inside a test");
+    return value;
+  };
+  return {
+    get ddb() {
+      return started(ddb);
+    },
+    get client() {
+      return started(client);
+    },
+    async freshLeaseTable() {
+      const tableName = `leases-${randomUUID()}`;
+      await createLeaseTable(started(client), tableName);
+      return tableName;
     },
   };
 }

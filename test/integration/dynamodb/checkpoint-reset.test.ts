@@ -4,14 +4,11 @@
  * reset from a holder that lost the lease (or decided on a stale checkpoint) is refused.
  */
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { describe, it } from "node:test";
 import type { Lease } from "../../../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 
 const tp = { topic: "orders", partition: 0 };
 const source = { topicId: "0f3c5a9e2b7d4e61a8c9d0e1f2a3b4c5", leaderEpoch: 4 };
@@ -25,22 +22,12 @@ function leaseLost(reason: string) {
 }
 
 describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
-  let ddb: DynamoDbLocal;
-  let client: DynamoDBClient;
-  before(async () => {
-    ddb = await startDynamoDbLocal();
-    client = ddb.client();
-  });
-  after(async () => {
-    client.destroy();
-    await ddb.stop();
-  });
+  const db = useDynamoDbLocal();
 
   /** A fresh table with `tp` held by w1 at checkpoint 500 (target position 900, `source`). */
   async function heldAt500(): Promise<{ store: DynamoDbLeaseStore; held: Lease; now: number }> {
-    const tableName = `leases-${randomUUID()}`;
-    await createLeaseTable(client, tableName);
-    const store = new DynamoDbLeaseStore({ client, tableName });
+    const tableName = await db.freshLeaseTable();
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName });
     await store.ensure([tp]);
     const [free] = await store.list();
     assert.ok(free);

@@ -4,19 +4,12 @@
  * rebalance of every worker failed and the whole fleet stopped. Against DynamoDB Local.
  */
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
-import {
-  type DynamoDBClient,
-  PutItemCommand,
-  ScanCommand,
-  UpdateItemCommand,
-} from "@aws-sdk/client-dynamodb";
+import { describe, it } from "node:test";
+import { PutItemCommand, ScanCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import type { Item } from "../../../lib/dynamodb/lease-item.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
 import { LeaseFleet } from "../../helpers/lease-fleet.js";
 
@@ -55,32 +48,16 @@ const FOREIGN: readonly { readonly item: Item; readonly attribute: string }[] = 
 ];
 
 describe("lease table items that are not leases", () => {
-  let ddb: DynamoDbLocal;
-  let client: DynamoDBClient;
-
-  before(async () => {
-    ddb = await startDynamoDbLocal();
-    client = ddb.client();
-  });
-  after(async () => {
-    client.destroy();
-    await ddb.stop();
-  });
-
-  async function freshTable(): Promise<string> {
-    const tableName = `leases-${randomUUID()}`;
-    await createLeaseTable(client, tableName);
-    return tableName;
-  }
+  const db = useDynamoDbLocal();
 
   it("leave the fleet claiming every partition, each skipped item logged and counted", async () => {
     // Prepare
-    const tableName = await freshTable();
+    const tableName = await db.freshLeaseTable();
     const logger = new CapturingLogger();
     const metrics = new CapturingMetrics();
-    const store = new DynamoDbLeaseStore({ client, tableName, logger, metrics });
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName, logger, metrics });
     for (const { item } of FOREIGN) {
-      await client.send(new PutItemCommand({ TableName: tableName, Item: item }));
+      await db.client.send(new PutItemCommand({ TableName: tableName, Item: item }));
     }
     const fleet = await LeaseFleet.over(store, 6, ["A", "B"], DURATION, 3);
 
@@ -105,7 +82,7 @@ describe("lease table items that are not leases", () => {
     // Key and attribute only: no other value of the item is ever logged.
     assert.doesNotMatch(JSON.stringify(logger.entries), /secret/);
     // The foreign items are left exactly as they were, never overwritten.
-    const raw = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
+    const raw = await db.client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
     const foreignNow = (raw.Items ?? []).filter((i) =>
       FOREIGN.some((f) => f.item.leaseKey?.S === i.leaseKey?.S),
     );
@@ -117,14 +94,14 @@ describe("lease table items that are not leases", () => {
 
   it("an operation on a held lease whose item went bad still fails with LEASE_STORE_INVALID", async () => {
     // Prepare
-    const tableName = await freshTable();
-    const store = new DynamoDbLeaseStore({ client, tableName });
+    const tableName = await db.freshLeaseTable();
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName });
     await store.ensure([{ topic: "t", partition: 0 }]);
     const [free] = await store.list();
     assert.ok(free);
     const held = await store.claim(free, "A", Date.now() + DURATION);
     assert.ok(held);
-    await client.send(
+    await db.client.send(
       new UpdateItemCommand({
         TableName: tableName,
         Key: { leaseKey: { S: "t:0" } },

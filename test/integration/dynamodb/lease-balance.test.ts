@@ -3,33 +3,25 @@
  * (DynamoDB Local): fair share, handoffs and failover decided by conditional writes, not by a fake.
  */
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { describe, it } from "node:test";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { countByOwner, LeaseFleet } from "../../helpers/lease-fleet.js";
 
 const DURATION = 10_000;
 
 describe("lease balance against DynamoDB Local", () => {
-  let ddb: DynamoDbLocal;
-  let client: DynamoDBClient;
-
-  before(async () => {
-    ddb = await startDynamoDbLocal();
-    client = ddb.client();
-  });
-  after(async () => {
-    client.destroy();
-    await ddb.stop();
-  });
+  const db = useDynamoDbLocal();
 
   async function fleet(workers: string[], seed: number): Promise<LeaseFleet> {
-    const tableName = `leases-${randomUUID()}`;
-    await createLeaseTable(client, tableName);
-    return LeaseFleet.over(new DynamoDbLeaseStore({ client, tableName }), 24, workers, DURATION, seed);
+    const tableName = await db.freshLeaseTable();
+    return LeaseFleet.over(
+      new DynamoDbLeaseStore({ client: db.client, tableName }),
+      24,
+      workers,
+      DURATION,
+      seed,
+    );
   }
 
   it("3 workers over 24 partitions settle at 8 each and stop moving leases", async () => {

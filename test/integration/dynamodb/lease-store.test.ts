@@ -15,7 +15,7 @@ import type { Lease } from "../../../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { type ErrorCode, isReplicatorError } from "../../../lib/errors.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { type DynamoDbLocal, startDynamoDbLocal, useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics, leaseOf } from "../../helpers/fakes.js";
 
 const MINUTE = 60_000;
@@ -29,23 +29,12 @@ function assertCode(code: ErrorCode, reason?: string) {
 }
 
 describe("DynamoDbLeaseStore against DynamoDB Local", () => {
-  let ddb: DynamoDbLocal;
-  let client: DynamoDBClient;
-
-  before(async () => {
-    ddb = await startDynamoDbLocal();
-    client = ddb.client();
-  });
-  after(async () => {
-    client.destroy();
-    await ddb.stop();
-  });
+  const db = useDynamoDbLocal();
 
   /** A fresh table per test, so tests share nothing but the emulator. */
   async function freshStore(): Promise<{ store: DynamoDbLeaseStore; tableName: string }> {
-    const tableName = `leases-${randomUUID()}`;
-    await createLeaseTable(client, tableName);
-    return { store: new DynamoDbLeaseStore({ client, tableName }), tableName };
+    const tableName = await db.freshLeaseTable();
+    return { store: new DynamoDbLeaseStore({ client: db.client, tableName }), tableName };
   }
 
   async function ensureOne(store: DynamoDbLeaseStore, topic = "orders", partition = 0): Promise<Lease> {
@@ -317,7 +306,9 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
 
     // Many cold-starting workers run ensure with the same list at once.
     await Promise.all(
-      Array.from({ length: 10 }, () => new DynamoDbLeaseStore({ client, tableName }).ensure(partitions)),
+      Array.from({ length: 10 }, () =>
+        new DynamoDbLeaseStore({ client: db.client, tableName }).ensure(partitions),
+      ),
     );
 
     const leases = await store.list();
@@ -334,7 +325,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     // Prepare: worker B's ensure is paused after its read found nothing; meanwhile worker A
     // creates, claims and checkpoints the lease. A hook in B's own client (a real client on the
     // real emulator) makes the interleaving deterministic.
-    const clientB = ddb.client();
+    const clientB = db.ddb.client();
     let progressed: Lease | undefined;
     clientB.middlewareStack.add(
       (next, context) => async (args) => {
@@ -365,7 +356,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
     // Prepare: ~4 KiB of padding per item pushes 300 items past DynamoDB's 1 MB scan page.
     const padding = "x".repeat(4_096);
     for (const { partition } of partitions) {
-      await client.send(
+      await db.client.send(
         new UpdateItemCommand({
           TableName: tableName,
           Key: { leaseKey: { S: `big:${partition}` } },
@@ -374,7 +365,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         }),
       );
     }
-    const firstPage = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
+    const firstPage = await db.client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
     assert.ok(firstPage.LastEvaluatedKey, "precondition: the table needs more than one scan page");
 
     const leases = await store.list();
@@ -447,11 +438,10 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
   it("list skips a malformed item, naming its key and attribute, and lists the rest", async () => {
     const logger = new CapturingLogger();
     const metrics = new CapturingMetrics();
-    const tableName = `leases-${randomUUID()}`;
-    await createLeaseTable(client, tableName);
-    const store = new DynamoDbLeaseStore({ client, tableName, logger, metrics });
+    const tableName = await db.freshLeaseTable();
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName, logger, metrics });
     await store.ensure([{ topic: "orders", partition: 0 }]);
-    await client.send(
+    await db.client.send(
       new PutItemCommand({
         TableName: tableName,
         Item: {
@@ -479,7 +469,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
   });
 
   it("a missing table gives LEASE_STORE_INVALID", async () => {
-    const store = new DynamoDbLeaseStore({ client, tableName: `missing-${randomUUID()}` });
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName: `missing-${randomUUID()}` });
 
     await assert.rejects(store.list(), assertCode("LEASE_STORE_INVALID"));
     await assert.rejects(
@@ -490,7 +480,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
 
   it("a table with the wrong key schema gives LEASE_STORE_INVALID", async () => {
     const tableName = `wrong-${randomUUID()}`;
-    await client.send(
+    await db.client.send(
       new CreateTableCommand({
         TableName: tableName,
         AttributeDefinitions: [
@@ -504,14 +494,14 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         BillingMode: "PAY_PER_REQUEST",
       }),
     );
-    const store = new DynamoDbLeaseStore({ client, tableName });
+    const store = new DynamoDbLeaseStore({ client: db.client, tableName });
 
-    await assert.rejects(describeLeaseTable(client, tableName), (error: unknown) => {
+    await assert.rejects(describeLeaseTable(db.client, tableName), (error: unknown) => {
       assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"));
       assert.match(error.message, /partition key must be "leaseKey", found "pk".*no sort key, found "sk"/);
       return true;
     });
-    await assert.rejects(createLeaseTable(client, tableName), assertCode("LEASE_STORE_INVALID"));
+    await assert.rejects(createLeaseTable(db.client, tableName), assertCode("LEASE_STORE_INVALID"));
     await assert.rejects(
       store.ensure([{ topic: "orders", partition: 0 }]),
       assertCode("LEASE_STORE_INVALID"),
@@ -521,9 +511,9 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
   it("createLeaseTable accepts a table that already exists with the right schema", async () => {
     const { tableName } = await freshStore();
 
-    await createLeaseTable(client, tableName);
+    await createLeaseTable(db.client, tableName);
 
-    const table = await describeLeaseTable(client, tableName);
+    const table = await describeLeaseTable(db.client, tableName);
     assert.equal(table.TableStatus, "ACTIVE");
     assert.equal(table.BillingModeSummary?.BillingMode, "PAY_PER_REQUEST");
   });
