@@ -37,7 +37,7 @@ import {
   STATE_LOST_ERRORS,
 } from "./produce-outcome.js";
 import { ProducerSession, type TransactionSettings } from "./producer-session.js";
-import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
+import { type ProducerIdentity, partitionKey, sequenceAfter } from "./producer-state.js";
 import type { TransactionProducers } from "./transaction-producers.js";
 
 export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
@@ -478,8 +478,4 @@ function sentFields(tp: TopicPartition, baseSequence: number, batches: number): 
 
 function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {
   return batches.reduce((n, batch) => n + batch.length, 0);
-}
-
-function partitionKey(tp: TopicPartition): string {
-  return `${tp.partition}:${tp.topic}`;
 }

@@ -17,7 +17,7 @@ import type { Clock, Logger } from "../core/ports.js";
 import { sleep } from "./backoff.js";
 import type { ClusterConnector } from "./connection.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
-import { type ProducerIdentity, ProducerState } from "./producer-state.js";
+import { type ProducerIdentity, ProducerState, partitionKey } from "./producer-state.js";
 import {
   type TransactionalProducer,
   TransactionCoordinator,
@@ -40,11 +40,6 @@ interface PartitionProducer {
   /** This partition's identity and sequence: the producer is the partition's own. */
   readonly state: ProducerState;
   initializing: Promise<ProducerIdentity> | undefined;
-}
-
-/** How the writer keys a partition's sequences in its ProducerState. */
-function keyOf(tp: TopicPartition): string {
-  return `${tp.partition}:${tp.topic}`;
 }
 
 export class TransactionProducers {
@@ -85,7 +80,7 @@ export class TransactionProducers {
     const producer = this.#producer(tp);
     await producer.initializing?.catch(() => undefined);
     const current = producer.state.current();
-    if (current !== undefined) producer.state.reset(keyOf(tp), current);
+    if (current !== undefined) producer.state.reset(partitionKey(tp), current);
     return this.identity(tp, deadline);
   }
 
@@ -111,7 +106,7 @@ export class TransactionProducers {
 
   /** Drops `identity` after a write of unknown outcome, so nothing else is sent under it. */
   forget(tp: TopicPartition, identity: ProducerIdentity): void {
-    this.#producer(tp).state.reset(keyOf(tp), identity);
+    this.#producer(tp).state.reset(partitionKey(tp), identity);
   }
 
   async #init(tp: TopicPartition, producer: PartitionProducer, deadline: number): Promise<ProducerIdentity> {
@@ -135,7 +130,7 @@ export class TransactionProducers {
   }
 
   #producer(tp: TopicPartition): PartitionProducer {
-    const key = keyOf(tp);
+    const key = partitionKey(tp);
     let producer = this.#producers.get(key);
     if (producer === undefined) {
       const { cluster, connector, alias, transactionTimeoutMs, retryBackoffMs, logger } = this.#options;
