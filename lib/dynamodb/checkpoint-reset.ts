@@ -6,7 +6,7 @@
 import type { AttributeValue, UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import type { CheckpointResetReason, Lease, SourcePosition } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
-import { Attr, num } from "./lease-item.js";
+import { expressionNames, num } from "./lease-item.js";
 
 type SourceAttr = "sourceTopicId" | "sourceLeaderEpoch";
 
@@ -70,13 +70,20 @@ export function resetCheckpointInput(
   const setTarget = targetOffset === null ? "" : ", #targetOffset = :targetOffset";
   const removeClause = remove.length === 0 ? "" : ` REMOVE ${remove.map((a) => `#${a}`).join(", ")}`;
   // Every attribute appears in SET or REMOVE: DynamoDB rejects names an expression does not use.
-  const names = ["owner", "counter", "expiresAt", "checkpoint", "updatedAt", "targetOffset"] as const;
-  const allNames = [...names, "sourceTopicId", "sourceLeaderEpoch"] as const;
   return {
     UpdateExpression: `SET #checkpoint = :offset, #updatedAt = :now${setTarget}${source.set}${removeClause}`,
     ConditionExpression:
       "#owner = :owner AND #counter = :counter AND #expiresAt > :now AND #checkpoint = :from",
-    ExpressionAttributeNames: Object.fromEntries(allNames.map((a) => [`#${a}`, Attr[a]])),
+    ExpressionAttributeNames: expressionNames(
+      "owner",
+      "counter",
+      "expiresAt",
+      "checkpoint",
+      "updatedAt",
+      "targetOffset",
+      "sourceTopicId",
+      "sourceLeaderEpoch",
+    ),
     ExpressionAttributeValues: {
       ":owner": { S: holder },
       ":counter": num(held.counter),
@@ -90,7 +97,7 @@ export function resetCheckpointInput(
 }
 
 function validate(source: SourcePosition): void {
-  if (source.topicId !== null && source.topicId === "") {
+  if (source.topicId === "") {
     throw invalid("source topic id must be a non-empty string or null", { topicId: source.topicId });
   }
   const epoch = source.leaderEpoch;

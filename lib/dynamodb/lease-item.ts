@@ -44,6 +44,11 @@ export const Attr = {
 
 export type Item = Record<string, AttributeValue>;
 
+/** ExpressionAttributeNames for `attributes`: `#name` for each, so reserved words never bite. */
+export function expressionNames(...attributes: (keyof typeof Attr)[]): Record<string, string> {
+  return Object.fromEntries(attributes.map((a) => [`#${a}`, Attr[a]]));
+}
+
 export function keyOf(tp: TopicPartition): Item {
   return { [Attr.key]: { S: leaseKey(tp) } };
 }

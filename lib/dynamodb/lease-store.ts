@@ -33,6 +33,7 @@ import { resetCheckpointInput, sourcePositionParts } from "./checkpoint-reset.js
 import { translateDynamoDbError } from "./errors.js";
 import {
   Attr,
+  expressionNames,
   freeLeaseItem,
   type Item,
   keyOf,
@@ -168,7 +169,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
         UpdateExpression:
           "SET #owner = :owner, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
         ConditionExpression: `${observedOwner} AND #counter = :observedCounter AND #expiresAt = :observedExpiresAt`,
-        ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
+        ExpressionAttributeNames: expressionNames("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
         ExpressionAttributeValues: {
           ":owner": { S: owner },
           ":nextCounter": num(observed.counter + 1),
@@ -198,7 +199,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
     const outcome = await this.#update(held, "renew", {
       UpdateExpression: "SET #expiresAt = :expiresAt, #updatedAt = :now",
       ConditionExpression: "#owner = :owner AND #counter = :counter",
-      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt"),
+      ExpressionAttributeNames: expressionNames("owner", "counter", "expiresAt", "updatedAt"),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
         ":counter": num(held.counter),
@@ -277,26 +278,16 @@ export class DynamoDbLeaseStore implements LeaseStore {
         : `SET #updatedAt = :now${setTarget}`,
       ConditionExpression: `#owner = :owner AND #counter = :counter AND #expiresAt > :now AND ${checkpointBound}`,
       // DynamoDB rejects names the expressions do not use, so lastProgressAt only when it is set.
-      ExpressionAttributeNames: advances
-        ? names(
-            "owner",
-            "counter",
-            "expiresAt",
-            "checkpoint",
-            "updatedAt",
-            "lastProgressAt",
-            ...(withTarget ? (["targetOffset"] as const) : []),
-            ...sourceParts.names,
-          )
-        : names(
-            "owner",
-            "counter",
-            "expiresAt",
-            "checkpoint",
-            "updatedAt",
-            ...(withTarget ? (["targetOffset"] as const) : []),
-            ...sourceParts.names,
-          ),
+      ExpressionAttributeNames: expressionNames(
+        "owner",
+        "counter",
+        "expiresAt",
+        "checkpoint",
+        "updatedAt",
+        ...(advances ? (["lastProgressAt"] as const) : []),
+        ...(withTarget ? (["targetOffset"] as const) : []),
+        ...sourceParts.names,
+      ),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
         ":counter": num(held.counter),
@@ -360,7 +351,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
     const outcome = await this.#update(held, "release", {
       UpdateExpression: "REMOVE #owner, #handoffTo SET #expiresAt = :zero, #updatedAt = :now",
       ConditionExpression: "#owner = :owner AND #counter = :counter",
-      ExpressionAttributeNames: names("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
+      ExpressionAttributeNames: expressionNames("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
       ExpressionAttributeValues: {
         ":owner": { S: held.owner },
         ":counter": num(held.counter),
@@ -391,7 +382,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       {
         UpdateExpression: "SET #handoffTo = :requester, #updatedAt = :now",
         ConditionExpression: "#owner = :owner AND #counter = :counter AND attribute_not_exists(#handoffTo)",
-        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "updatedAt"),
+        ExpressionAttributeNames: expressionNames("owner", "counter", "handoffTo", "updatedAt"),
         ExpressionAttributeValues: {
           ":owner": { S: observed.owner },
           ":counter": num(observed.counter),
@@ -422,7 +413,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
         UpdateExpression:
           "SET #owner = :to, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
         ConditionExpression: "#owner = :owner AND #counter = :counter AND #handoffTo = :to",
-        ExpressionAttributeNames: names("owner", "counter", "handoffTo", "expiresAt", "updatedAt"),
+        ExpressionAttributeNames: expressionNames("owner", "counter", "handoffTo", "expiresAt", "updatedAt"),
         ExpressionAttributeValues: {
           ":owner": { S: held.owner },
           ":counter": num(held.counter),
@@ -589,10 +580,6 @@ function assertEpochMs(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new RangeError(`${name} must be a non-negative integer epoch ms, got ${value}`);
   }
-}
-
-function names(...attributes: (keyof typeof Attr)[]): Record<string, string> {
-  return Object.fromEntries(attributes.map((a) => [`#${a}`, Attr[a]]));
 }
 
 /** Runs `run` over `items`, at most `limit` at a time; stops taking new items after a failure. */
