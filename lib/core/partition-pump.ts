@@ -289,7 +289,8 @@ export class PartitionPump {
     // First of all, fence the partition's earlier writers (a former holder may be frozen mid-write
     // and wake at any time): from here on only our writes can land, so what the target shows
     // when we look at it below cannot grow behind our back.
-    if (!(await this.#fence())) return this.#stopOrLost();
+    const fenced = await this.#fence();
+    if (fenced !== "ok") return fenced;
     // Before anything is read: is the checkpoint still about the log the source has now?
     const identity = await resumeContinuity(
       this.#deps,
@@ -604,13 +605,18 @@ export class PartitionPump {
     return "ok";
   }
 
-  /** TargetWriter.fence, retried while it fails transiently; false when stopped first. */
-  async #fence(): Promise<boolean> {
+  /**
+   * TargetWriter.fence, retried while it fails transiently. Only a holder may fence, as in
+   * #write: a worker that reaches this past its lease (frozen after its claim) would bump the
+   * epoch of the worker that took over and abort its transaction.
+   */
+  async #fence(): Promise<Gate> {
     for (let attempt = 0; ; attempt++) {
-      if (this.#held.signal.aborted) return false;
+      const allowed = await this.#leaseAllowsWrite();
+      if (allowed !== "ok") return allowed;
       try {
         await this.#deps.target.fence(this.#held.route.target);
-        return true;
+        return "ok";
       } catch (error) {
         if (!(await this.#retryable(error, attempt, "fencing the target partition's earlier writers failed")))
           throw error;

@@ -266,4 +266,27 @@ describe("PartitionPump, exactly-once", () => {
     assert.equal(status.stopReason, "lease-expired");
     assert.deepEqual(copiedOffsets(e), range(20));
   });
+
+  // Regression: a worker frozen between its claim and its pump's start (GC, SIGSTOP) woke past
+  // its lease and fenced the partition first thing, bumping the epoch of the worker that had
+  // taken over meanwhile (aborting its open transaction and stopping it as fenced).
+  it("a holder whose lease ran out before its pump started does not fence the partition", async () => {
+    // Prepare
+    const e = env();
+    e.source.append(src, makeRecords(30, 0));
+    const fences: number[] = [];
+    e.target.fence = async () => {
+      fences.push(e.clock.now());
+    };
+    const held = await claim(e, "w1", 10_000);
+    e.clock.advance(20_000);
+
+    // Act
+    const status = await runUntilCaughtUp(e.clock, pumpFor(e, held));
+
+    // Assess
+    assert.deepEqual(fences, []);
+    assert.equal(status.stopReason, "lease-expired");
+    assert.deepEqual(copiedOffsets(e), []);
+  });
 });
