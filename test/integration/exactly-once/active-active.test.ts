@@ -3,21 +3,16 @@
  * Provenance headers keep a record from coming back to the cluster it came from.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
-import { MirrorRig } from "./mirror-rig.js";
+import { useMirrorRig } from "./mirror-rig.js";
 
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TOPIC = "ORDERS";
 const tp = { topic: TOPIC, partition: 0 };
 
 describe("active-active pair", () => {
-  const rig = new MirrorRig();
-  before(async () => {
-    await rig.start(["A", "B"]);
-    for (const alias of ["A", "B"]) await rig.cluster(alias).createTopic(TOPIC, 1, 1);
-  });
-  after(() => rig.close());
+  const rig = useMirrorRig(["A", "B"], TOPIC);
 
   it("a record copied from A to B is not copied back from B to A, and vice versa", async () => {
     // Prepare: native traffic on both sides.

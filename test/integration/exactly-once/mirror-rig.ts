@@ -4,6 +4,7 @@
  * a partition back. Everything opened is closed by `close()`.
  */
 import { randomUUID } from "node:crypto";
+import { after, before } from "node:test";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
@@ -15,6 +16,20 @@ import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-l
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
+
+/**
+ * A rig for the enclosing describe: started before its tests with one cluster per alias, each
+ * holding `topic` (one partition, one replica), and closed after them.
+ */
+export function useMirrorRig(aliases: readonly string[], topic: string): MirrorRig {
+  const rig = new MirrorRig();
+  before(async () => {
+    await rig.start(aliases);
+    for (const alias of aliases) await rig.cluster(alias).createTopic(topic, 1, 1);
+  });
+  after(() => rig.close());
+  return rig;
+}
 
 export class MirrorRig {
   readonly clusters = new Map<string, MockKafka>();

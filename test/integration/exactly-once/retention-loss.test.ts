@@ -4,22 +4,16 @@
  * Retention is imitated with the mock's DeleteRecords (`delete-records`, our launcher command).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
-import { MirrorRig } from "./mirror-rig.js";
+import { useMirrorRig } from "./mirror-rig.js";
 
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TOPIC = "EVENTS";
 const tp = { topic: TOPIC, partition: 0 };
 
 describe("source retention overtakes the replicator", () => {
-  const rig = new MirrorRig();
-  before(async () => {
-    await rig.start(["src", "dst"]);
-    await rig.cluster("src").createTopic(TOPIC, 1, 1);
-    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
-  });
-  after(() => rig.close());
+  const rig = useMirrorRig(["src", "dst"], TOPIC);
 
   it("reports the deleted, uncopied range in the metric and the log, and copies the rest", async () => {
     const whitelist = { topics: { whitelist: TOPIC } };

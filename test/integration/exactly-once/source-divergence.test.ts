@@ -4,9 +4,9 @@
  * and the offsets whose copies no longer match the source are counted in recordsLost.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
-import { MirrorRig } from "./mirror-rig.js";
+import { useMirrorRig } from "./mirror-rig.js";
 
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TOPIC = "EVENTS";
@@ -14,13 +14,7 @@ const tp = { topic: TOPIC, partition: 0 };
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
 describe("the source topic is re-created under a checkpoint", () => {
-  const rig = new MirrorRig();
-  before(async () => {
-    await rig.start(["src", "dst"]);
-    await rig.cluster("src").createTopic(TOPIC, 1, 1);
-    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
-  });
-  after(() => rig.close());
+  const rig = useMirrorRig(["src", "dst"], TOPIC);
 
   it("copies every record of the new log, none skipped, and counts the loss", async () => {
     // Prepare: 50 records copied and checkpointed at 50
@@ -54,13 +48,7 @@ describe("the source topic is re-created under a checkpoint", () => {
 });
 
 describe("the source log is truncated under a checkpoint (unclean leader election)", () => {
-  const rig = new MirrorRig();
-  before(async () => {
-    await rig.start(["src", "dst"]);
-    await rig.cluster("src").createTopic(TOPIC, 1, 1);
-    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
-  });
-  after(() => rig.close());
+  const rig = useMirrorRig(["src", "dst"], TOPIC);
 
   it("resumes where the log diverged, copies the new records at reused offsets and counts the loss", async () => {
     // Prepare: two batches, 0..29 and 30..49, copied and checkpointed at 50
