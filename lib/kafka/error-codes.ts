@@ -99,6 +99,14 @@ export const KafkaErrorCode = {
   PRODUCER_FENCED: 90,
 } as const satisfies Record<string, number>;
 
+/**
+ * A newer holder of the producer's transactional id has a higher epoch: the producer is fenced.
+ * Brokers before KIP-588 answer INVALID_PRODUCER_EPOCH, later ones PRODUCER_FENCED.
+ */
+export function isFencedCode(code: unknown): boolean {
+  return code === KafkaErrorCode.INVALID_PRODUCER_EPOCH || code === KafkaErrorCode.PRODUCER_FENCED;
+}
+
 /** A Kafka error code returned for one partition of a response, before the caller decides what it means. */
 export class KafkaPartitionError extends Error {
   readonly kafkaCode: number;

@@ -24,7 +24,7 @@ import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
 import { describeError, type KafkaConnectionOptions } from "./connection.js";
-import { KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
+import { isFencedCode, KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
 import {
   answerError,
   batchDetails,
@@ -442,8 +442,7 @@ const MAX_IN_FLIGHT_BATCHES = 5;
  */
 function fencedOr(error: unknown): unknown {
   if (!isReplicatorError(error, "PRODUCER_STATE_LOST")) return error;
-  const code = error.details?.kafkaErrorCode;
-  if (code !== KafkaErrorCode.INVALID_PRODUCER_EPOCH && code !== KafkaErrorCode.PRODUCER_FENCED) return error;
+  if (!isFencedCode(error.details?.kafkaErrorCode)) return error;
   return new ReplicatorError("PRODUCER_FENCED", `${error.message}: another writer fenced this partition`, {
     cause: error,
     details: error.details,

@@ -23,7 +23,7 @@ import {
   protocolErrorCode,
   translateKafkajsError,
 } from "./connection.js";
-import { kafkaError } from "./error-codes.js";
+import { isFencedCode, kafkaError } from "./error-codes.js";
 import { COORDINATOR_TYPE, type KafkajsBroker, type KafkajsCluster } from "./kafkajs-internals.js";
 
 /** What InitProducerId gave a transactional.id: every batch and EndTxn of its transactions carries it. */
@@ -61,8 +61,6 @@ const MAX_INT32 = 2 ** 31 - 1;
 const KAFKAJS_UNKNOWN_CODE = -99;
 const MAX_STRING_BYTES = 32_767;
 
-/** A newer holder of the transactional.id has a higher epoch (INVALID_PRODUCER_EPOCH, PRODUCER_FENCED). */
-const FENCED_CODES = new Set([47, 90]);
 /** The coordinator moved or is not elected yet: look it up again. */
 const REFIND_CODES = new Set([15, 16]); // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 /** Names error-codes.ts does not know, for the fatal errors only this API returns. */
@@ -197,7 +195,7 @@ export class TransactionCoordinator {
       });
       return { retry: isTransientKafkajsError(error) ? "elsewhere" : "never", error: translated };
     }
-    if (FENCED_CODES.has(code)) return { retry: "never", error: this.#fenced(error, what, code, producer) };
+    if (isFencedCode(code)) return { retry: "never", error: this.#fenced(error, what, code, producer) };
     const name = TRANSACTION_ERROR_NAMES[code] ?? kafkaError(code).name;
     const retriable = TRANSACTION_ERROR_NAMES[code] === undefined && kafkaError(code).retriable;
     const failed = new ReplicatorError(
