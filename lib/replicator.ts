@@ -130,12 +130,9 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     retryDeadlineMs: config.target.requestTimeoutMs,
     // Deadlines are lease expiries, taken on the worker's clock.
     now: () => clock.now(),
-    // A transaction left open by a worker that died is aborted by the coordinator within a
-    // lease, when the next holder would fence it anyway; until then read_committed readers of
-    // that target partition wait at it.
     transactions:
       config.target.fencing === "transactional"
-        ? { alias: config.source.alias, transactionTimeoutMs: config.leases.durationMs }
+        ? { alias: config.source.alias, transactionTimeoutMs: transactionTimeoutMs(config) }
         : null,
   });
   const targetReader = exactlyOnce
@@ -189,4 +186,14 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
       }
     },
   };
+}
+
+/**
+ * transaction.timeout.ms of the writers' transactions. A write may run as long as renewals keep
+ * its lease, so a timeout of one lease could let the coordinator abort (and fence) a live write;
+ * three leases leave room, and a transaction left open by a worker that died is fenced by the next
+ * holder well before. Kafka refuses more than transaction.max.timeout.ms (15 min by default).
+ */
+export function transactionTimeoutMs(config: MirrorConfig): number {
+  return Math.min(15 * 60_000, 3 * config.leases.durationMs);
 }

@@ -552,7 +552,7 @@ export class PartitionPump {
             // would bump the epoch of the worker that took over and abort its transaction.
             const allowed = await this.#leaseAllowsWrite();
             if (allowed !== "ok") return allowed;
-            await this.#deps.target.fence(this.#held.route.target);
+            await this.#deps.target.fence(this.#held.route.target, () => this.#writeDeadline());
             await tail.refresh();
           }
           pending = remaining.filter((r) => r.offset > tail.landed);
@@ -615,7 +615,7 @@ export class PartitionPump {
       const allowed = await this.#leaseAllowsWrite();
       if (allowed !== "ok") return allowed;
       try {
-        await this.#deps.target.fence(this.#held.route.target);
+        await this.#deps.target.fence(this.#held.route.target, () => this.#writeDeadline());
         return "ok";
       } catch (error) {
         if (!(await this.#retryable(error, attempt, "fencing the target partition's earlier writers failed")))

@@ -89,9 +89,11 @@ export interface TargetWriter {
    * nothing they sent or will send becomes visible to read_committed readers (their open
    * transaction is aborted, their later requests refused), and this writer's next write is the
    * only one that can land. A holder calls it when it takes a partition and after a write of
-   * unknown outcome, before it looks at the target. Resolves at once without fencing.
+   * unknown outcome, before it looks at the target. Resolves at once without fencing. Like a
+   * write, it sends no request that could still be outstanding after `deadline()`: a fence that
+   * landed after our lease ended would abort the next holder's transaction.
    */
-  fence(tp: TopicPartition): Promise<void>;
+  fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -156,11 +156,13 @@ export class KafkaTargetWriter implements TargetWriter {
    * Without fencing there is nothing to do: the lease alone keeps writers apart. With fencing,
    * InitProducerId for the partition's transactional id, in turn with the partition's writes.
    */
-  fence(tp: TopicPartition): Promise<void> {
+  fence(tp: TopicPartition, deadline: WriteDeadline = NO_DEADLINE): Promise<void> {
     const transactions = this.session.transactions;
     if (transactions === null) return Promise.resolve();
     return this.inTurn(tp, async () => {
-      await transactions.fence(tp, this.now() + this.retryDeadlineMs);
+      // Retries end a request timeout before the deadline, so the last attempt ends by it.
+      const until = Math.min(this.now() + this.retryDeadlineMs, deadline() - this.requestTimeoutMs);
+      await transactions.fence(tp, until);
     });
   }
 

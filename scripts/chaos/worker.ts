@@ -113,7 +113,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
     if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },
-  fence: (tp) => writer.fence(tp),
+  fence: (tp, deadline) => writer.fence(tp, deadline),
   close: () => writer.close(),
 });
 

@@ -319,7 +319,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   }
 
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
-  async fence(): Promise<void> {}
+  async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
 
   async close(): Promise<void> {
     this.closed = true;

@@ -73,7 +73,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
       throw error;
     }
   },
-  fence: (tp) => writer.fence(tp),
+  fence: (tp, deadline) => writer.fence(tp, deadline),
   close: () => writer.close(),
 });
 

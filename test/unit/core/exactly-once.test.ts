@@ -289,4 +289,21 @@ describe("PartitionPump, exactly-once", () => {
     assert.equal(status.stopReason, "lease-expired");
     assert.deepEqual(copiedOffsets(e), []);
   });
+
+  it("fences with the lease's expiry as the deadline, so no fence can outlast the lease", async () => {
+    // Prepare
+    const e = env();
+    e.source.append(src, makeRecords(5, 0));
+    const deadlines: number[] = [];
+    e.target.fence = async (_tp, deadline) => {
+      deadlines.push(deadline?.() ?? Number.POSITIVE_INFINITY);
+    };
+    const held = await claim(e, "w1", 10_000);
+
+    // Act
+    await runUntilCaughtUp(e.clock, pumpFor(e, held));
+
+    // Assess
+    assert.deepEqual(deadlines, [held.lease.expiresAt]);
+  });
 });
