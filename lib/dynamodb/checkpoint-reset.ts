@@ -6,7 +6,7 @@
 import type { AttributeValue, UpdateItemCommandInput } from "@aws-sdk/client-dynamodb";
 import type { CheckpointResetReason, Lease, SourcePosition } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
-import { expressionNames, num } from "./lease-item.js";
+import { expressionNames, HOLDING_UNEXPIRED, num } from "./lease-item.js";
 
 type SourceAttr = "sourceTopicId" | "sourceLeaderEpoch";
 
@@ -72,8 +72,7 @@ export function resetCheckpointInput(
   // Every attribute appears in SET or REMOVE: DynamoDB rejects names an expression does not use.
   return {
     UpdateExpression: `SET #checkpoint = :offset, #updatedAt = :now${setTarget}${source.set}${removeClause}`,
-    ConditionExpression:
-      "#owner = :owner AND #counter = :counter AND #expiresAt > :now AND #checkpoint = :from",
+    ConditionExpression: `${HOLDING_UNEXPIRED} AND #checkpoint = :from`,
     ExpressionAttributeNames: expressionNames(
       "owner",
       "counter",

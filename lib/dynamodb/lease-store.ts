@@ -35,6 +35,8 @@ import {
   Attr,
   expressionNames,
   freeLeaseItem,
+  HOLDING,
+  HOLDING_UNEXPIRED,
   type Item,
   keyOf,
   leaseFromItem,
@@ -198,7 +200,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
     // expiry it saw, which this renewal changes (see claim).
     const outcome = await this.#update(held, "renew", {
       UpdateExpression: "SET #expiresAt = :expiresAt, #updatedAt = :now",
-      ConditionExpression: "#owner = :owner AND #counter = :counter",
+      ConditionExpression: HOLDING,
       ExpressionAttributeNames: expressionNames("owner", "counter", "expiresAt", "updatedAt"),
       ExpressionAttributeValues: {
         ":owner": { S: holder },
@@ -276,7 +278,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       UpdateExpression: advances
         ? `SET #checkpoint = :offset, #lastProgressAt = :now, #updatedAt = :now${setTarget}`
         : `SET #updatedAt = :now${setTarget}`,
-      ConditionExpression: `#owner = :owner AND #counter = :counter AND #expiresAt > :now AND ${checkpointBound}`,
+      ConditionExpression: `${HOLDING_UNEXPIRED} AND ${checkpointBound}`,
       // DynamoDB rejects names the expressions do not use, so lastProgressAt only when it is set.
       ExpressionAttributeNames: expressionNames(
         "owner",
@@ -350,7 +352,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
     // already fails against the absent owner.
     const outcome = await this.#update(held, "release", {
       UpdateExpression: "REMOVE #owner, #handoffTo SET #expiresAt = :zero, #updatedAt = :now",
-      ConditionExpression: "#owner = :owner AND #counter = :counter",
+      ConditionExpression: HOLDING,
       ExpressionAttributeNames: expressionNames("owner", "counter", "expiresAt", "updatedAt", "handoffTo"),
       ExpressionAttributeValues: {
         ":owner": { S: held.owner },
@@ -381,7 +383,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       "requestHandoff",
       {
         UpdateExpression: "SET #handoffTo = :requester, #updatedAt = :now",
-        ConditionExpression: "#owner = :owner AND #counter = :counter AND attribute_not_exists(#handoffTo)",
+        ConditionExpression: `${HOLDING} AND attribute_not_exists(#handoffTo)`,
         ExpressionAttributeNames: expressionNames("owner", "counter", "handoffTo", "updatedAt"),
         ExpressionAttributeValues: {
           ":owner": { S: observed.owner },
@@ -412,7 +414,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       {
         UpdateExpression:
           "SET #owner = :to, #counter = :nextCounter, #expiresAt = :expiresAt, #updatedAt = :now REMOVE #handoffTo",
-        ConditionExpression: "#owner = :owner AND #counter = :counter AND #handoffTo = :to",
+        ConditionExpression: `${HOLDING} AND #handoffTo = :to`,
         ExpressionAttributeNames: expressionNames("owner", "counter", "handoffTo", "expiresAt", "updatedAt"),
         ExpressionAttributeValues: {
           ":owner": { S: held.owner },
