@@ -5,10 +5,11 @@
  * store request of a worker takes its own time to land and its answer its own time to come back
  * (sometimes longer than a lease), so renewals, claims, checkpoints and handoffs of different
  * workers interleave arbitrarily; each worker has its own clock, off by less than the write
- * margin; workers die (every call hangs from then on, like a SIGKILL) and new ones start; some
- * target writes land a lease or more late, as a frozen worker's do, and only fencing (each
- * worker's FencedWriter) stops them. The holders of exactly-once.property.test.ts take turns;
- * these race.
+ * margin; workers die (every call hangs from then on, like a SIGKILL) and new ones start. Two
+ * properties: by the lease alone (writers that do not fence: the lease protocol must keep two
+ * holders from writing), and with fencing (each worker's FencedWriter), where some target writes
+ * also land a lease or more late, as a frozen worker's do, and only the fence stops them. The
+ * holders of exactly-once.property.test.ts take turns; these race.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -67,6 +68,11 @@ interface Scenario {
    * worker frozen mid-write (or a request stuck in the network) does: fencing must refuse it.
    */
   readonly zombieChance: number;
+  /**
+   * Whether the writers fence (target.fencing transactional). Without it only the lease keeps
+   * writers apart, which is what the lease protocol itself must get right.
+   */
+  readonly fencing: boolean;
   readonly workers: readonly WorkerPlan[];
 }
 
@@ -77,13 +83,18 @@ const workerArb: fc.Arbitrary<WorkerPlan> = fc.record({
   runMs: fc.integer({ min: 3_000, max: 12_000 }),
 });
 
-const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
-  seed: fc.integer(),
-  slowChance: fc.constantFrom(0.05, 0.1, 0.2),
-  slowMaxMs: fc.constantFrom(1_000, 2_000, 4_000),
-  zombieChance: fc.constantFrom(0, 0.01, 0.03),
-  workers: fc.array(workerArb, { minLength: 3, maxLength: 5 }),
-});
+/** Scenarios of workers that fence (and writes that land late), or of the lease alone. */
+function scenarios(fencing: boolean): fc.Arbitrary<Scenario> {
+  return fc.record({
+    seed: fc.integer(),
+    slowChance: fc.constantFrom(0.05, 0.1, 0.2),
+    slowMaxMs: fc.constantFrom(1_000, 2_000, 4_000),
+    // Without fencing a write landing a lease late duplicates by design (target.fencing none).
+    zombieChance: fencing ? fc.constantFrom(0, 0.01, 0.03) : fc.constant(0),
+    fencing: fc.constant(fencing),
+    workers: fc.array(workerArb, { minLength: 3, maxLength: 5 }),
+  });
+}
 
 /** One worker's view of the world: its own clock, its own network delays, and a kill switch. */
 class Node {
@@ -164,9 +175,12 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
   };
 }
 
-/** The worker's own fenced producer; each write lands after its delay, where it is checked. */
-function writerFor(node: Node, target: InMemoryCluster): TargetWriter {
-  const writer = new FencedWriter(target);
+/**
+ * The worker's own producer, fenced or not; each write lands after its delay, where a fenced
+ * writer's epoch is checked.
+ */
+function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): TargetWriter {
+  const writer: TargetWriter = fencing ? new FencedWriter(target) : target;
   return {
     write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline) => {
       await node.writeDelay();
@@ -185,11 +199,12 @@ function workerOn(
   id: string,
   world: { source: InMemoryCluster; target: InMemoryCluster; store: LeaseStore },
   seed: number,
+  fencing: boolean,
 ): Worker {
   return new Worker({
     workerId: id,
     source: world.source,
-    target: writerFor(node, world.target),
+    target: writerFor(node, world.target, fencing),
     sourceAdmin: world.source,
     targetAdmin: world.target,
     targetReader: world.target,
@@ -224,7 +239,7 @@ async function race(scenario: Scenario): Promise<void> {
   const fleet = scenario.workers.map(async (plan, i) => {
     await truth.sleep(plan.startAtMs);
     const node = new Node(truth, plan.skewMs, scenario, scenario.seed + i);
-    const worker = workerOn(node, `w${i}`, world, scenario.seed + 100 + i);
+    const worker = workerOn(node, `w${i}`, world, scenario.seed + 100 + i, scenario.fencing);
     if (plan.dieAfterMs !== null) {
       void truth.sleep(plan.dieAfterMs).then(() => {
         node.dead = true;
@@ -241,7 +256,7 @@ async function race(scenario: Scenario): Promise<void> {
   // A healthy worker finishes the job once every lease the fleet held has run out.
   await truth.sleep(3 * SETTINGS.leases.durationMs + scenario.slowMaxMs * 2);
   const calm = { ...scenario, slowChance: 0, zombieChance: 0 };
-  const sweeper = workerOn(new Node(truth, 0, calm, 7), "sweeper", world, 7);
+  const sweeper = workerOn(new Node(truth, 0, calm, 7), "sweeper", world, 7, scenario.fencing);
   const summary = await sweeper.replicate(truth.now() + 60_000, { stopWhenCaughtUp: true });
   assert.equal(summary.caughtUp, true, `the sweeper did not catch up: ${JSON.stringify(summary.errors)}`);
 
@@ -262,10 +277,17 @@ function describeMismatch(copied: readonly number[], expected: readonly number[]
 }
 
 describe("workers racing on one lease table", () => {
-  it("copy every source offset exactly once, in order, however their lease-store requests interleave", async () => {
+  it("copy every source offset exactly once, in order, by the lease alone, however their lease-store requests interleave", async () => {
     await fc.assert(
-      fc.asyncProperty(scenarioArb, (scenario) => race(scenario)),
+      fc.asyncProperty(scenarios(false), (scenario) => race(scenario)),
       { numRuns: Number(process.env.LEASE_RACE_RUNS ?? 400) },
+    );
+  });
+
+  it("copy every source offset exactly once, in order, with fencing, also when writes land a lease or more late", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarios(true), (scenario) => race(scenario)),
+      { numRuns: Number(process.env.LEASE_RACE_RUNS ?? 150) },
     );
   });
 });
