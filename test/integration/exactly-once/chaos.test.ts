@@ -24,7 +24,8 @@ describe("chaos, short", () => {
       storeDelays: { ...DEFAULT_CHAOS.storeDelays, count: 5 },
       // This seed draws all three past the lease, two of them inside a write.
       freezes: { ...DEFAULT_CHAOS.freezes, count: 3 },
-      dieAfterAck: 0.06,
+      // High enough that a kill after an ack (and the recovery it needs) happens in every run.
+      dieAfterAck: 0.15,
       catchUpTimeoutMs: 180_000,
       seed: 20_261_129,
     });
