@@ -32,6 +32,15 @@ function env() {
 }
 type Env = ReturnType<typeof env>;
 
+/** Replaces the target's fence with one that notes when it was called. */
+function recordFences(e: Env): number[] {
+  const fences: number[] = [];
+  e.target.fence = async () => {
+    fences.push(e.clock.now());
+  };
+  return fences;
+}
+
 async function claim(e: Env, owner: string, expiresIn = 60_000): Promise<HeldLease> {
   await e.store.ensure([src]);
   const observed = e.store.get(src) as Lease;
@@ -247,10 +256,7 @@ describe("PartitionPump, exactly-once", () => {
     // Prepare
     const e = env();
     e.source.append(src, makeRecords(30, 0));
-    const fences: number[] = [];
-    e.target.fence = async () => {
-      fences.push(e.clock.now());
-    };
+    const fences = recordFences(e);
     const held = await claim(e, "w1", 10_000);
     e.target.hooks.afterWrite = () => {
       if (e.target.writes !== 2) return;
@@ -274,10 +280,7 @@ describe("PartitionPump, exactly-once", () => {
     // Prepare
     const e = env();
     e.source.append(src, makeRecords(30, 0));
-    const fences: number[] = [];
-    e.target.fence = async () => {
-      fences.push(e.clock.now());
-    };
+    const fences = recordFences(e);
     const held = await claim(e, "w1", 10_000);
     e.clock.advance(20_000);
 
