@@ -65,3 +65,12 @@ export class ReplicatorError extends Error {
 export function isReplicatorError(error: unknown, code?: ErrorCode): error is ReplicatorError {
   return error instanceof ReplicatorError && (code === undefined || error.code === code);
 }
+
+/**
+ * The log fields of an error: code, message and details of a ReplicatorError (never a payload),
+ * name and message of anything else.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (isReplicatorError(error)) return { code: error.code, error: error.message, details: error.details };
+  return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+}

@@ -2,7 +2,7 @@
  * The offset checker's view of a mirror: one row per selected source partition with its lease
  * owner, checkpoint, source log end and lag. Pure: the command gathers leases and offsets.
  */
-import type { PartitionOffsets } from "../core/model.js";
+import { type PartitionOffsets, partitionKey } from "../core/model.js";
 import type { Lease } from "../core/ports.js";
 
 export interface StatusRow {
@@ -25,11 +25,11 @@ export function statusRows(
   startFrom: "earliest" | "latest",
   now: number,
 ): StatusRow[] {
-  const byKey = new Map(leases.map((l) => [`${l.topic}:${l.partition}`, l]));
+  const byKey = new Map(leases.map((l) => [partitionKey(l), l]));
   const rows: StatusRow[] = [];
   for (const topic of topics) {
     for (const o of [...topic.offsets].sort((a, b) => a.partition - b.partition)) {
-      const lease = byKey.get(`${topic.name}:${o.partition}`);
+      const lease = byKey.get(partitionKey({ topic: topic.name, partition: o.partition }));
       const checkpoint = lease?.checkpoint ?? null;
       // Without a checkpoint the first copy starts at the log start, or at the end for "latest".
       const from = checkpoint ?? (startFrom === "earliest" ? o.logStartOffset : o.logEndOffset);

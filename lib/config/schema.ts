@@ -4,6 +4,7 @@
  * silently ignored setting) and lists every bad field in one error.
  */
 import type { z } from "zod";
+import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { RENAME_MODES } from "../topics/rename.js";
@@ -192,7 +193,7 @@ const provenanceSchema = section({
   enabled: flag().default(true),
   /** Name of the provenance header. */
   header: token(/^[\x21-\x7e]+$/, 1, 255, "printable ASCII without spaces").default(
-    "kafka-mirror.provenance",
+    DEFAULT_PROVENANCE_HEADER,
   ),
 });
 

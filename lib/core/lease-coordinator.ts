@@ -4,7 +4,7 @@
  * one lease per round from the most loaded worker. No worker coordinates with another except
  * through the conditional writes of the LeaseStore.
  */
-import type { TopicPartition } from "./model.js";
+import { partitionKey } from "./model.js";
 import type { Lease, LeaseStore } from "./ports.js";
 
 export interface ClaimDecisionInput {
@@ -40,10 +40,6 @@ export interface ClaimDecision {
   readonly awaiting: number;
 }
 
-export function leaseKey(tp: TopicPartition): string {
-  return `${tp.topic}\u0000${tp.partition}`;
-}
-
 export function isExpired(lease: Lease, now: number): boolean {
   return lease.owner === null || lease.expiresAt <= now;
 }
@@ -68,7 +64,7 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
   // so neither the asker nor anyone else asks for more than the imbalance.
   for (const lease of leases) {
     if (isExpired(lease, now)) {
-      if (!exclude.has(leaseKey(lease))) candidates.push(lease);
+      if (!exclude.has(partitionKey(lease))) candidates.push(lease);
     } else if (lease.owner !== null) {
       const holder = lease.handoffTo ?? lease.owner;
       counts.set(holder, (counts.get(holder) ?? 0) + 1);
@@ -100,7 +96,7 @@ export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
   const victim = pick(mostLoaded, random);
   if (victim === undefined) return { ...base, take: [], steal: null };
   const theirs = leases.filter(
-    (l) => l.owner === victim && l.handoffTo === null && !isExpired(l, now) && !exclude.has(leaseKey(l)),
+    (l) => l.owner === victim && l.handoffTo === null && !isExpired(l, now) && !exclude.has(partitionKey(l)),
   );
   return { ...base, take: [], steal: pick(theirs, random) ?? null };
 }
@@ -163,7 +159,7 @@ export class LeaseCoordinator {
     // Leases handed over to us (see LeaseStore.handOver) are ours already: adopt them.
     const excluded = exclude ?? new Set<string>();
     const acquired: Lease[] = leases.filter(
-      (l) => l.owner === workerId && !isExpired(l, now) && !excluded.has(leaseKey(l)),
+      (l) => l.owner === workerId && !isExpired(l, now) && !excluded.has(partitionKey(l)),
     );
     for (const observed of decision.take) {
       const claimed = await store.claim(observed, workerId, expiresAt);

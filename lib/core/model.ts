@@ -8,6 +8,14 @@ export interface TopicPartition {
   readonly partition: number;
 }
 
+/**
+ * The one string form of a topic partition, "topic:partition": map keys, lease-table keys and
+ * log fields all use it. Unambiguous because Kafka topic names cannot contain ":".
+ */
+export function partitionKey(tp: TopicPartition): string {
+  return `${tp.topic}:${tp.partition}`;
+}
+
 export interface RecordHeader {
   /** Header keys are raw bytes: Kafka defines them as strings, but we never re-encode them. */
   readonly key: Buffer;

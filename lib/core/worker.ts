@@ -12,9 +12,9 @@
  *    by this worker's own clock, which keeps a worker that cannot reach the lease store from
  *    writing after its leases may have passed to someone else.
  */
-import { type ErrorCode, isReplicatorError, ReplicatorError } from "../errors.js";
-import { type ClaimDecision, LeaseCoordinator, leaseExpiry, leaseKey } from "./lease-coordinator.js";
-import type { FetchLimits, TopicPartition } from "./model.js";
+import { describeError, type ErrorCode, isReplicatorError, ReplicatorError } from "../errors.js";
+import { type ClaimDecision, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
+import { type FetchLimits, partitionKey, type TopicPartition } from "./model.js";
 import {
   HeldLease,
   PartitionPump,
@@ -122,25 +122,6 @@ export interface RunSummary {
   /** Every partition held at the end was caught up and none ended in error. */
   readonly caughtUp: boolean;
 }
-
-/** Real time. `sleep` resolves early, without throwing, when the signal aborts. */
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted || ms <= 0) {
-        resolve();
-        return;
-      }
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener("abort", done, { once: true });
-    }),
-};
 
 /** Problems with the settings, all at once; empty when they are usable. */
 export function checkWorkerSettings(settings: WorkerSettings): string[] {
@@ -284,7 +265,7 @@ class Run {
         details: error.details,
       });
     }
-    for (const route of plan.partitions) this.#routes.set(leaseKey(route.source), route);
+    for (const route of plan.partitions) this.#routes.set(partitionKey(route.source), route);
 
     let endReason: RunEndReason = "deadline";
     const ensured = planned !== null && (await this.#ensureLeases(stopAt));
@@ -393,11 +374,13 @@ class Run {
     try {
       const { acquired, requested, decision } = await this.#coordinator.rebalance(now, this.#deadline, {
         exclude,
-        relevant: (lease) => this.#routes.has(leaseKey(lease)),
+        relevant: (lease) => this.#routes.has(partitionKey(lease)),
       });
       // The leases just claimed were counted as available when the decision was made; without
       // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
-      const claimed = acquired.filter((l) => decision.take.some((t) => leaseKey(t) === leaseKey(l))).length;
+      const claimed = acquired.filter((l) =>
+        decision.take.some((t) => partitionKey(t) === partitionKey(l)),
+      ).length;
       // The decision counted the leases asked for before this round's request: the one just asked
       // for is awaited too, or a `stopWhenCaughtUp` run could leave right after asking, and the
       // holder would hand the lease to a worker that has gone.
@@ -433,7 +416,7 @@ class Run {
   }
 
   #start(lease: Lease): void {
-    const key = leaseKey(lease);
+    const key = partitionKey(lease);
     const route = this.#routes.get(key);
     if (route === undefined) return;
     const {
@@ -623,9 +606,4 @@ class Run {
 function compareRoutes(a: PartitionRoute, b: PartitionRoute): number {
   if (a.source.topic !== b.source.topic) return a.source.topic < b.source.topic ? -1 : 1;
   return a.source.partition - b.source.partition;
-}
-
-function describeError(error: unknown): Record<string, unknown> {
-  if (isReplicatorError(error)) return { code: error.code, error: error.message, details: error.details };
-  return { error: error instanceof Error ? error.message : String(error) };
 }

@@ -20,10 +20,10 @@
  *   sourceLeaderEpoch N leader epoch of the last record copied; absent on older items or unknown
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import type { TopicPartition } from "../core/model.js";
+import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { Lease } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { LEASE_KEY_ATTRIBUTE, leaseKey } from "./lease-table.js";
+import { LEASE_KEY_ATTRIBUTE } from "./lease-table.js";
 
 /** Attribute names, used through ExpressionAttributeNames so reserved words never bite. */
 export const Attr = {
@@ -50,7 +50,7 @@ export function expressionNames(...attributes: (keyof typeof Attr)[]): Record<st
 }
 
 export function keyOf(tp: TopicPartition): Item {
-  return { [Attr.key]: { S: leaseKey(tp) } };
+  return { [Attr.key]: { S: partitionKey(tp) } };
 }
 
 export function num(value: number): AttributeValue {
@@ -125,7 +125,7 @@ export function leaseFromItem(item: Item): Lease {
   if (keyValue === undefined) throw invalid(Attr.key, "is missing or not a string");
   const topic = required(Attr.topic, string(Attr.topic));
   const partition = required(Attr.partition, integer(Attr.partition));
-  if (leaseKey({ topic, partition }) !== keyValue) {
+  if (partitionKey({ topic, partition }) !== keyValue) {
     throw invalid(Attr.key, `does not match topic "${topic}" and partition ${partition}`);
   }
   return {

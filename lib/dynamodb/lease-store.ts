@@ -19,7 +19,7 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
-import type { TopicPartition } from "../core/model.js";
+import { partitionKey, type TopicPartition } from "../core/model.js";
 import type {
   CheckpointResetReason,
   Lease,
@@ -44,7 +44,6 @@ import {
   readLeaseItem,
   type UnreadableItem,
 } from "./lease-item.js";
-import { leaseKey } from "./lease-table.js";
 
 export interface DynamoDbLeaseStoreOptions {
   /** Built once by the caller (cold start), with the timeouts and retries it wants. */
@@ -94,7 +93,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
   }
 
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
-    const unique = new Map(partitions.map((tp) => [leaseKey(tp), tp]));
+    const unique = new Map(partitions.map((tp) => [partitionKey(tp), tp]));
     const existing = await this.#existingKeys([...unique.keys()]);
     const missing = [...unique.entries()].filter(([key]) => !existing.has(key)).map(([, tp]) => tp);
     await forEachLimited(missing, ENSURE_CONCURRENCY, (tp) => this.#putIfAbsent(tp));
@@ -478,7 +477,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       );
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return; // another worker created it
-      throw translateDynamoDbError(error, "PutItem", this.#tableName, { leaseKey: leaseKey(tp) });
+      throw translateDynamoDbError(error, "PutItem", this.#tableName, { leaseKey: partitionKey(tp) });
     }
   }
 
@@ -502,9 +501,9 @@ export class DynamoDbLeaseStore implements LeaseStore {
       if (out.Attributes === undefined) {
         throw new ReplicatorError(
           "LEASE_STORE_INVALID",
-          `UpdateItem on ${leaseKey(tp)} returned no attributes`,
+          `UpdateItem on ${partitionKey(tp)} returned no attributes`,
           {
-            details: { leaseKey: leaseKey(tp), operation },
+            details: { leaseKey: partitionKey(tp), operation },
           },
         );
       }
@@ -515,7 +514,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
       }
       if (error instanceof ReplicatorError) throw error;
       throw translateDynamoDbError(error, `UpdateItem (${operation})`, this.#tableName, {
-        leaseKey: leaseKey(tp),
+        leaseKey: partitionKey(tp),
       });
     }
   }
@@ -541,7 +540,7 @@ export class DynamoDbLeaseStore implements LeaseStore {
     const why = reason ?? this.#lossReason(held, current, null) ?? "expired";
     return new ReplicatorError(
       "LEASE_LOST",
-      `${operation} refused: lease ${leaseKey(held)} (owner ${held.owner}, counter ${held.counter}) is ${why}`,
+      `${operation} refused: lease ${partitionKey(held)} (owner ${held.owner}, counter ${held.counter}) is ${why}`,
       {
         details: {
           topic: held.topic,
@@ -571,9 +570,13 @@ function currentLease(outcome: UpdateOutcome): Lease | undefined {
 
 function requireHolder(held: Lease, operation: string): string {
   if (held.owner === null) {
-    throw new ReplicatorError("LEASE_LOST", `${operation} refused: lease ${leaseKey(held)} has no owner`, {
-      details: { topic: held.topic, partition: held.partition, counter: held.counter, reason: "released" },
-    });
+    throw new ReplicatorError(
+      "LEASE_LOST",
+      `${operation} refused: lease ${partitionKey(held)} has no owner`,
+      {
+        details: { topic: held.topic, partition: held.partition, counter: held.counter, reason: "released" },
+      },
+    );
   }
   return held.owner;
 }

@@ -10,20 +10,11 @@ import {
   type TableDescription,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
-import type { TopicPartition } from "../core/model.js";
 import { ReplicatorError } from "../errors.js";
 import { translateDynamoDbError } from "./errors.js";
 
 /** The only key attribute: a string partition key, no sort key (one item per partition). */
 export const LEASE_KEY_ATTRIBUTE = "leaseKey";
-
-/**
- * `topic:partition`. Kafka topic names are limited to [a-zA-Z0-9._-], so the colon cannot occur
- * inside a topic and the key is unambiguous.
- */
-export function leaseKey(tp: TopicPartition): string {
-  return `${tp.topic}:${tp.partition}`;
-}
 
 /** DescribeTable/CreateTable waits are bounded so a stuck table fails a deploy, not hangs it. */
 const CREATE_WAIT_SECONDS = 300;

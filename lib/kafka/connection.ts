@@ -5,7 +5,7 @@
  */
 import kafkajs from "kafkajs";
 import type { Logger } from "../core/ports.js";
-import { ReplicatorError } from "../errors.js";
+import { describeError, ReplicatorError } from "../errors.js";
 import { KafkaPartitionError, kafkaError } from "./error-codes.js";
 import {
   Cluster,
@@ -120,7 +120,7 @@ export class ClusterConnector {
       await this.connect();
       await this.cluster.refreshMetadata();
     } catch (error) {
-      this.logger?.debug("metadata refresh failed", { error: describeError(error) });
+      this.logger?.debug("metadata refresh failed", { ...describeError(error) });
     }
   }
 
@@ -307,9 +307,4 @@ export function translateKafkajsError(error: unknown, what: string, details: Rec
       details: { ...details, ...(code === undefined ? {} : { kafkaErrorCode: code, kafkaError: kafkaName }) },
     },
   );
-}
-
-/** Name and message of an error for logs (never a payload: kafkajs errors carry none). */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

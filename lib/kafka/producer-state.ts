@@ -11,7 +11,6 @@
  * starts again at sequence 0. Reusing the old sequence for other records after an uncertain
  * failure could make the broker take them for duplicates and drop them.
  */
-import type { TopicPartition } from "../core/model.js";
 
 export interface ProducerIdentity {
   readonly producerId: bigint;
@@ -67,9 +66,4 @@ export class ProducerState {
 /** The base sequence of the batch after one of `count` records sent with `baseSequence`. */
 export function sequenceAfter(baseSequence: number, count: number): number {
   return (baseSequence + count) % SEQUENCE_MODULUS;
-}
-
-/** How a partition's sequences are keyed in a ProducerState; every caller must key it this way. */
-export function partitionKey(tp: TopicPartition): string {
-  return `${tp.partition}:${tp.topic}`;
 }

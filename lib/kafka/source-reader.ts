@@ -5,12 +5,11 @@
  */
 import type { FetchedRecords, FetchLimits, TopicPartition } from "../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../core/ports.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
 import { backoffDelay, sleep } from "./backoff.js";
 import {
   ClusterConnector,
   createKafkaCluster,
-  describeError,
   isTransientKafkajsError,
   type KafkaConnectionOptions,
   sendBody,
@@ -136,7 +135,7 @@ export class KafkaSourceReader implements SourceReader {
         if (!isRetriable(error) || attempt >= this.maxAttempts) {
           throw translateKafkajsError(error, `fetch ${tp.topic}/${tp.partition}@${offset}`, details);
         }
-        this.logger?.debug("fetch retry", { ...details, attempt, error: describeError(error) });
+        this.logger?.debug("fetch retry", { ...details, attempt, ...describeError(error) });
         await this.refreshMetadata();
         await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
       }
@@ -204,7 +203,7 @@ export class KafkaSourceReader implements SourceReader {
         if (!isRetriable(error) || attempt >= this.maxAttempts) {
           throw translateKafkajsError(error, `${what} ${tp.topic}/${tp.partition}`, details);
         }
-        this.logger?.debug(`${what} retry`, { ...details, attempt, error: describeError(error) });
+        this.logger?.debug(`${what} retry`, { ...details, attempt, ...describeError(error) });
         await this.refreshMetadata();
         await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
       }
@@ -274,7 +273,7 @@ export class KafkaSourceReader implements SourceReader {
       } catch (error) {
         this.logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
           ...tp,
-          error: describeError(error),
+          ...describeError(error),
         });
       }
     }

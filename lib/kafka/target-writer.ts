@@ -17,13 +17,13 @@
  * answered, or has timed out, by then. Out of time before a batch that cannot have landed, the
  * write resolves with the acknowledged prefix.
  */
-import type { MirrorRecord, TopicPartition, WriteResult } from "../core/model.js";
+import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../core/model.js";
 import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
 import type { CompressionCodec } from "./compression.js";
-import { describeError, type KafkaConnectionOptions } from "./connection.js";
+import type { KafkaConnectionOptions } from "./connection.js";
 import { isFencedCode, KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
 import {
   answerError,
@@ -37,7 +37,7 @@ import {
   STATE_LOST_ERRORS,
 } from "./produce-outcome.js";
 import { ProducerSession, type TransactionSettings } from "./producer-session.js";
-import { type ProducerIdentity, partitionKey, sequenceAfter } from "./producer-state.js";
+import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
 import type { TransactionProducers } from "./transaction-producers.js";
 
 export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
@@ -368,7 +368,7 @@ export class KafkaTargetWriter implements TargetWriter {
         this.logger?.debug("produce retry", {
           ...batchDetails(tp, records),
           attempt,
-          error: describeError(result.error),
+          ...describeError(result.error),
         });
         await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
         continue;

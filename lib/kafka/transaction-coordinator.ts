@@ -13,11 +13,10 @@
  * A `deadline` is an absolute time on the injected clock; one attempt is made even past it.
  */
 import type { Clock, Logger } from "../core/ports.js";
-import { ReplicatorError } from "../errors.js";
+import { describeError, ReplicatorError } from "../errors.js";
 import { backoffDelay } from "./backoff.js";
 import {
   ClusterConnector,
-  describeError,
   isTransientKafkajsError,
   negotiateVersion,
   protocolErrorCode,
@@ -167,7 +166,7 @@ export class TransactionCoordinator {
           transactionalId: this.transactionalId,
           request: what,
           attempt,
-          error: describeError(error),
+          ...describeError(error),
         });
         if (failure.retry === "elsewhere") {
           this.#coordinator = undefined;

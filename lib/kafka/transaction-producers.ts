@@ -12,12 +12,12 @@
  * partition's identity; the next write (or fence) calls InitProducerId again, which aborts the
  * transaction if it is still open.
  */
-import type { TopicPartition } from "../core/model.js";
+import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { Clock, Logger } from "../core/ports.js";
 import { sleep } from "./backoff.js";
 import type { ClusterConnector } from "./connection.js";
 import type { KafkajsCluster } from "./kafkajs-internals.js";
-import { type ProducerIdentity, ProducerState, partitionKey } from "./producer-state.js";
+import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
   type TransactionalProducer,
   TransactionCoordinator,

@@ -4,7 +4,7 @@
  * offsets and leases, and dates the oldest record not yet copied of every lagging partition.
  * Partitions that no worker holds are measured like the others.
  */
-import type { TopicPartition } from "../core/model.js";
+import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { ClusterAdmin, Lease, LeaseStore, Logger, SourceReader, TopicMapping } from "../core/ports.js";
 import {
   type LagReport,
@@ -44,7 +44,7 @@ export async function measureLag(options: LagMonitorOptions): Promise<LagMeasure
   );
 
   const before = keyed(await leases.list());
-  const discovered = selected.filter((tp) => !before.has(key(tp)));
+  const discovered = selected.filter((tp) => !before.has(partitionKey(tp)));
   if (discovered.length > 0) await leases.ensure(discovered);
   const leaseByKey = discovered.length > 0 ? keyed(await leases.list()) : before;
 
@@ -55,7 +55,7 @@ export async function measureLag(options: LagMonitorOptions): Promise<LagMeasure
       Array.from({ length: topic.partitions }, (_, p) => p),
     );
     for (const o of offsets) {
-      const lease = leaseByKey.get(key({ topic: topic.name, partition: o.partition }));
+      const lease = leaseByKey.get(partitionKey({ topic: topic.name, partition: o.partition }));
       inputs.push({
         topic: topic.name,
         partition: o.partition,
@@ -105,10 +105,6 @@ async function datePending(
   return out;
 }
 
-function key(tp: TopicPartition): string {
-  return `${tp.topic}:${tp.partition}`;
-}
-
 function keyed(leases: readonly Lease[]): Map<string, Lease> {
-  return new Map(leases.map((l) => [key(l), l]));
+  return new Map(leases.map((l) => [partitionKey(l), l]));
 }

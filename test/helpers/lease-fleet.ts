@@ -5,7 +5,8 @@
  * (handing over what was asked for, as the Worker does after its in-flight batch) and then
  * rebalances, passing what it already works on as `exclude`, as the Worker does.
  */
-import { LeaseCoordinator, leaseKey } from "../../lib/core/lease-coordinator.js";
+import { LeaseCoordinator } from "../../lib/core/lease-coordinator.js";
+import { partitionKey } from "../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../lib/core/ports.js";
 import { seededRandom } from "./fakes.js";
 
@@ -60,9 +61,9 @@ export class LeaseFleet {
       }
       const working = this.#working.get(id) ?? new Set<string>();
       for (const l of await this.store.list())
-        if (l.owner !== id || l.expiresAt <= this.now) working.delete(leaseKey(l));
+        if (l.owner !== id || l.expiresAt <= this.now) working.delete(partitionKey(l));
       const { acquired } = await coordinator.rebalance(this.now, FAR, { exclude: working });
-      for (const l of acquired) working.add(leaseKey(l));
+      for (const l of acquired) working.add(partitionKey(l));
       this.#working.set(id, working);
       this.claims += acquired.length;
     }

@@ -1,5 +1,6 @@
 /** What every command that talks to the clusters needs, opened in order and closed in reverse. */
 import type { MirrorConfig } from "../../config/schema.js";
+import { DEFAULT_PROVENANCE_HEADER } from "../../core/provenance.js";
 import { createTopicMapping, type TopicSelector } from "../../topics/selection.js";
 import { assertPlainConnections, type ClusterHandle, openCluster } from "../clusters.js";
 import { loadConfigFile } from "../config-file.js";
@@ -66,5 +67,5 @@ export async function openClusters(options: GlobalOptions, io: CliIo): Promise<C
 export function mirrorHeaderOf(config: MirrorConfig): Buffer | undefined {
   const provenance = (config as { provenance?: { enabled?: boolean; header?: string } }).provenance;
   if (provenance === undefined || provenance.enabled === false) return undefined;
-  return Buffer.from(provenance.header ?? "kafka-mirror.provenance");
+  return Buffer.from(provenance.header ?? DEFAULT_PROVENANCE_HEADER);
 }

@@ -2,6 +2,8 @@
  * `kafka-mirror run`: the Lambda's worker, run locally. Any number of these processes may run at
  * once on the same state directory (or DynamoDB table); the leases share the partitions out.
  */
+
+import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
 import type { RunSummary } from "../../core/worker.js";
 import { createReplicator } from "../../replicator.js";
@@ -77,9 +79,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     table.close();
   }
   const errors = summaries.flatMap((s) => s.errors);
-  const partitions = new Set(
-    summaries.flatMap((s) => s.partitions.map((p) => `${p.source.topic}:${p.source.partition}`)),
-  );
+  const partitions = new Set(summaries.flatMap((s) => s.partitions.map((p) => partitionKey(p.source))));
   if (options.json) {
     io.stdout.write(
       `${JSON.stringify({ workerId: replicator.workerId, records: metrics.records, bytes: metrics.bytes, partitions: partitions.size, errors }, null, 2)}\n`,

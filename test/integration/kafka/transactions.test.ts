@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { systemClock } from "../../../lib/core/clock.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { systemClock } from "../../../lib/core/worker.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import {
   createKafkaCluster,

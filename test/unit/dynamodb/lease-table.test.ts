@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { leaseKey, leaseTableProblems } from "../../../lib/dynamodb/lease-table.js";
+import { partitionKey } from "../../../lib/core/model.js";
+import { leaseTableProblems } from "../../../lib/dynamodb/lease-table.js";
 
 describe("leaseKey", () => {
   it("joins topic and partition with a colon, which Kafka topic names cannot contain", () => {
-    assert.equal(leaseKey({ topic: "my.topic_v-2", partition: 17 }), "my.topic_v-2:17");
+    assert.equal(partitionKey({ topic: "my.topic_v-2", partition: 17 }), "my.topic_v-2:17");
   });
 });
 

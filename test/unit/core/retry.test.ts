@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Clock } from "../../../lib/core/ports.js";
+import { backoffDelay, retryUntil } from "../../../lib/core/retry.js";
+
+/** A clock whose sleeps advance time at once, so the deadline arithmetic is exact. */
+function steppingClock(start = 0): Clock & { slept: number[] } {
+  let now = start;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  };
+}
+
+const always = () => true;
+
+describe("retryUntil", () => {
+  it("returns the first success and passes the attempt number", async () => {
+    const clock = steppingClock();
+    const seen: number[] = [];
+    const value = await retryUntil(
+      async (n) => {
+        seen.push(n);
+        if (n < 2) throw new Error(`fail ${n}`);
+        return "ok";
+      },
+      { clock, retryable: always, random: () => 1 },
+    );
+    assert.equal(value, "ok");
+    assert.deepEqual(seen, [0, 1, 2]);
+    assert.deepEqual(clock.slept, [100, 200]);
+  });
+
+  it("rethrows a failure that is not retryable without pausing", async () => {
+    const clock = steppingClock();
+    const error = new Error("fatal");
+    await assert.rejects(
+      retryUntil(
+        async () => {
+          throw error;
+        },
+        { clock, retryable: (e) => e !== error },
+      ),
+      error,
+    );
+    assert.deepEqual(clock.slept, []);
+  });
+
+  it("never pauses past the deadline and starts no attempt after it", async () => {
+    const clock = steppingClock(1_000);
+    let attempts = 0;
+    await assert.rejects(
+      retryUntil(
+        async () => {
+          attempts++;
+          throw new Error("down");
+        },
+        { clock, retryable: always, deadline: 1_250, random: () => 1 },
+      ),
+      /down/,
+    );
+    // 100 ms, then 149 ms (cut from 200 so the last attempt starts before the deadline).
+    assert.deepEqual(clock.slept, [100, 149]);
+    assert.equal(attempts, 3);
+    assert.ok(clock.now() <= 1_250);
+  });
+
+  it("reads a moving deadline afresh on every attempt", async () => {
+    const clock = steppingClock();
+    let deadline = 150;
+    let attempts = 0;
+    await assert.rejects(
+      retryUntil(
+        async () => {
+          attempts++;
+          deadline += 100; // e.g. a lease renewed while retrying
+          throw new Error("down");
+        },
+        { clock, retryable: always, deadline: () => deadline, random: () => 1 },
+      ),
+    );
+    assert.ok(attempts > 2, `a fixed deadline of 150 would allow 2 attempts, got ${attempts}`);
+  });
+
+  it("stops when the signal aborts and rethrows the last failure", async () => {
+    const clock = steppingClock();
+    const controller = new AbortController();
+    await assert.rejects(
+      retryUntil(
+        async (n) => {
+          if (n === 1) controller.abort();
+          throw new Error(`fail ${n}`);
+        },
+        { clock, retryable: always, signal: controller.signal },
+      ),
+      /fail 1/,
+    );
+  });
+});
+
+describe("backoffDelay", () => {
+  it("doubles from initialMs up to maxMs, jittered within [base/2, base]", () => {
+    const policy = { initialMs: 100, maxMs: 1_000 };
+    assert.equal(
+      backoffDelay(0, policy, () => 1),
+      100,
+    );
+    assert.equal(
+      backoffDelay(3, policy, () => 1),
+      800,
+    );
+    assert.equal(
+      backoffDelay(10, policy, () => 1),
+      1_000,
+    );
+    assert.equal(
+      backoffDelay(10, policy, () => 0),
+      500,
+    );
+  });
+});
