@@ -78,7 +78,7 @@ describe("retryUntil", () => {
       retryUntil(
         async () => {
           attempts++;
-          deadline += 100; // e.g. a lease renewed while retrying
+          if (attempts <= 3) deadline += 100; // e.g. a lease renewed while retrying
           throw new Error("down");
         },
         { clock, retryable: always, deadline: () => deadline, random: () => 1 },
