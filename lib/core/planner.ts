@@ -4,7 +4,7 @@
  * topic, so per-key ordering survives the copy.
  */
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import type { TopicPartition } from "./model.js";
+import type { TopicInfo, TopicPartition } from "./model.js";
 import type { ClusterAdmin, TopicMapping } from "./ports.js";
 
 export interface PlanTopicsOptions {
@@ -50,10 +50,29 @@ interface MappedTopic {
 export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan> {
   const { sourceAdmin, targetAdmin, mapping, replicationFactor } = options;
   const errors: TopicPlanError[] = [];
-  const mapped: MappedTopic[] = [];
+  const mapped = mapTopics(await sourceAdmin.listTopics(), mapping, errors);
+  const routable = withoutCollisions(mapped, errors);
 
-  const sourceTopics = [...(await sourceAdmin.listTopics())].sort((a, b) => compare(a.name, b.name));
-  for (const topic of sourceTopics) {
+  const existing = await targetTopicCounts(targetAdmin);
+  const missing = routable.filter((t) => !existing.has(t.target));
+  const createFailed = await createMissing(targetAdmin, missing, replicationFactor, errors);
+
+  const after = missing.length > 0 ? await targetTopicCounts(targetAdmin) : existing;
+  const partitions = routable
+    .filter((t) => !createFailed.has(t.source))
+    .flatMap((t) => routesOf(t, after.get(t.target), errors));
+  errors.sort((a, b) => compare(a.topic, b.topic));
+  return { partitions, errors };
+}
+
+/** The selected source topics, by name, with their target names; a topic that fails to map is an error. */
+function mapTopics(
+  topics: readonly TopicInfo[],
+  mapping: TopicMapping,
+  errors: TopicPlanError[],
+): MappedTopic[] {
+  const mapped: MappedTopic[] = [];
+  for (const topic of [...topics].sort((a, b) => compare(a.name, b.name))) {
     try {
       if (!mapping.isSelected(topic.name)) continue;
       mapped.push({
@@ -65,69 +84,72 @@ export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan>
       errors.push({ topic: topic.name, error: asMappingError(topic.name, error) });
     }
   }
+  return mapped;
+}
 
-  const routable = withoutCollisions(mapped, errors);
-
-  const existing = await targetTopicCounts(targetAdmin);
-  const missing = routable.filter((t) => !existing.has(t.target));
+/** Creates the missing target topics; returns the source topics whose target could not be created. */
+async function createMissing(
+  admin: ClusterAdmin,
+  missing: readonly MappedTopic[],
+  replicationFactor: number,
+  errors: TopicPlanError[],
+): Promise<Set<string>> {
   const createFailed = new Set<string>();
   // One request per topic so a failure is charged to the topic that caused it.
   await Promise.all(
     missing.map(async (t) => {
       try {
-        await targetAdmin.createTopics([{ name: t.target, partitions: t.partitions, replicationFactor }]);
+        await admin.createTopics([{ name: t.target, partitions: t.partitions, replicationFactor }]);
       } catch (error) {
         createFailed.add(t.source);
         errors.push({ topic: t.source, error: asCreateError(t, error) });
       }
     }),
   );
+  return createFailed;
+}
 
-  const after = missing.length > 0 ? await targetTopicCounts(targetAdmin) : existing;
-  const partitions: PartitionRoute[] = [];
-  for (const t of routable) {
-    if (createFailed.has(t.source)) continue;
-    const targetPartitions = after.get(t.target);
-    if (targetPartitions === undefined) {
-      errors.push({
-        topic: t.source,
-        error: new ReplicatorError(
-          "TOPIC_CREATE_FAILED",
-          `target topic ${t.target} is not listed after creation`,
-          {
-            details: { sourceTopic: t.source, targetTopic: t.target },
-          },
-        ),
-      });
-      continue;
-    }
-    if (targetPartitions < t.partitions) {
-      errors.push({
-        topic: t.source,
-        error: new ReplicatorError(
-          "TARGET_PARTITIONS_TOO_FEW",
-          `target topic ${t.target} has ${targetPartitions} partitions, source topic ${t.source} has ${t.partitions}`,
-          {
-            details: {
-              sourceTopic: t.source,
-              targetTopic: t.target,
-              sourcePartitions: t.partitions,
-              targetPartitions,
-            },
-          },
-        ),
-      });
-      continue;
-    }
-    for (let p = 0; p < t.partitions; p++) {
-      partitions.push({
-        source: { topic: t.source, partition: p },
-        target: { topic: t.target, partition: p },
-      });
-    }
+/** Partition p to partition p, if the target topic (with `targetPartitions`) can take them all. */
+function routesOf(
+  t: MappedTopic,
+  targetPartitions: number | undefined,
+  errors: TopicPlanError[],
+): PartitionRoute[] {
+  if (targetPartitions === undefined) {
+    errors.push({
+      topic: t.source,
+      error: new ReplicatorError(
+        "TOPIC_CREATE_FAILED",
+        `target topic ${t.target} is not listed after creation`,
+        {
+          details: { sourceTopic: t.source, targetTopic: t.target },
+        },
+      ),
+    });
+    return [];
   }
-  errors.sort((a, b) => compare(a.topic, b.topic));
-  return { partitions, errors };
+  if (targetPartitions < t.partitions) {
+    errors.push({
+      topic: t.source,
+      error: new ReplicatorError(
+        "TARGET_PARTITIONS_TOO_FEW",
+        `target topic ${t.target} has ${targetPartitions} partitions, source topic ${t.source} has ${t.partitions}`,
+        {
+          details: {
+            sourceTopic: t.source,
+            targetTopic: t.target,
+            sourcePartitions: t.partitions,
+            targetPartitions,
+          },
+        },
+      ),
+    });
+    return [];
+  }
+  return Array.from({ length: t.partitions }, (_, p) => ({
+    source: { topic: t.source, partition: p },
+    target: { topic: t.target, partition: p },
+  }));
 }
 
 async function targetTopicCounts(admin: ClusterAdmin): Promise<Map<string, number>> {
