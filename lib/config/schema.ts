@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
+import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { RENAME_MODES } from "../topics/rename.js";
@@ -222,7 +223,7 @@ export const mirrorConfigSchema = section({
   // inside the lease, after a renewal interval of slack, or a worker could never start a write
   // (the worker stops writing that long before its lease expires).
   const writeWindowMs = writeSafetyMarginMs(config);
-  if (config.leases.renewIntervalMs + writeWindowMs >= config.leases.durationMs) {
+  if (!writeFitsInLease(config.leases, writeWindowMs)) {
     ctx.addIssue({
       code: "custom",
       path: ["leases", "durationMs"],

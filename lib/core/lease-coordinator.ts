@@ -131,6 +131,24 @@ export interface RebalanceResult {
   readonly decision: ClaimDecision;
 }
 
+/** A round's decision as it stands once the round has acted on it. */
+export function decisionAfter(round: RebalanceResult): ClaimDecision {
+  const { acquired, requested, decision } = round;
+  // The leases just claimed were counted as available when the decision was made; without
+  // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
+  const claimed = acquired.filter((l) =>
+    decision.take.some((t) => partitionKey(t) === partitionKey(l)),
+  ).length;
+  // The decision counted the leases asked for before this round's request: the one just asked
+  // for is awaited too, or a `stopWhenCaughtUp` run could leave right after asking, and the
+  // holder would hand the lease to a worker that has gone.
+  return {
+    ...decision,
+    available: decision.available - claimed,
+    awaiting: decision.awaiting + (requested === null ? 0 : 1),
+  };
+}
+
 /** The thin effectful part: read every lease, decide, claim. */
 export class LeaseCoordinator {
   readonly #options: LeaseCoordinatorOptions;

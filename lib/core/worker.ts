@@ -12,17 +12,11 @@
  *    by this worker's own clock, which keeps a worker that cannot reach the lease store from
  *    writing after its leases may have passed to someone else.
  */
-import { describeError, type ErrorCode, isReplicatorError, ReplicatorError } from "../errors.js";
-import { type ClaimDecision, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
-import { type FetchLimits, partitionKey, type TopicPartition } from "./model.js";
-import {
-  HeldLease,
-  PartitionPump,
-  type PumpStatus,
-  type PumpStopReason,
-  type StartFrom,
-} from "./partition-pump.js";
-import { type PartitionRoute, planTopics } from "./planner.js";
+import { describeError, isReplicatorError } from "../errors.js";
+import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
+import { partitionKey } from "./model.js";
+import { HeldLease, PartitionPump, type PumpStatus } from "./partition-pump.js";
+import { type PartitionRoute, planTopics, type TopicPlan } from "./planner.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -34,33 +28,20 @@ import type {
   TargetWriter,
   TopicMapping,
 } from "./ports.js";
-import type { ProvenanceSettings } from "./provenance.js";
 import { ReadAheadBudget } from "./read-ahead.js";
+import { type BackoffPolicy, retryUntil } from "./retry.js";
+import { RunLeases } from "./run-leases.js";
+import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
+import {
+  assertWorkerSettings,
+  DEFAULT_READ_AHEAD_BYTES,
+  pumpSettings,
+  type WorkerSettings,
+} from "./worker-settings.js";
 
-export interface WorkerSettings {
-  readonly batch: FetchLimits;
-  readonly leases: {
-    /** How long a claim or renewal holds a lease (always capped at the run's deadline). */
-    readonly durationMs: number;
-    readonly renewIntervalMs: number;
-    /** How often the worker looks for leases to take. */
-    readonly rebalanceIntervalMs: number;
-  };
-  readonly startFrom: StartFrom;
-  /** Replication factor of target topics the worker creates. */
-  readonly replicationFactor: number;
-  /** At least the target writer's request timeout; see PumpSettings.writeSafetyMarginMs. */
-  readonly writeSafetyMarginMs: number;
-  /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
-  readonly provenance?: ProvenanceSettings | null;
-  /**
-   * Bytes of fetched records all pumps of a run may hold, together, beyond the batch each is
-   * writing (see ReadAhead). @default 64 MiB
-   */
-  readonly readAheadBytes?: number;
-}
-
-export const DEFAULT_READ_AHEAD_BYTES = 64 * 1024 * 1024;
+// The types of Worker's own API, importable with it.
+export type { PartitionSummary, RunEndReason, RunError, RunSummary } from "./run-summary.js";
+export type { WorkerSettings } from "./worker-settings.js";
 
 export interface WorkerOptions {
   readonly workerId: string;
@@ -86,73 +67,6 @@ export interface ReplicateOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface PartitionSummary {
-  readonly source: TopicPartition;
-  readonly target: TopicPartition;
-  /** Records and bytes this worker copied in this run, over all the times it held the lease. */
-  readonly records: number;
-  readonly bytes: number;
-  /** How many times this worker took the lease during the run. */
-  readonly terms: number;
-  readonly checkpoint: number | null;
-  readonly caughtUp: boolean;
-  /** Why the last term ended. */
-  readonly stopReason: PumpStopReason | null;
-  readonly error: ReplicatorError | null;
-}
-
-export interface RunError {
-  readonly topic: string;
-  /** null for errors of a whole topic (planning). */
-  readonly partition: number | null;
-  readonly code: ErrorCode;
-  readonly message: string;
-}
-
-export type RunEndReason = "deadline" | "caught-up" | "aborted";
-
-export interface RunSummary {
-  readonly workerId: string;
-  readonly startedAt: number;
-  readonly endedAt: number;
-  readonly endReason: RunEndReason;
-  /** Every partition this worker held at some point of the run. */
-  readonly partitions: PartitionSummary[];
-  readonly errors: RunError[];
-  /** Every partition held at the end was caught up and none ended in error. */
-  readonly caughtUp: boolean;
-}
-
-/** Problems with the settings, all at once; empty when they are usable. */
-export function checkWorkerSettings(settings: WorkerSettings): string[] {
-  const problems: string[] = [];
-  const { batch, leases, writeSafetyMarginMs, replicationFactor } = settings;
-  const positive = {
-    "batch.maxRecords": batch.maxRecords,
-    "batch.maxBytes": batch.maxBytes,
-    "leases.durationMs": leases.durationMs,
-    "leases.renewIntervalMs": leases.renewIntervalMs,
-    "leases.rebalanceIntervalMs": leases.rebalanceIntervalMs,
-    writeSafetyMarginMs,
-  };
-  for (const [path, value] of Object.entries(positive)) {
-    if (!(value > 0)) problems.push(`${path} must be > 0`);
-  }
-  if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
-  const readAhead = settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
-  if (!Number.isSafeInteger(readAhead) || readAhead < 0)
-    problems.push("readAheadBytes must be an integer >= 0");
-  if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
-    problems.push("replicationFactor must be a positive integer or -1 (broker default)");
-  }
-  // A renewal must land while the lease still has more than the margin left, or pumps pause
-  // before every renewal.
-  if (leases.renewIntervalMs + writeSafetyMarginMs >= leases.durationMs) {
-    problems.push("leases.renewIntervalMs + writeSafetyMarginMs must be < leases.durationMs");
-  }
-  return problems;
-}
-
 interface Term {
   readonly key: string;
   readonly held: HeldLease;
@@ -160,15 +74,11 @@ interface Term {
   readonly done: Promise<PumpStatus>;
 }
 
-interface PartitionTally {
-  route: PartitionRoute;
-  records: number;
-  bytes: number;
-  terms: number;
-  last: PumpStatus | null;
-}
-
+/** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff). */
 const STORE_RETRY_MS = 1000;
+const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
+/** With this, backoffDelay is exactly the policy's delay: no jitter. */
+const NO_JITTER = (): number => 1;
 const CAUGHT_UP_POLL_MS = 200;
 /** How often a worker looks for a lease it asked for (one lease-table read each time). */
 const AWAIT_POLL_MS = 500;
@@ -178,21 +88,7 @@ export class Worker {
   readonly #coordinator: LeaseCoordinator;
 
   constructor(options: WorkerOptions) {
-    const problems = checkWorkerSettings(options.settings);
-    if (problems.length > 0) {
-      throw new ReplicatorError("CONFIG_INVALID", `invalid worker settings: ${problems.join("; ")}`, {
-        details: { problems },
-      });
-    }
-    if ((options.settings.provenance ?? null) !== null && options.targetReader === undefined) {
-      throw new ReplicatorError(
-        "CONFIG_INVALID",
-        "provenance needs a targetReader to read the target's tail",
-        {
-          details: { problems: ["targetReader is required with provenance"] },
-        },
-      );
-    }
+    assertWorkerSettings(options.settings, { hasTargetReader: options.targetReader !== undefined });
     this.#o = options;
     this.#coordinator = new LeaseCoordinator({
       store: options.leases,
@@ -233,8 +129,8 @@ class Run {
   #stopping = false;
   /** A pump ended short of its partition's end: look at the lease table before calling it done. */
   #needsLook = false;
-  readonly #tallies = new Map<string, PartitionTally>();
-  readonly #errors: RunError[] = [];
+  readonly #tally = new RunTally();
+  readonly #leases: RunLeases;
   #lastDecision: ClaimDecision | null = null;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
@@ -243,74 +139,40 @@ class Run {
     this.#deadline = deadline;
     this.#options = options;
     this.#startedAt = o.clock.now();
+    this.#leases = new RunLeases({
+      store: o.leases,
+      clock: o.clock,
+      logger: o.logger,
+      durationMs: o.settings.leases.durationMs,
+    });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
   }
 
   async execute(): Promise<RunSummary> {
-    const { clock, logger, settings, workerId } = this.#o;
-    const signal = this.#options.signal;
+    const { leases, logger, settings, workerId } = this.#o;
     // No write may start after this, so there is nothing left to do for a pump.
     const stopAt = this.#deadline - settings.writeSafetyMarginMs;
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
-    const planned = await this.#plan(stopAt);
-    const plan = planned ?? { partitions: [], errors: [] };
-    for (const { topic, error } of plan.errors) {
-      this.#errors.push({ topic, partition: null, code: error.code, message: error.message });
-      this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
-      logger.error("topic not mirrored", {
-        topic,
-        code: error.code,
-        error: error.message,
-        details: error.details,
-      });
-    }
-    for (const route of plan.partitions) this.#routes.set(partitionKey(route.source), route);
-
-    let endReason: RunEndReason = "deadline";
-    const ensured = planned !== null && (await this.#ensureLeases(stopAt));
-    if (ensured) {
-      let nextRebalance = clock.now();
-      let nextRenew = clock.now() + settings.leases.renewIntervalMs;
-      for (;;) {
-        if (signal?.aborted) {
-          endReason = "aborted";
-          break;
-        }
-        const now = clock.now();
-        if (now >= stopAt) break;
-        if (now >= nextRenew) {
-          await this.#renewAll(now);
-          nextRenew = now + settings.leases.renewIntervalMs;
-        }
-        if (now >= nextRebalance) {
-          await this.#rebalance(now);
-          // A lease we asked for is handed over at the holder's next checkpoint or renewal; look
-          // again soon rather than leaving it idle for a whole rebalance interval.
-          const awaiting = (this.#lastDecision?.awaiting ?? 0) > 0;
-          nextRebalance =
-            now +
-            (awaiting
-              ? Math.min(AWAIT_POLL_MS, settings.leases.rebalanceIntervalMs)
-              : settings.leases.rebalanceIntervalMs);
-        }
-        this.#reap();
-        // A partition stopped short of its end: find out at once whether to resume it.
-        if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
-        if (this.#options.stopWhenCaughtUp && this.#allCaughtUp()) {
-          endReason = "caught-up";
-          break;
-        }
-        let wakeAt = Math.min(nextRebalance, nextRenew, stopAt);
-        if (this.#options.stopWhenCaughtUp) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
-        await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
-      }
-    } else if (signal?.aborted) {
-      endReason = "aborted";
-    }
+    const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics());
+    if (plan !== null) this.#adopt(plan);
+    const partitions = [...this.#routes.values()].map((r) => r.source);
+    const ensured =
+      plan !== null &&
+      (await this.#untilStop("creating lease items failed", stopAt, async () => {
+        await leases.ensure(partitions);
+        return true;
+      })) !== null;
+    let endReason: RunEndReason = this.#options.signal?.aborted ? "aborted" : "deadline";
+    if (ensured) endReason = await this.#loop(stopAt);
 
     await this.#windDown();
-    const summary = this.#summary(endReason);
+    const summary = this.#tally.summary({
+      workerId,
+      startedAt: this.#startedAt,
+      endedAt: this.#o.clock.now(),
+      endReason,
+    });
     logger.info("replication run finished", {
       workerId,
       endReason,
@@ -322,73 +184,104 @@ class Run {
   }
 
   /**
-   * A cluster may be briefly unreachable (broker restarting, metadata moving): retry planning
-   * until there is no time left, then end the run with the error in its summary rather than
-   * throwing, since the next run simply tries again. Non-retryable errors still throw.
+   * A cluster or the lease store may be briefly unreachable (broker restarting, metadata moving):
+   * retry until there is no time left, then end the run with the error in its summary rather
+   * than throwing, since the next run simply tries again. Non-retryable errors still throw.
    */
-  async #plan(stopAt: number): Promise<Awaited<ReturnType<typeof planTopics>> | null> {
-    const { clock, logger, settings } = this.#o;
-    for (;;) {
-      try {
-        return await planTopics({
-          sourceAdmin: this.#o.sourceAdmin,
-          targetAdmin: this.#o.targetAdmin,
-          mapping: this.#o.mapping,
-          replicationFactor: settings.replicationFactor,
-        });
-      } catch (error) {
-        if (!isReplicatorError(error) || !error.retryable) throw error;
-        logger.warn("planning topics failed, retrying", { code: error.code, error: error.message });
-        if (clock.now() + STORE_RETRY_MS >= stopAt || this.#options.signal?.aborted) {
-          this.#errors.push({ topic: "", partition: null, code: error.code, message: error.message });
-          return null;
-        }
-        await clock.sleep(STORE_RETRY_MS, this.#options.signal);
-      }
+  async #untilStop<T>(failed: string, stopAt: number, attempt: () => Promise<T>): Promise<T | null> {
+    try {
+      return await retryUntil(attempt, {
+        clock: this.#o.clock,
+        retryable: (error) => isReplicatorError(error) && error.retryable,
+        deadline: stopAt,
+        signal: this.#options.signal,
+        backoff: STORE_RETRY,
+        random: NO_JITTER,
+        onRetry: (error) => this.#o.logger.warn(`${failed}, retrying`, describeError(error)),
+      });
+    } catch (error) {
+      if (!isReplicatorError(error) || !error.retryable) throw error;
+      this.#tally.topicError("", error);
+      return null;
     }
   }
 
-  /** The lease store may be briefly unreachable; keep trying until there is no time left. */
-  async #ensureLeases(stopAt: number): Promise<boolean> {
-    const { clock, leases, logger } = this.#o;
-    const partitions = [...this.#routes.values()].map((r) => r.source);
-    for (;;) {
-      try {
-        await leases.ensure(partitions);
-        return true;
-      } catch (error) {
-        if (!isReplicatorError(error) || !error.retryable) throw error;
-        logger.warn("creating lease items failed, retrying", { code: error.code });
-        if (clock.now() + STORE_RETRY_MS >= stopAt || this.#options.signal?.aborted) {
-          this.#errors.push({ topic: "", partition: null, code: error.code, message: error.message });
-          return false;
-        }
-        await clock.sleep(STORE_RETRY_MS, this.#options.signal);
-      }
+  #planTopics(): Promise<TopicPlan> {
+    return planTopics({
+      sourceAdmin: this.#o.sourceAdmin,
+      targetAdmin: this.#o.targetAdmin,
+      mapping: this.#o.mapping,
+      replicationFactor: this.#o.settings.replicationFactor,
+    });
+  }
+
+  /** Topics left out are reported; the routes of the others are what this run may take. */
+  #adopt(plan: TopicPlan): void {
+    for (const { topic, error } of plan.errors) {
+      this.#tally.topicError(topic, error);
+      this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
+      this.#o.logger.error("topic not mirrored", {
+        topic,
+        code: error.code,
+        error: error.message,
+        details: error.details,
+      });
     }
+    for (const route of plan.partitions) this.#routes.set(partitionKey(route.source), route);
+  }
+
+  /** Renews, rebalances and reaps finished pumps until the run has to end; says why it ended. */
+  async #loop(stopAt: number): Promise<RunEndReason> {
+    const { clock, settings } = this.#o;
+    const { signal, stopWhenCaughtUp } = this.#options;
+    let nextRebalance = clock.now();
+    let nextRenew = clock.now() + settings.leases.renewIntervalMs;
+    for (;;) {
+      if (signal?.aborted) return "aborted";
+      const now = clock.now();
+      if (now >= stopAt) return "deadline";
+      if (now >= nextRenew) {
+        const expiresAt = leaseExpiry(now, settings.leases.durationMs, this.#deadline);
+        await this.#leases.renewAll(
+          [...this.#active.values()].map((t) => t.held),
+          expiresAt,
+        );
+        nextRenew = now + settings.leases.renewIntervalMs;
+      }
+      if (now >= nextRebalance) {
+        await this.#rebalance(now);
+        nextRebalance = now + this.#rebalanceIntervalMs();
+      }
+      this.#reap();
+      // A partition stopped short of its end: find out at once whether to resume it.
+      if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
+      if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
+      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt);
+      if (stopWhenCaughtUp) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
+      await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
+    }
+  }
+
+  /**
+   * A lease we asked for is handed over at the holder's next checkpoint or renewal; look again
+   * soon rather than leaving it idle for a whole rebalance interval.
+   */
+  #rebalanceIntervalMs(): number {
+    const { rebalanceIntervalMs } = this.#o.settings.leases;
+    const awaiting = (this.#lastDecision?.awaiting ?? 0) > 0;
+    return awaiting ? Math.min(AWAIT_POLL_MS, rebalanceIntervalMs) : rebalanceIntervalMs;
   }
 
   async #rebalance(now: number): Promise<void> {
     this.#needsLook = false;
     const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
     try {
-      const { acquired, requested, decision } = await this.#coordinator.rebalance(now, this.#deadline, {
+      const round = await this.#coordinator.rebalance(now, this.#deadline, {
         exclude,
         relevant: (lease) => this.#routes.has(partitionKey(lease)),
       });
-      // The leases just claimed were counted as available when the decision was made; without
-      // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
-      const claimed = acquired.filter((l) =>
-        decision.take.some((t) => partitionKey(t) === partitionKey(l)),
-      ).length;
-      // The decision counted the leases asked for before this round's request: the one just asked
-      // for is awaited too, or a `stopWhenCaughtUp` run could leave right after asking, and the
-      // holder would hand the lease to a worker that has gone.
-      this.#lastDecision = {
-        ...decision,
-        available: decision.available - claimed,
-        awaiting: decision.awaiting + (requested === null ? 0 : 1),
-      };
+      const { acquired, requested, decision } = round;
+      this.#lastDecision = decisionAfter(round);
       for (const lease of acquired) this.#start(lease);
       if (acquired.length > 0) {
         this.#o.logger.info("leases taken", {
@@ -419,25 +312,14 @@ class Run {
     const key = partitionKey(lease);
     const route = this.#routes.get(key);
     if (route === undefined) return;
-    const {
-      source,
-      target,
-      sourceAdmin,
-      targetAdmin,
-      targetReader,
-      leases,
-      clock,
-      logger,
-      metrics,
-      settings,
-    } = this.#o;
+    const { source, target, sourceAdmin, targetAdmin, targetReader, clock, logger, metrics } = this.#o;
     const held = new HeldLease(lease, route, this.#deadline);
     const pump = new PartitionPump(
       {
         source,
         target,
         sourceAdmin,
-        store: leases,
+        store: this.#o.leases,
         clock,
         logger,
         metrics,
@@ -446,12 +328,7 @@ class Run {
           : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
         readAheadBudget: this.#readAhead,
       },
-      {
-        batch: settings.batch,
-        startFrom: settings.startFrom,
-        writeSafetyMarginMs: settings.writeSafetyMarginMs,
-        provenance: settings.provenance ?? null,
-      },
+      pumpSettings(this.#o.settings),
       held,
     );
     this.#toRelease.delete(key);
@@ -460,46 +337,13 @@ class Run {
     void term.done.then(() => this.#finished.push(term));
   }
 
-  /** Renewals run side by side so one slow store call does not let other leases run out. */
-  async #renewAll(now: number): Promise<void> {
-    const expiresAt = leaseExpiry(now, this.#o.settings.leases.durationMs, this.#deadline);
-    await Promise.all(
-      [...this.#active.values()].map(async ({ held }) => {
-        if (held.lost || held.signal.aborted || expiresAt <= held.lease.expiresAt) return;
-        try {
-          held.update(await this.#o.leases.renew(held.lease, expiresAt));
-        } catch (error) {
-          if (isReplicatorError(error, "LEASE_LOST")) {
-            held.markLost();
-            return;
-          }
-          // The pump keeps writing only while the lease is valid by our clock.
-          this.#o.logger.warn("lease renewal failed", { ...held.route.source, ...describeError(error) });
-        }
-      }),
-    );
-  }
-
   #reap(): void {
     for (const term of this.#finished.splice(0)) {
       if (this.#active.get(term.key) === term) this.#active.delete(term.key);
       const status = term.pump.status;
-      const tally = this.#tallies.get(term.key) ?? {
-        route: term.held.route,
-        records: 0,
-        bytes: 0,
-        terms: 0,
-        last: null,
-      };
-      tally.records += status.records;
-      tally.bytes += status.bytes;
-      tally.terms += 1;
-      tally.last = status;
-      this.#tallies.set(term.key, tally);
+      this.#tally.termEnded(term.held.route, status);
       if (status.error !== null) {
         this.#failed.add(term.key);
-        const { topic, partition } = term.held.route.source;
-        this.#errors.push({ topic, partition, code: status.error.code, message: status.error.message });
         continue;
       }
       if (!status.caughtUp && !term.held.handedOff && !this.#stopping) {
@@ -510,40 +354,11 @@ class Run {
       }
       if (!term.held.lost && term.held.handedOff && !this.#stopping) {
         // The asker is waiting for it: hand it over now, not at the end of the run.
-        const release = this.#handOver(term.held).finally(() => this.#releasing.delete(release));
+        const release = this.#leases.handOver(term.held).finally(() => this.#releasing.delete(release));
         this.#releasing.add(release);
       } else if (!term.held.lost) {
         this.#toRelease.set(term.key, term.held);
       }
-    }
-  }
-
-  async #handOver(held: HeldLease): Promise<void> {
-    try {
-      // The taker's lease, so not capped by our deadline: the taker caps it by its own
-      // (HeldLease.expiresAt) and renews it from there.
-      const expiresAt = this.#o.clock.now() + this.#o.settings.leases.durationMs;
-      const handed = await this.#o.leases.handOver(held.lease, expiresAt);
-      this.#o.logger.info(handed ? "lease handed over" : "lease handover refused; it will expire", {
-        ...held.route.source,
-        to: held.lease.handoffTo,
-      });
-    } catch (error) {
-      this.#o.logger.warn("handing lease over failed; it will expire", {
-        ...held.route.source,
-        ...describeError(error),
-      });
-    }
-  }
-
-  async #release(held: HeldLease): Promise<void> {
-    try {
-      await this.#o.leases.release(held.lease);
-    } catch (error) {
-      this.#o.logger.warn("releasing lease failed; it will expire", {
-        ...held.route.source,
-        ...describeError(error),
-      });
     }
   }
 
@@ -571,39 +386,8 @@ class Run {
     for (const term of terms)
       if (!this.#finished.includes(term) && this.#active.has(term.key)) this.#finished.push(term);
     this.#reap();
-    await Promise.all([...this.#toRelease.values()].map((held) => this.#release(held)));
+    await Promise.all([...this.#toRelease.values()].map((held) => this.#leases.release(held)));
     this.#toRelease.clear();
     await Promise.all([...this.#releasing]);
   }
-
-  #summary(endReason: RunEndReason): RunSummary {
-    const partitions: PartitionSummary[] = [...this.#tallies.values()]
-      .sort((a, b) => compareRoutes(a.route, b.route))
-      .map((t) => ({
-        source: t.route.source,
-        target: t.route.target,
-        records: t.records,
-        bytes: t.bytes,
-        terms: t.terms,
-        checkpoint: t.last?.checkpoint ?? null,
-        caughtUp: t.last?.caughtUp ?? false,
-        stopReason: t.last?.stopReason ?? null,
-        error: t.last?.error ?? null,
-      }));
-    const held = partitions.filter((p) => p.stopReason !== "lease-lost");
-    return {
-      workerId: this.#o.workerId,
-      startedAt: this.#startedAt,
-      endedAt: this.#o.clock.now(),
-      endReason,
-      partitions,
-      errors: [...this.#errors],
-      caughtUp: this.#errors.length === 0 && held.every((p) => p.caughtUp),
-    };
-  }
-}
-
-function compareRoutes(a: PartitionRoute, b: PartitionRoute): number {
-  if (a.source.topic !== b.source.topic) return a.source.topic < b.source.topic ? -1 : 1;
-  return a.source.partition - b.source.partition;
 }

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
-import { checkWorkerSettings, Worker, type WorkerSettings } from "../../../lib/core/worker.js";
+import { Worker } from "../../../lib/core/worker.js";
+import { checkWorkerSettings, type WorkerSettings } from "../../../lib/core/worker-settings.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import {
   fakeMapping,

@@ -1,0 +1,102 @@
+/**
+ * A worker's settings: their types, defaults and checks. Checked once, when a Worker is built,
+ * so a run never starts with settings it cannot keep its promises under.
+ */
+import { ReplicatorError } from "../errors.js";
+import type { FetchLimits } from "./model.js";
+import type { PumpSettings, StartFrom } from "./partition-pump.js";
+import type { ProvenanceSettings } from "./provenance.js";
+
+export interface WorkerSettings {
+  readonly batch: FetchLimits;
+  readonly leases: {
+    /** How long a claim or renewal holds a lease (always capped at the run's deadline). */
+    readonly durationMs: number;
+    readonly renewIntervalMs: number;
+    /** How often the worker looks for leases to take. */
+    readonly rebalanceIntervalMs: number;
+  };
+  readonly startFrom: StartFrom;
+  /** Replication factor of target topics the worker creates. */
+  readonly replicationFactor: number;
+  /** At least the target writer's request timeout; see PumpSettings.writeSafetyMarginMs. */
+  readonly writeSafetyMarginMs: number;
+  /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
+  readonly provenance?: ProvenanceSettings | null;
+  /**
+   * Bytes of fetched records all pumps of a run may hold, together, beyond the batch each is
+   * writing (see ReadAhead). @default 64 MiB
+   */
+  readonly readAheadBytes?: number;
+}
+
+export const DEFAULT_READ_AHEAD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * THE lease-duration rule (the config schema checks it too, through this function): a renewal
+ * must land while the lease still has more than the write safety margin left, or pumps pause
+ * before every renewal, and with no room at all a worker could never start a write.
+ */
+export function writeFitsInLease(
+  leases: { readonly durationMs: number; readonly renewIntervalMs: number },
+  writeSafetyMarginMs: number,
+): boolean {
+  // Written as a negation so that a NaN is left to the checks of each field.
+  return !(leases.renewIntervalMs + writeSafetyMarginMs >= leases.durationMs);
+}
+
+/** Problems with the settings, all at once; empty when they are usable. */
+export function checkWorkerSettings(settings: WorkerSettings): string[] {
+  const problems: string[] = [];
+  const { batch, leases, writeSafetyMarginMs, replicationFactor } = settings;
+  const positive = {
+    "batch.maxRecords": batch.maxRecords,
+    "batch.maxBytes": batch.maxBytes,
+    "leases.durationMs": leases.durationMs,
+    "leases.renewIntervalMs": leases.renewIntervalMs,
+    "leases.rebalanceIntervalMs": leases.rebalanceIntervalMs,
+    writeSafetyMarginMs,
+  };
+  for (const [path, value] of Object.entries(positive)) {
+    if (!(value > 0)) problems.push(`${path} must be > 0`);
+  }
+  if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
+  const readAhead = settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
+  if (!Number.isSafeInteger(readAhead) || readAhead < 0)
+    problems.push("readAheadBytes must be an integer >= 0");
+  if (!Number.isInteger(replicationFactor) || (replicationFactor < 1 && replicationFactor !== -1)) {
+    problems.push("replicationFactor must be a positive integer or -1 (broker default)");
+  }
+  if (!writeFitsInLease(leases, writeSafetyMarginMs)) {
+    problems.push("leases.renewIntervalMs + writeSafetyMarginMs must be < leases.durationMs");
+  }
+  return problems;
+}
+
+/** Throws CONFIG_INVALID listing every problem with settings a Worker cannot run with. */
+export function assertWorkerSettings(
+  settings: WorkerSettings,
+  wiring: { readonly hasTargetReader: boolean },
+): void {
+  const problems = checkWorkerSettings(settings);
+  if (problems.length > 0) {
+    throw new ReplicatorError("CONFIG_INVALID", `invalid worker settings: ${problems.join("; ")}`, {
+      details: { problems },
+    });
+  }
+  if ((settings.provenance ?? null) !== null && !wiring.hasTargetReader) {
+    throw new ReplicatorError("CONFIG_INVALID", "provenance needs a targetReader to read the target's tail", {
+      details: { problems: ["targetReader is required with provenance"] },
+    });
+  }
+}
+
+/** What each of a run's pumps is given of the worker's settings. */
+export function pumpSettings(settings: WorkerSettings): PumpSettings {
+  return {
+    batch: settings.batch,
+    startFrom: settings.startFrom,
+    writeSafetyMarginMs: settings.writeSafetyMarginMs,
+    provenance: settings.provenance ?? null,
+  };
+}
