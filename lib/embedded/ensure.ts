@@ -5,12 +5,20 @@
  * server that answers.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { closeSync, fchmodSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ReplicatorError } from "../errors.js";
-import { isProcessAlive, isServing, LOG_FILE, readServerRecord, type ServerRecord } from "./server-file.js";
+import {
+  isProcessAlive,
+  isServing,
+  LOG_FILE,
+  prepareStateDir,
+  readOrCreateSecret,
+  readServerRecord,
+  type ServerRecord,
+  STATE_FILE_MODE,
+} from "./server-file.js";
 
 export interface EnsureLeaseServerOptions {
   /** @default 10 minutes */
@@ -37,9 +45,11 @@ export async function ensureLeaseServer(
   if (existing !== null && (await isServing(existing))) return existing;
 
   try {
-    await mkdir(dir, { recursive: true });
+    await prepareStateDir(dir);
+    // Before the server starts, so a racing client never sees a server without its secret.
+    await readOrCreateSecret(dir);
   } catch (error) {
-    throw unavailable(dir, `cannot create the state directory: ${(error as Error).message}`, error);
+    throw unavailable(dir, `cannot prepare the state directory: ${(error as Error).message}`, error);
   }
   const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
   let childExit: number | null | undefined;
@@ -85,8 +95,10 @@ export async function stopLeaseServer(stateDir: string, timeoutMs = 10_000): Pro
 }
 
 function spawnServer(dir: string, idleMs: number) {
-  const log = openSync(join(dir, LOG_FILE), "a");
+  const log = openSync(join(dir, LOG_FILE), "a", STATE_FILE_MODE);
   try {
+    // The mode above applies only when the file is created; an older log is tightened too.
+    fchmodSync(log, STATE_FILE_MODE);
     const entry = fileURLToPath(new URL("./daemon.ts", import.meta.url));
     // The server runs our TypeScript like the CLI does, through tsx, resolved from this package
     // so it works whatever the current directory.
