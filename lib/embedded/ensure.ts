@@ -99,24 +99,29 @@ function spawnServer(dir: string, idleMs: number) {
   try {
     // The mode above applies only when the file is created; an older log is tightened too.
     fchmodSync(log, STATE_FILE_MODE);
-    const entry = fileURLToPath(new URL("./daemon.ts", import.meta.url));
-    // The server runs our TypeScript like the CLI does, through tsx, resolved from this package
-    // so it works whatever the current directory.
-    const child = spawn(
-      process.execPath,
-      ["--import", import.meta.resolve("tsx"), entry, dir, String(idleMs)],
-      {
-        detached: true,
-        stdio: ["ignore", log, log],
-        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-      },
-    );
+    const child = spawn(process.execPath, [...daemonEntry(), dir, String(idleMs)], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    });
     // Detached and unreferenced: the server outlives this process and serves the others.
     child.unref();
     return child;
   } finally {
     closeSync(log);
   }
+}
+
+/**
+ * How to start the daemon. From the sources (this file is ensure.ts), our TypeScript through tsx
+ * like the CLI, resolved from this package so it works whatever the current directory. From the
+ * package's bundle (dist/cli.js), the daemon's own bundle next to it: no tsx at run time.
+ */
+function daemonEntry(): string[] {
+  if (import.meta.url.endsWith(".ts")) {
+    return ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("./daemon.ts", import.meta.url))];
+  }
+  return [fileURLToPath(new URL("./daemon.js", import.meta.url))];
 }
 
 function unavailable(dir: string, why: string, cause?: unknown): ReplicatorError {
