@@ -6,7 +6,7 @@
  * (`--prefer-offline`): the dependencies are the repository's own, already in it.
  */
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { spawnCli } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
@@ -24,33 +25,9 @@ const run = promisify(execFile);
 const TOPICS = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
 const RECORDS = 50;
 
-interface Result {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the installed bin the way a shell would: the file itself, through its #! line. */
-function kafkaMirror(bin: string, args: readonly string[], cwd: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, {
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      // Only what a user's shell has: no NODE_OPTIONS or loaders from the test runner.
-      env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: cwd },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString("utf8");
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The installed bin, with only what a user's shell has: no NODE_OPTIONS or loaders from the test runner. */
+const kafkaMirror = (bin: string, args: readonly string[], cwd: string) =>
+  spawnCli(args, { bin, cwd, env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: cwd } });
 
 describe("the npm package", { timeout: 240_000 }, () => {
   let work: string;
