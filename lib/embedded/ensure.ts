@@ -41,16 +41,17 @@ export async function ensureLeaseServer(
   options: EnsureLeaseServerOptions = {},
 ): Promise<ServerRecord> {
   const dir = resolve(stateDir);
-  const existing = await readServerRecord(dir);
-  if (existing !== null && (await isServing(existing))) return existing;
-
   try {
+    // First, even when a server runs: a directory someone else owns (chmod fails) could name
+    // their server, which would then receive our checkpoints.
     await prepareStateDir(dir);
     // Before the server starts, so a racing client never sees a server without its secret.
     await readOrCreateSecret(dir);
   } catch (error) {
     throw unavailable(dir, `cannot prepare the state directory: ${(error as Error).message}`, error);
   }
+  const existing = await readServerRecord(dir);
+  if (existing !== null && (await isServing(existing))) return existing;
   const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
   let childExit: number | null | undefined;
   let exitedAt = 0;

@@ -127,6 +127,33 @@ describe("embedded lease store: access", () => {
   });
 });
 
+describe("embedded lease store: a state directory someone else owns", () => {
+  it("is refused, though a server record in it could name a live server", {
+    skip: process.getuid?.() === 0 ? false : "needs root to run a process as another user",
+  }, async () => {
+    // World-writable, so only the ownership check can refuse it: writing into it would succeed.
+    const owned = await mkdtemp(join(tmpdir(), "kafka-mirror-owned-"));
+    await chmod(owned, 0o777);
+    const ensureUrl = new URL("../../../lib/embedded/ensure.ts", import.meta.url).href;
+    const script = [
+      `import(${JSON.stringify(ensureUrl)})`,
+      `  .then((m) => m.ensureLeaseServer(${JSON.stringify(owned)}))`,
+      "  .then(() => console.log('started'), (e) => console.log(e.code));",
+    ].join("\n");
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], {
+        uid: NOBODY,
+        gid: NOBODY,
+        cwd: process.cwd(),
+      });
+      assert.equal(stdout.trim(), "LEASE_STORE_UNAVAILABLE");
+    } finally {
+      await stopLeaseServer(owned);
+      await rm(owned, { recursive: true, force: true });
+    }
+  });
+});
+
 async function listFiles(root: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(root, { withFileTypes: true })) {
