@@ -57,28 +57,45 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
   }
 }
 
+type ParsedArgs = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+type Values = ParsedArgs["values"];
+
 async function dispatch(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv);
   if (values.help || positionals.length === 0) {
     io.stdout.write(USAGE);
     return values.help ? ExitCode.OK : ExitCode.BAD_INPUT;
   }
-  const [name, ...extra] = positionals;
-  if (!COMMANDS.includes(name as Command)) throw usageError(`unknown command "${name}"`);
-  if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`);
-  const command = name as Command;
-  const json = values.json ?? false;
-  const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
+  const command = commandName(positionals);
   if (command === "demo") {
     const { demoCommand } = await import("./commands/demo.js");
     return demoCommand({ debug: values.debug ?? false, signal }, io);
   }
+  return runConfigCommand(command, values, io, signal);
+}
+
+function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
+}
+
+function commandName(positionals: readonly string[]): Command {
+  const [name, ...extra] = positionals;
+  if (!COMMANDS.includes(name as Command)) throw usageError(`unknown command "${name}"`);
+  if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`);
+  return name as Command;
+}
+
+/** The commands that read a config file and use the lease store. */
+async function runConfigCommand(
+  command: Exclude<Command, "demo">,
+  values: Values,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<number> {
   if (values.config === undefined) throw usageError(`${command} needs --config FILE`);
   const leaseStore = values["lease-store"] ?? "embedded";
   if (!LEASE_STORES.includes(leaseStore as LeaseStoreKind)) {
@@ -86,23 +103,17 @@ async function dispatch(argv: readonly string[], io: CliIo, signal: AbortSignal)
   }
   const global = {
     config: values.config,
-    json,
+    json: values.json ?? false,
     debug: values.debug ?? false,
-    stateDir,
+    stateDir: resolve(values["state-dir"] ?? DEFAULT_STATE_DIR),
     leaseStore: leaseStore as LeaseStoreKind,
     signal,
   };
   switch (command) {
     case "run": {
       const { runCommand } = await import("./commands/run.js");
-      return runCommand(
-        {
-          ...global,
-          once: values.once ?? false,
-          ...(values["worker-id"] ? { workerId: values["worker-id"] } : {}),
-        },
-        io,
-      );
+      const workerId = values["worker-id"];
+      return runCommand({ ...global, once: values.once ?? false, ...(workerId ? { workerId } : {}) }, io);
     }
     case "status": {
       const { statusCommand } = await import("./commands/status.js");

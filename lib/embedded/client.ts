@@ -23,7 +23,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { createDynamoDbClient } from "../dynamodb/client.js";
 import { type EnsureLeaseServerOptions, ensureLeaseServer } from "./ensure.js";
-import { isProcessAlive, type ServerRecord } from "./server-file.js";
+import { isProcessAlive, readOrCreateSecret, SECRET_HEADER, type ServerRecord } from "./server-file.js";
 
 export interface EmbeddedClientOptions extends EnsureLeaseServerOptions {
   readonly stateDir: string;
@@ -37,6 +37,8 @@ export interface EmbeddedClientOptions extends EnsureLeaseServerOptions {
 /** Starts (or finds) the state directory's server, then returns a client bound to it. */
 export async function createEmbeddedLeaseClient(options: EmbeddedClientOptions): Promise<DynamoDBClient> {
   let current: ServerRecord = await ensureLeaseServer(options.stateDir, options);
+  // The server was started with it, so it exists; it never changes for a directory.
+  const secret = await readOrCreateSecret(options.stateDir);
   let restarting: Promise<ServerRecord> | undefined;
   const live = async (): Promise<ServerRecord> => {
     if (isProcessAlive(current.pid)) return current;
@@ -57,11 +59,14 @@ export async function createEmbeddedLeaseClient(options: EmbeddedClientOptions):
 
   client.middlewareStack.add(
     (next) => async (args) => {
-      const request = args.request as { port?: number } | undefined;
-      if (request !== undefined && typeof request === "object") request.port = (await live()).port;
+      const request = args.request as { port?: number; headers?: Record<string, string> } | undefined;
+      if (request !== undefined && typeof request === "object") {
+        request.port = (await live()).port;
+        if (request.headers !== undefined) request.headers[SECRET_HEADER] = secret;
+      }
       return next(args);
     },
-    { step: "finalizeRequest", name: "embeddedLeaseServerPort", priority: "low" },
+    { step: "finalizeRequest", name: "embeddedLeaseServerPortAndSecret", priority: "low" },
   );
 
   client.middlewareStack.add(

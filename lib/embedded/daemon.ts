@@ -4,6 +4,8 @@
  */
 import { startLeaseServer } from "./server.js";
 
+// LevelDB creates its files with the process umask: 0600, like the rest of the state directory.
+process.umask(0o077);
 const [stateDir, idle] = process.argv.slice(2);
 const idleMs = Number(idle);
 if (stateDir === undefined || !Number.isSafeInteger(idleMs) || idleMs <= 0) {

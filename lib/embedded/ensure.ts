@@ -5,12 +5,20 @@
  * server that answers.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { closeSync, fchmodSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ReplicatorError } from "../errors.js";
-import { isProcessAlive, isServing, LOG_FILE, readServerRecord, type ServerRecord } from "./server-file.js";
+import {
+  isProcessAlive,
+  isServing,
+  LOG_FILE,
+  prepareStateDir,
+  readOrCreateSecret,
+  readServerRecord,
+  type ServerRecord,
+  STATE_FILE_MODE,
+} from "./server-file.js";
 
 export interface EnsureLeaseServerOptions {
   /** @default 10 minutes */
@@ -33,14 +41,17 @@ export async function ensureLeaseServer(
   options: EnsureLeaseServerOptions = {},
 ): Promise<ServerRecord> {
   const dir = resolve(stateDir);
+  try {
+    // First, even when a server runs: a directory someone else owns (chmod fails) could name
+    // their server, which would then receive our checkpoints.
+    await prepareStateDir(dir);
+    // Before the server starts, so a racing client never sees a server without its secret.
+    await readOrCreateSecret(dir);
+  } catch (error) {
+    throw unavailable(dir, `cannot prepare the state directory: ${(error as Error).message}`, error);
+  }
   const existing = await readServerRecord(dir);
   if (existing !== null && (await isServing(existing))) return existing;
-
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (error) {
-    throw unavailable(dir, `cannot create the state directory: ${(error as Error).message}`, error);
-  }
   const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
   let childExit: number | null | undefined;
   let exitedAt = 0;
@@ -85,26 +96,33 @@ export async function stopLeaseServer(stateDir: string, timeoutMs = 10_000): Pro
 }
 
 function spawnServer(dir: string, idleMs: number) {
-  const log = openSync(join(dir, LOG_FILE), "a");
+  const log = openSync(join(dir, LOG_FILE), "a", STATE_FILE_MODE);
   try {
-    const entry = fileURLToPath(new URL("./daemon.ts", import.meta.url));
-    // The server runs our TypeScript like the CLI does, through tsx, resolved from this package
-    // so it works whatever the current directory.
-    const child = spawn(
-      process.execPath,
-      ["--import", import.meta.resolve("tsx"), entry, dir, String(idleMs)],
-      {
-        detached: true,
-        stdio: ["ignore", log, log],
-        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-      },
-    );
+    // The mode above applies only when the file is created; an older log is tightened too.
+    fchmodSync(log, STATE_FILE_MODE);
+    const child = spawn(process.execPath, [...daemonEntry(), dir, String(idleMs)], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    });
     // Detached and unreferenced: the server outlives this process and serves the others.
     child.unref();
     return child;
   } finally {
     closeSync(log);
   }
+}
+
+/**
+ * How to start the daemon. From the sources (this file is ensure.ts), our TypeScript through tsx
+ * like the CLI, resolved from this package so it works whatever the current directory. From the
+ * package's bundle (dist/cli.js), the daemon's own bundle next to it: no tsx at run time.
+ */
+function daemonEntry(): string[] {
+  if (import.meta.url.endsWith(".ts")) {
+    return ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("./daemon.ts", import.meta.url))];
+  }
+  return [fileURLToPath(new URL("./daemon.js", import.meta.url))];
 }
 
 function unavailable(dir: string, why: string, cause?: unknown): ReplicatorError {

@@ -1,10 +1,17 @@
 /**
- * The state directory's record of the running lease server: `server.json` names its process and
- * port. It is only a hint: a reader trusts it after checking that the process is alive and the
+ * The state directory: `server.json` names the running lease server's process and port, and
+ * `secret` holds the random token every request to that server must carry.
+ *
+ * The record is only a hint: a reader trusts it after checking that the process is alive and the
  * port answers, because a server that was killed leaves the file behind.
+ *
+ * Who may use the store: the directory is 0700 and its files 0600, so only its owner can read
+ * the secret. The loopback port is open to every local user, so the secret (not the port) is
+ * what keeps another user's process from reading or rewriting checkpoints.
  */
 
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 
@@ -17,6 +24,39 @@ export const SERVER_FILE = "server.json";
 /** LevelDB's directory inside the state directory. */
 export const DATA_DIR = "leases";
 export const LOG_FILE = "server.log";
+export const SECRET_FILE = "secret";
+/** The request header that carries the directory's secret. */
+export const SECRET_HEADER = "x-kafka-mirror-secret";
+export const STATE_DIR_MODE = 0o700;
+export const STATE_FILE_MODE = 0o600;
+
+/**
+ * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
+ * a directory someone else owns: such a directory is not ours to keep leases in.
+ */
+export async function prepareStateDir(stateDir: string): Promise<void> {
+  await mkdir(stateDir, { recursive: true, mode: STATE_DIR_MODE });
+  await chmod(stateDir, STATE_DIR_MODE);
+}
+
+/**
+ * The directory's secret, created on first use. Several processes may race to create it: each
+ * writes a candidate to its own file and links it into place, so the secret appears whole and
+ * exactly one candidate wins; the others read the winner's.
+ */
+export async function readOrCreateSecret(stateDir: string): Promise<string> {
+  const file = join(stateDir, SECRET_FILE);
+  const candidate = join(stateDir, `${SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  await writeFile(candidate, randomBytes(32).toString("hex"), { mode: STATE_FILE_MODE });
+  try {
+    await link(candidate, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    await rm(candidate, { force: true });
+  }
+  return (await readFile(file, "utf8")).trim();
+}
 
 export async function readServerRecord(stateDir: string): Promise<ServerRecord | null> {
   let text: string;
@@ -40,7 +80,7 @@ export async function readServerRecord(stateDir: string): Promise<ServerRecord |
 /** Written to a temporary name and renamed, so a reader never sees half a file. */
 export async function writeServerRecord(stateDir: string, record: ServerRecord): Promise<void> {
   const tmp = join(stateDir, `${SERVER_FILE}.${record.pid}.tmp`);
-  await writeFile(tmp, `${JSON.stringify(record)}\n`);
+  await writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: STATE_FILE_MODE });
   await rename(tmp, join(stateDir, SERVER_FILE));
 }
 
@@ -50,13 +90,22 @@ export async function removeServerRecord(stateDir: string, pid: number): Promise
   if (current?.pid === pid) await rm(join(stateDir, SERVER_FILE), { force: true });
 }
 
-export function isProcessAlive(pid: number): boolean {
+/** Sends signal 0: throws ESRCH when no such process exists, EPERM when it is another user's. */
+export type ProcessProbe = (pid: number, signal: 0) => void;
+
+/**
+ * True when `pid` is a live process of ours. EPERM means the pid now belongs to another user:
+ * our server runs as us, so that process is not it (the pid was reused after ours died).
+ */
+export function isProcessAlive(
+  pid: number,
+  probe: ProcessProbe = (p, signal) => process.kill(p, signal),
+): boolean {
   try {
-    process.kill(pid, 0);
+    probe(pid, 0);
     return true;
-  } catch (error) {
-    // EPERM: alive but someone else's; it still holds whatever it holds.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+  } catch {
+    return false;
   }
 }
 

@@ -8,13 +8,24 @@
  * to it over HTTP. LevelDB's own LOCK file (an fcntl lock the kernel drops when its process dies)
  * decides which of two racing servers wins, so there is no lock file of ours that could go stale.
  * The server exits after `idleMs` without requests; the next CLI call starts it again.
+ *
+ * Its port is on loopback, where every local user can reach it: a request without the state
+ * directory's secret (`SECRET_HEADER`) is refused before dynalite sees it.
  */
+import { timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
-import { mkdir } from "node:fs/promises";
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import dynalite from "dynalite";
-import { DATA_DIR, removeServerRecord, writeServerRecord } from "./server-file.js";
+import {
+  DATA_DIR,
+  prepareStateDir,
+  readOrCreateSecret,
+  removeServerRecord,
+  SECRET_HEADER,
+  writeServerRecord,
+} from "./server-file.js";
 
 export interface LeaseServerOptions {
   readonly stateDir: string;
@@ -30,14 +41,16 @@ export interface RunningLeaseServer {
 }
 
 export async function startLeaseServer(options: LeaseServerOptions): Promise<RunningLeaseServer> {
-  await mkdir(options.stateDir, { recursive: true });
+  await prepareStateDir(options.stateDir);
+  const secret = await readOrCreateSecret(options.stateDir);
   const server = dynalite({ path: join(options.stateDir, DATA_DIR), createTableMs: 0 });
+  requireSecret(server, secret);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const port = (server.address() as AddressInfo).port;
   // LevelDB opens lazily: a request makes it open now, and fail now if another live server holds
   // the directory. Only then does this server announce itself.
-  await selfCheck(port).catch(async (error: unknown) => {
+  await selfCheck(port, secret).catch(async (error: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw error;
   });
@@ -68,10 +81,34 @@ export async function startLeaseServer(options: LeaseServerOptions): Promise<Run
   return { port, stopped, stop };
 }
 
-async function selfCheck(port: number): Promise<void> {
+/** Puts a secret check in front of dynalite's request handler. */
+function requireSecret(server: Server, secret: string): void {
+  const expected = Buffer.from(secret, "utf8");
+  const handlers = server.listeners("request") as RequestListener[];
+  server.removeAllListeners("request");
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const given = request.headers[SECRET_HEADER];
+    const actual = Buffer.from(typeof given === "string" ? given : "", "utf8");
+    if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+      request.resume();
+      response.writeHead(403, { "content-type": "application/x-amz-json-1.0" });
+      response.end(
+        JSON.stringify({
+          __type: "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
+          message: `the embedded lease store needs the state directory's secret in ${SECRET_HEADER}`,
+        }),
+      );
+      return;
+    }
+    for (const handler of handlers) handler.call(server, request, response);
+  });
+}
+
+async function selfCheck(port: number, secret: string): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/`, {
     method: "POST",
     headers: {
+      [SECRET_HEADER]: secret,
       "content-type": "application/x-amz-json-1.0",
       "x-amz-target": "DynamoDB_20120810.ListTables",
       // dynalite checks that a signature is present, not that it is valid.

@@ -20,7 +20,7 @@
 import type { TopicMapping } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { isInternalTopic, isReservedTopic, RESERVED_TOPIC_PREFIX, topicNameProblem } from "./names.js";
-import { compileTopicPattern } from "./pattern.js";
+import { compileTopicPattern, type TopicMatcher } from "./pattern.js";
 import { hasPassedThrough, type RenameMode, renameTopic } from "./rename.js";
 
 export interface TopicMappingOptions {
@@ -138,10 +138,13 @@ function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compileOptional(field: "whitelist" | "blacklist", pattern: string | undefined): RegExp | undefined {
+function compileOptional(
+  field: "whitelist" | "blacklist",
+  pattern: string | undefined,
+): TopicMatcher | undefined {
   if (pattern === undefined) return undefined;
   const compiled = compileTopicPattern(pattern);
-  if (compiled.ok) return compiled.regex;
+  if (compiled.ok) return compiled.matcher;
   throw new ReplicatorError("PATTERN_INVALID", `topics.${field}: ${compiled.reason}`, {
     details: { field: `topics.${field}`, pattern, reason: compiled.reason },
   });

@@ -36,13 +36,16 @@ export interface SpawnedCliResult {
   readonly stderr: string;
 }
 
-/** Runs bin/kafka-mirror.js in a child process of its own, as a user would, until it exits. */
+/**
+ * Runs bin/kafka-mirror.js (or another `bin`, such as an installed package's) in a child process
+ * of its own, as a user would, until it exits.
+ */
 export function spawnCli(
   args: readonly string[],
-  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv; readonly bin?: string } = {},
 ): Promise<SpawnedCliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+    const child = spawn(process.execPath, [options.bin ?? CLI_BIN, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.env === undefined ? {} : { env: options.env }),

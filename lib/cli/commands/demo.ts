@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockKafka, startMockKafka } from "../../../test/helpers/mock-kafka.js";
-import { parseConfig } from "../../config/schema.js";
+import { type MirrorConfig, parseConfig } from "../../config/schema.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
 import { stopLeaseServer } from "../../embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
@@ -19,7 +19,7 @@ import { verifyMirror } from "../../verify/verify-mirror.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
-import { openLeaseTable } from "../leases.js";
+import { type LeaseTable, openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
 import { mappingOf, mirrorHeaderOf } from "./context.js";
 import {
@@ -52,8 +52,24 @@ class DemoMetrics implements ReplicationMetrics {
   partitionError(): void {}
 }
 
+type Say = (line: string) => void;
+type Replicator = ReturnType<typeof createReplicator>;
+
+/** What the demo started; everything in it is also registered in the demo's closers. */
+interface DemoSetup {
+  readonly source: MockKafka;
+  readonly target: MockKafka;
+  readonly config: MirrorConfig;
+  readonly table: LeaseTable;
+  readonly sourceAdmin: KafkaClusterAdmin;
+  readonly workers: readonly Replicator[];
+  readonly metrics: DemoMetrics;
+  /** Records written to the whitelisted topics. */
+  readonly total: number;
+}
+
 export async function demoCommand(options: DemoOptions, io: CliIo): Promise<number> {
-  const say = (line: string): void => void io.stdout.write(`${line}\n`);
+  const say: Say = (line) => void io.stdout.write(`${line}\n`);
   const logger = new CliLogger(io, options.debug);
   const closers = new Closers((m) => logger.warn(m));
   // Ctrl-C also reaches the brokers (same process group); their vanishing is not news then.
@@ -62,153 +78,203 @@ export async function demoCommand(options: DemoOptions, io: CliIo): Promise<numb
   });
   const startedAt = Date.now();
   try {
-    say("kafka-mirror demo: starting two 3-broker Kafka clusters and an embedded lease store…");
-    const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-"));
-    closers.add("state directory", () => rm(stateDir, { recursive: true, force: true }));
-    closers.add("embedded lease server", () => stopLeaseServer(stateDir));
-    const [source, target] = await startClusters(closers);
-    options.signal.throwIfAborted();
-
-    const all = [...DEMO_TOPICS, DEMO_UNLISTED_TOPIC];
-    for (const topic of all) await source.createTopic(topic, DEMO_PARTITIONS);
-    const total = DEMO_TOPICS.length * DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION;
-    say(
-      `writing ${count(DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION)} records to each of ${all.join(", ")} ` +
-        `(${DEMO_PARTITIONS} partitions each) on the source…`,
-    );
-    await writeSampleTraffic(source.bootstrapServers, all);
-    options.signal.throwIfAborted();
-
-    const config = parseConfig({
-      source: { brokers: source.bootstrapServers, alias: "idc1", requestTimeoutMs: 5_000 },
-      target: { brokers: target.bootstrapServers, requestTimeoutMs: 1_500, compression: "lz4" },
-      // MirrorMaker-style whitelist, as in the field notes.
-      topics: { whitelist: DEMO_TOPICS.join("|") },
-      batch: { maxRecords: 2_000, maxBytes: 256 * 1024, maxWaitMs: 100 },
-      leases: { durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
-    });
-    const table = await openLeaseTable(config, stateDir, "embedded", logger);
-    closers.add("lease table client", () => table.close());
-    const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
-    closers.add("source admin", () => sourceAdmin.close());
-
-    const metrics = new DemoMetrics();
-    const workers = WORKERS.map((workerId) => {
-      const replicator = createReplicator(config, { dynamodb: table.client, logger, metrics, workerId });
-      closers.add(workerId, () => replicator.close());
-      return replicator;
-    });
-
-    const lagView = async () => {
-      const topics = [];
-      for (const name of DEMO_TOPICS) {
-        topics.push({
-          name,
-          offsets: await sourceAdmin.listOffsets(name, [...Array(DEMO_PARTITIONS).keys()]),
-        });
-      }
-      return statusRows(topics, await table.store.list(), "earliest", Date.now());
-    };
-    const live = isTerminal(io) ? new LiveBlock(io) : null;
+    const setup = await prepareDemo(closers, logger, say, options.signal);
     const replicationStart = Date.now();
-    const show = async (): Promise<number> => {
-      const rows = await lagView();
-      const lag = rows.reduce((n, r) => n + r.lag, 0);
-      const elapsed = ((Date.now() - replicationStart) / 1_000).toFixed(1);
-      if (live === null) {
-        say(`  ${count(total - lag)} / ${count(total)} records copied, lag ${count(lag)}, ${elapsed} s`);
-        return lag;
-      }
-      const perTopic = DEMO_TOPICS.map((topic) => {
-        const own = rows.filter((r) => r.topic === topic);
-        const end = own.reduce((n, r) => n + r.logEnd, 0);
-        const behind = own.reduce((n, r) => n + r.lag, 0);
-        return `  ${topic.padEnd(14)} ${progressBar(end - behind, end)}  lag ${count(behind)}`;
-      });
-      const owners = renderTable(
-        ["Topic", "Pid", "Owner", "Checkpoint", "LogEnd", "Lag"],
-        rows.map((r) => [r.topic, r.partition, r.owner, r.checkpoint, r.logEnd, r.lag]),
-      );
-      live.draw(
-        [`replicating with ${WORKERS.length} workers, ${elapsed} s`, ...perTopic, "", owners].join("\n"),
-      );
-      return lag;
-    };
-
-    say(`replicating ${DEMO_TOPICS.join("|")} with ${WORKERS.length} workers…`);
-    let drawing = Promise.resolve(0);
-    const ticker = setInterval(
-      () => {
-        drawing = drawing.then(show, () => 0);
-      },
-      live === null ? 2_000 : 250,
-    );
-    closers.add("progress ticker", () => clearInterval(ticker));
-    let lag = total;
-    for (let round = 1; lag > 0; round++) {
-      if (round > MAX_ROUNDS) throw new CliError(`not caught up after ${MAX_ROUNDS} rounds`, ExitCode.FAILED);
-      await Promise.all(
-        workers.map((w) =>
-          w.worker.replicate(Date.now() + ROUND_MS, { stopWhenCaughtUp: true, signal: options.signal }),
-        ),
-      );
-      options.signal.throwIfAborted();
-      lag = (await lagView()).reduce((n, r) => n + r.lag, 0);
-    }
-    clearInterval(ticker);
-    await drawing;
-    await show();
+    await replicateUntilCaughtUp(setup, closers, io, options.signal);
     const replicationMs = Date.now() - replicationStart;
-    if (metrics.lost.length > 0) {
-      throw new CliError(`the workers reported records lost: ${metrics.lost.join("; ")}`, ExitCode.FAILED);
+    if (setup.metrics.lost.length > 0) {
+      throw new CliError(
+        `the workers reported records lost: ${setup.metrics.lost.join("; ")}`,
+        ExitCode.FAILED,
+      );
     }
-
     say("verifying: comparing every whitelisted partition of source and target…");
-    const sourceReader = new KafkaSourceReader({ brokers: source.bootstrapServers });
-    const targetReader = new KafkaSourceReader({ brokers: target.bootstrapServers });
-    const targetAdmin = new KafkaClusterAdmin({ brokers: target.bootstrapServers });
-    closers.add("verify clients", async () => {
-      await Promise.allSettled([sourceReader.close(), targetReader.close(), targetAdmin.close()]);
-    });
-    const report = await verifyMirror({
-      source: { reader: sourceReader, admin: sourceAdmin },
-      target: { reader: targetReader, admin: targetAdmin },
-      mapping: mappingOf(config),
-      mirrorHeader: mirrorHeaderOf(config),
-      signal: options.signal,
-    });
-    const leaked = (await targetAdmin.listTopics()).some((t) => t.name === DEMO_UNLISTED_TOPIC);
-    const verified = report.partitions.reduce((n, p) => n + p.sourceRecords, 0);
-    const ok = report.ok && !leaked && verified === total;
-    const problems = [
-      ...report.topicProblems.map((p) => p.message),
-      ...report.partitions.flatMap((p) => (p.mismatch === null ? [] : [p.mismatch.message])),
-      ...(leaked ? [`${DEMO_UNLISTED_TOPIC} is not whitelisted but was created on the target`] : []),
-      ...(verified === total ? [] : [`verified ${count(verified)} records, ${count(total)} were written`]),
-    ];
-    for (const problem of problems.slice(0, 5)) io.stderr.write(`MISMATCH ${problem}\n`);
-    const detail = ok
+    const outcome = await verifyDemo(setup, closers, options.signal);
+    for (const problem of outcome.problems.slice(0, 5)) io.stderr.write(`MISMATCH ${problem}\n`);
+    const detail = outcome.ok
       ? `verify OK: source and target identical record for record, ${DEMO_UNLISTED_TOPIC} not copied`
-      : `verify FAILED: ${problems.length} problem(s), see above`;
+      : `verify FAILED: ${outcome.problems.length} problem(s), see above`;
     say(
-      `kafka-mirror demo: ${count(verified)} records, ${DEMO_TOPICS.length} topics, ${report.partitions.length} partitions ` +
+      `kafka-mirror demo: ${count(outcome.verified)} records, ${DEMO_TOPICS.length} topics, ${outcome.partitions} partitions ` +
         `mirrored in ${(replicationMs / 1_000).toFixed(1)} s by ${WORKERS.length} workers; ${detail}; ` +
         `total ${((Date.now() - startedAt) / 1_000).toFixed(1)} s`,
     );
-    return ok ? ExitCode.OK : ExitCode.FAILED;
+    return outcome.ok ? ExitCode.OK : ExitCode.FAILED;
   } catch (error) {
     if (options.signal.aborted) return ExitCode.INTERRUPTED;
-    if (error instanceof Error && /setup:testbed/.test(error.message)) {
-      throw new CliError(
-        `${error.message}\nhint: \`npm run demo\` runs \`npm run setup:testbed\` first; run that on its own to see why it failed.`,
-        ExitCode.FAILED,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw withTestbedHint(error);
   } finally {
     await closers.closeAll();
   }
+}
+
+function withTestbedHint(error: unknown): unknown {
+  if (!(error instanceof Error) || !/setup:testbed/.test(error.message)) return error;
+  return new CliError(
+    `${error.message}\nhint: \`npm run demo\` runs \`npm run setup:testbed\` first; run that on its own to see why it failed.`,
+    ExitCode.FAILED,
+    { cause: error },
+  );
+}
+
+/** Clusters, sample traffic, the lease table and three workers. */
+async function prepareDemo(
+  closers: Closers,
+  logger: CliLogger,
+  say: Say,
+  signal: AbortSignal,
+): Promise<DemoSetup> {
+  say("kafka-mirror demo: starting two 3-broker Kafka clusters and an embedded lease store…");
+  const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-"));
+  closers.add("state directory", () => rm(stateDir, { recursive: true, force: true }));
+  closers.add("embedded lease server", () => stopLeaseServer(stateDir));
+  const [source, target] = await startClusters(closers);
+  signal.throwIfAborted();
+
+  const all = [...DEMO_TOPICS, DEMO_UNLISTED_TOPIC];
+  for (const topic of all) await source.createTopic(topic, DEMO_PARTITIONS);
+  say(
+    `writing ${count(DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION)} records to each of ${all.join(", ")} ` +
+      `(${DEMO_PARTITIONS} partitions each) on the source…`,
+  );
+  await writeSampleTraffic(source.bootstrapServers, all);
+  signal.throwIfAborted();
+
+  const config = demoConfig(source, target);
+  const table = await openLeaseTable(config, stateDir, "embedded", logger);
+  closers.add("lease table client", () => table.close());
+  const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
+  closers.add("source admin", () => sourceAdmin.close());
+
+  const metrics = new DemoMetrics();
+  const workers = WORKERS.map((workerId) => {
+    const replicator = createReplicator(config, { dynamodb: table.client, logger, metrics, workerId });
+    closers.add(workerId, () => replicator.close());
+    return replicator;
+  });
+  const total = DEMO_TOPICS.length * DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION;
+  return { source, target, config, table, sourceAdmin, workers, metrics, total };
+}
+
+function demoConfig(source: MockKafka, target: MockKafka): MirrorConfig {
+  return parseConfig({
+    source: { brokers: source.bootstrapServers, alias: "idc1", requestTimeoutMs: 5_000 },
+    target: { brokers: target.bootstrapServers, requestTimeoutMs: 1_500, compression: "lz4" },
+    // MirrorMaker-style whitelist, as in the field notes.
+    topics: { whitelist: DEMO_TOPICS.join("|") },
+    batch: { maxRecords: 2_000, maxBytes: 256 * 1024, maxWaitMs: 100 },
+    leases: { durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
+  });
+}
+
+async function lagRows(setup: DemoSetup): Promise<ReturnType<typeof statusRows>> {
+  const topics = [];
+  for (const name of DEMO_TOPICS) {
+    topics.push({
+      name,
+      offsets: await setup.sourceAdmin.listOffsets(name, [...Array(DEMO_PARTITIONS).keys()]),
+    });
+  }
+  return statusRows(topics, await setup.table.store.list(), "earliest", Date.now());
+}
+
+const totalLag = (rows: ReturnType<typeof statusRows>): number => rows.reduce((n, r) => n + r.lag, 0);
+
+/** Rounds of all three workers until no partition lags, showing progress as they go. */
+async function replicateUntilCaughtUp(
+  setup: DemoSetup,
+  closers: Closers,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<void> {
+  io.stdout.write(`replicating ${DEMO_TOPICS.join("|")} with ${WORKERS.length} workers…\n`);
+  const show = progressView(setup, io);
+  let drawing = Promise.resolve();
+  const ticker = setInterval(
+    () => {
+      drawing = drawing.then(show, () => {});
+    },
+    isTerminal(io) ? 250 : 2_000,
+  );
+  closers.add("progress ticker", () => clearInterval(ticker));
+  let lag = setup.total;
+  for (let round = 1; lag > 0; round++) {
+    if (round > MAX_ROUNDS) throw new CliError(`not caught up after ${MAX_ROUNDS} rounds`, ExitCode.FAILED);
+    await Promise.all(
+      setup.workers.map((w) => w.worker.replicate(Date.now() + ROUND_MS, { stopWhenCaughtUp: true, signal })),
+    );
+    signal.throwIfAborted();
+    lag = totalLag(await lagRows(setup));
+  }
+  clearInterval(ticker);
+  await drawing;
+  await show();
+}
+
+/** One progress update: a line per update, or a redrawn block of bars and owners on a terminal. */
+function progressView(setup: DemoSetup, io: CliIo): () => Promise<void> {
+  const live = isTerminal(io) ? new LiveBlock(io) : null;
+  const startedAt = Date.now();
+  return async () => {
+    const rows = await lagRows(setup);
+    const lag = totalLag(rows);
+    const elapsed = ((Date.now() - startedAt) / 1_000).toFixed(1);
+    if (live === null) {
+      io.stdout.write(
+        `  ${count(setup.total - lag)} / ${count(setup.total)} records copied, lag ${count(lag)}, ${elapsed} s\n`,
+      );
+      return;
+    }
+    const perTopic = DEMO_TOPICS.map((topic) => {
+      const own = rows.filter((r) => r.topic === topic);
+      const end = own.reduce((n, r) => n + r.logEnd, 0);
+      const behind = own.reduce((n, r) => n + r.lag, 0);
+      return `  ${topic.padEnd(14)} ${progressBar(end - behind, end)}  lag ${count(behind)}`;
+    });
+    const owners = renderTable(
+      ["Topic", "Pid", "Owner", "Checkpoint", "LogEnd", "Lag"],
+      rows.map((r) => [r.topic, r.partition, r.owner, r.checkpoint, r.logEnd, r.lag]),
+    );
+    live.draw(
+      [`replicating with ${WORKERS.length} workers, ${elapsed} s`, ...perTopic, "", owners].join("\n"),
+    );
+  };
+}
+
+interface DemoOutcome {
+  readonly ok: boolean;
+  readonly problems: readonly string[];
+  readonly verified: number;
+  readonly partitions: number;
+}
+
+/** Source and target compared record for record, and the unlisted topic absent from the target. */
+async function verifyDemo(setup: DemoSetup, closers: Closers, signal: AbortSignal): Promise<DemoOutcome> {
+  const sourceReader = new KafkaSourceReader({ brokers: setup.source.bootstrapServers });
+  const targetReader = new KafkaSourceReader({ brokers: setup.target.bootstrapServers });
+  const targetAdmin = new KafkaClusterAdmin({ brokers: setup.target.bootstrapServers });
+  closers.add("verify clients", async () => {
+    await Promise.allSettled([sourceReader.close(), targetReader.close(), targetAdmin.close()]);
+  });
+  const report = await verifyMirror({
+    source: { reader: sourceReader, admin: setup.sourceAdmin },
+    target: { reader: targetReader, admin: targetAdmin },
+    mapping: mappingOf(setup.config),
+    mirrorHeader: mirrorHeaderOf(setup.config),
+    signal,
+  });
+  const leaked = (await targetAdmin.listTopics()).some((t) => t.name === DEMO_UNLISTED_TOPIC);
+  const verified = report.partitions.reduce((n, p) => n + p.sourceRecords, 0);
+  const problems = [
+    ...report.topicProblems.map((p) => p.message),
+    ...report.partitions.flatMap((p) => (p.mismatch === null ? [] : [p.mismatch.message])),
+    ...(leaked ? [`${DEMO_UNLISTED_TOPIC} is not whitelisted but was created on the target`] : []),
+    ...(verified === setup.total
+      ? []
+      : [`verified ${count(verified)} records, ${count(setup.total)} were written`]),
+  ];
+  const ok = report.ok && !leaked && verified === setup.total;
+  return { ok, problems, verified, partitions: report.partitions.length };
 }
 
 /** Starts both clusters in parallel; whichever started is registered for cleanup even if the other failed. */

@@ -37,6 +37,8 @@ class CountingMetrics implements ReplicationMetrics {
   }
 }
 
+type Replicator = ReturnType<typeof createReplicator>;
+
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
   const clusters = await openClusters(options, io);
   // The worker opens its own connections; these were only the reachability check.
@@ -50,52 +52,82 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     metrics,
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
-  const startedAt = Date.now();
-  const live = !options.json && isTerminal(io) ? new LiveBlock(io) : null;
-  const line = (): string => {
-    const s = (Date.now() - startedAt) / 1_000;
-    return `${replicator.workerId}: ${count(metrics.records)} records copied in ${s.toFixed(0)} s (${count(Math.round(metrics.records / Math.max(s, 0.001)))} rec/s)`;
-  };
-  const ticker = setInterval(
-    () => (live ? live.draw(line()) : options.json ? undefined : io.stdout.write(`${line()}\n`)),
-    live ? 500 : 10_000,
-  );
-  const summaries: RunSummary[] = [];
+  const progress = startProgress(replicator.workerId, metrics, options.json, io);
+  let summaries: RunSummary[];
   try {
     if (!options.json)
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
-    for (;;) {
-      const summary = await replicator.worker.replicate(Date.now() + ROUND_MS, {
-        stopWhenCaughtUp: options.once,
-        signal: options.signal,
-      });
-      summaries.push(summary);
-      if (summary.endReason === "aborted" || options.signal.aborted) break;
-      if (options.once && summary.endReason === "caught-up") break;
-    }
+    summaries = await runRounds(replicator, options);
   } finally {
-    clearInterval(ticker);
+    progress.stop();
     await replicator.close();
     table.close();
   }
   const errors = summaries.flatMap((s) => s.errors);
-  const partitions = new Set(summaries.flatMap((s) => s.partitions.map((p) => partitionKey(p.source))));
-  if (options.json) {
-    io.stdout.write(
-      `${JSON.stringify({ workerId: replicator.workerId, records: metrics.records, bytes: metrics.bytes, partitions: partitions.size, errors }, null, 2)}\n`,
-    );
-  } else {
-    live?.draw(line());
-    for (const e of errors) {
-      io.stdout.write(
-        `error ${e.topic}${e.partition === null ? "" : `/${e.partition}`}: ${e.message} [${e.code}]\n`,
-      );
-    }
-    io.stdout.write(
-      `${replicator.workerId}: done, ${count(metrics.records)} records from ${partitions.size} partitions` +
-        `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}\n`,
-    );
-  }
+  reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
   if (options.signal.aborted) return ExitCode.INTERRUPTED;
   return errors.length > 0 || metrics.lost > 0 ? ExitCode.FAILED : ExitCode.OK;
+}
+
+/** Rounds until aborted, or with `--once` until every partition has caught up. */
+async function runRounds(replicator: Replicator, options: RunCommandOptions): Promise<RunSummary[]> {
+  const summaries: RunSummary[] = [];
+  for (;;) {
+    const summary = await replicator.worker.replicate(Date.now() + ROUND_MS, {
+      stopWhenCaughtUp: options.once,
+      signal: options.signal,
+    });
+    summaries.push(summary);
+    if (summary.endReason === "aborted" || options.signal.aborted) return summaries;
+    if (options.once && summary.endReason === "caught-up") return summaries;
+  }
+}
+
+interface Progress {
+  readonly line: () => string;
+  readonly live: LiveBlock | null;
+  stop(): void;
+}
+
+/** A live line on a terminal, a line every 10 s otherwise, nothing with --json. */
+function startProgress(workerId: string, metrics: CountingMetrics, json: boolean, io: CliIo): Progress {
+  const startedAt = Date.now();
+  const live = !json && isTerminal(io) ? new LiveBlock(io) : null;
+  const line = (): string => {
+    const s = (Date.now() - startedAt) / 1_000;
+    return `${workerId}: ${count(metrics.records)} records copied in ${s.toFixed(0)} s (${count(Math.round(metrics.records / Math.max(s, 0.001)))} rec/s)`;
+  };
+  const ticker = setInterval(
+    () => (live ? live.draw(line()) : json ? undefined : io.stdout.write(`${line()}\n`)),
+    live ? 500 : 10_000,
+  );
+  return { line, live, stop: () => clearInterval(ticker) };
+}
+
+function reportRun(
+  workerId: string,
+  summaries: readonly RunSummary[],
+  metrics: CountingMetrics,
+  json: boolean,
+  progress: Progress,
+  io: CliIo,
+): void {
+  const errors = summaries.flatMap((s) => s.errors);
+  const partitions = new Set(summaries.flatMap((s) => s.partitions.map((p) => partitionKey(p.source))));
+  if (json) {
+    io.stdout.write(
+      `${JSON.stringify({ workerId, records: metrics.records, bytes: metrics.bytes, partitions: partitions.size, errors }, null, 2)}\n`,
+    );
+    return;
+  }
+  progress.live?.draw(progress.line());
+  for (const e of errors) {
+    io.stdout.write(
+      `error ${e.topic}${e.partition === null ? "" : `/${e.partition}`}: ${e.message} [${e.code}]\n`,
+    );
+  }
+  io.stdout.write(
+    `${workerId}: done, ${count(metrics.records)} records from ${partitions.size} partitions` +
+      `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}\n`,
+  );
 }
