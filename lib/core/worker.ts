@@ -13,15 +13,10 @@
  *    writing after its leases may have passed to someone else.
  */
 import { describeError, type ErrorCode, isReplicatorError, ReplicatorError } from "../errors.js";
+import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { type FetchLimits, partitionKey, type TopicPartition } from "./model.js";
-import {
-  HeldLease,
-  PartitionPump,
-  type PumpStatus,
-  type PumpStopReason,
-  type StartFrom,
-} from "./partition-pump.js";
+import { PartitionPump, type PumpStatus, type PumpStopReason } from "./partition-pump.js";
 import { type PartitionRoute, planTopics } from "./planner.js";
 import type {
   Clock,
@@ -35,6 +30,7 @@ import type {
   TopicMapping,
 } from "./ports.js";
 import type { ProvenanceSettings } from "./provenance.js";
+import type { StartFrom } from "./pump-start.js";
 import { ReadAheadBudget } from "./read-ahead.js";
 
 export interface WorkerSettings {
@@ -502,13 +498,13 @@ class Run {
         this.#errors.push({ topic, partition, code: status.error.code, message: status.error.message });
         continue;
       }
-      if (!status.caughtUp && !term.held.handedOff && !this.#stopping) {
+      if (!status.caughtUp && !term.held.handoffRequested && !this.#stopping) {
         // The partition stopped short of its end without an error (lease expired by our clock,
         // lost or taken): it may be ours to resume or free for anyone, and until the next look at
         // the lease table nobody knows, so the run is not caught up.
         this.#needsLook = true;
       }
-      if (!term.held.lost && term.held.handedOff && !this.#stopping) {
+      if (!term.held.lost && term.held.handoffRequested && !this.#stopping) {
         // The asker is waiting for it: hand it over now, not at the end of the run.
         const release = this.#handOver(term.held).finally(() => this.#releasing.delete(release));
         this.#releasing.add(release);

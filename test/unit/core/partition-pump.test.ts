@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
+import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../helpers/fakes.js";
 
