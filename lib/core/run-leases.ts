@@ -5,7 +5,7 @@
  * lease to expire.
  */
 import { describeError, isReplicatorError } from "../errors.js";
-import type { HeldLease } from "./partition-pump.js";
+import type { HeldLease } from "./held-lease.js";
 import type { Clock, LeaseStore, Logger } from "./ports.js";
 
 export interface RunLeasesOptions {

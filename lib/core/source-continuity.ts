@@ -13,6 +13,7 @@
  * reported through recordsLost. Items without these fields (written before they existed) are
  * resumed as before.
  */
+import type { LeaseEnd } from "./held-lease.js";
 import type { TopicPartition } from "./model.js";
 import type {
   CheckpointResetReason,
@@ -102,8 +103,11 @@ function reportLost(deps: ContinuityDeps, tp: TopicPartition, lost: { from: numb
   if (lost.to > lost.from) deps.metrics.recordsLost({ ...tp, ...lost });
 }
 
-/** Retries a failed step with back-off; false when it must not be retried (PartitionPump's #retryable). */
-export type Retry = (error: unknown, attempt: number, what: string) => Promise<boolean>;
+/**
+ * Runs a step, retrying it while the lease is held; the lease's end when it ends first
+ * (LeaseGuard.retry).
+ */
+export type RetryWhileHeld = <T>(what: string, attempt: () => Promise<T>) => Promise<T | LeaseEnd>;
 
 export interface ResumeDeps extends ContinuityDeps {
   readonly store: LeaseStore;
@@ -115,7 +119,6 @@ export interface ResumeDeps extends ContinuityDeps {
  */
 export interface ResumeTarget {
   readonly lease: Lease;
-  readonly signal: AbortSignal;
   update(lease: Lease): void;
 }
 
@@ -124,44 +127,32 @@ export interface ResumeTarget {
  * with a fenced write before anything is read. In exactly-once mode the reset carries the
  * target's current end as the new target position and `restartTail` moves the tail there: the
  * reset's offsets are reused by different records, so provenance headers written before it
- * must not count as landed. Returns the topic id to store with later checkpoints (undefined
- * when stopped first).
+ * must not count as landed. Returns the topic id to store with later checkpoints, or how the
+ * lease ended first.
  */
 export async function resumeContinuity(
   deps: ResumeDeps,
   tp: TopicPartition,
   held: ResumeTarget,
-  retry: Retry,
+  retry: RetryWhileHeld,
   tail: { targetEnd(): Promise<number>; restartAt(position: number): void } | null,
-): Promise<PartitionIdentity | undefined> {
-  let found: Continuity | undefined;
-  for (let attempt = 0; found === undefined; attempt++) {
-    try {
-      found = await checkContinuity(deps, tp, held.lease);
-    } catch (error) {
-      if (!(await retry(error, attempt, "checking the source log failed"))) throw error;
-      if (held.signal.aborted) return undefined;
-    }
-  }
+): Promise<PartitionIdentity | LeaseEnd> {
+  const found = await retry("checking the source log failed", () => checkContinuity(deps, tp, held.lease));
+  if (typeof found === "string") return found;
   if (found.kind === "same") return found.identity;
   const reset = found;
   // Truncation: the records before resumeAt are still of the stored epoch (that is where it
   // ended); after re-creation nothing of the new log has been copied yet.
   const leaderEpoch = reset.reason === "log-truncated" ? (held.lease.sourceLeaderEpoch ?? null) : null;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const targetOffset = tail === null ? null : await tail.targetEnd();
-      held.update(
-        await deps.store.resetCheckpoint(held.lease, reset.resumeAt, deps.clock.now(), reset.reason, {
-          targetOffset,
-          source: { topicId: reset.identity.topicId, leaderEpoch },
-        }),
-      );
-      if (tail !== null && targetOffset !== null) tail.restartAt(targetOffset);
-      return reset.identity;
-    } catch (error) {
-      if (!(await retry(error, attempt, "storing the checkpoint reset failed"))) throw error;
-      if (held.signal.aborted) return undefined;
-    }
-  }
+  return retry("storing the checkpoint reset failed", async () => {
+    const targetOffset = tail === null ? null : await tail.targetEnd();
+    held.update(
+      await deps.store.resetCheckpoint(held.lease, reset.resumeAt, deps.clock.now(), reset.reason, {
+        targetOffset,
+        source: { topicId: reset.identity.topicId, leaderEpoch },
+      }),
+    );
+    if (tail !== null && targetOffset !== null) tail.restartAt(targetOffset);
+    return reset.identity;
+  });
 }

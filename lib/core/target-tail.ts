@@ -139,8 +139,20 @@ export class TargetTail {
     // A later, higher end is not needed (see the file comment); a lower one means the log shrank.
     const goal = Math.min(this.#goal ?? end.logEndOffset, end.logEndOffset);
     this.#goal = goal;
+    const read = await this.#readTo(Math.max(this.#position, end.logStartOffset), goal);
+    this.#position = Math.max(this.#position, goal);
+    this.#goal = null;
+    // Everything up to the end listed above has been read (a refresh that fails part way leaves
+    // the view uncertain). Anything of ours landing later comes from a write that starts after
+    // this, or fails and says so through writeFailed.
+    this.#uncertain = false;
+    return read;
+  }
+
+  /** Reads the target from `from` up to `goal`, noting what of ours landed; returns how many records were read. */
+  async #readTo(from: number, goal: number): Promise<number> {
     let read = 0;
-    let offset = Math.max(this.#position, end.logStartOffset);
+    let offset = from;
     while (offset < goal) {
       let fetched: Awaited<ReturnType<SourceReader["fetch"]>>;
       try {
@@ -169,12 +181,6 @@ export class TargetTail {
       offset = fetched.nextOffset;
       this.#position = offset;
     }
-    this.#position = Math.max(this.#position, goal);
-    this.#goal = null;
-    // Everything up to the end listed above has been read (a refresh that fails part way leaves
-    // the view uncertain). Anything of ours landing later comes from a write that starts after
-    // this, or fails and says so through writeFailed.
-    this.#uncertain = false;
     return read;
   }
 

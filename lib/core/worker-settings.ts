@@ -4,8 +4,9 @@
  */
 import { ReplicatorError } from "../errors.js";
 import type { FetchLimits } from "./model.js";
-import type { PumpSettings, StartFrom } from "./partition-pump.js";
+import type { PumpSettings } from "./partition-pump.js";
 import type { ProvenanceSettings } from "./provenance.js";
+import type { StartFrom } from "./pump-start.js";
 
 export interface WorkerSettings {
   readonly batch: FetchLimits;

@@ -13,9 +13,10 @@
  *    writing after its leases may have passed to someone else.
  */
 import { describeError, isReplicatorError } from "../errors.js";
+import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { partitionKey } from "./model.js";
-import { HeldLease, PartitionPump, type PumpStatus } from "./partition-pump.js";
+import { PartitionPump, type PumpStatus } from "./partition-pump.js";
 import { type PartitionRoute, planTopics, type TopicPlan } from "./planner.js";
 import type {
   Clock,
@@ -346,13 +347,13 @@ class Run {
         this.#failed.add(term.key);
         continue;
       }
-      if (!status.caughtUp && !term.held.handedOff && !this.#stopping) {
+      if (!status.caughtUp && !term.held.handoffRequested && !this.#stopping) {
         // The partition stopped short of its end without an error (lease expired by our clock,
         // lost or taken): it may be ours to resume or free for anyone, and until the next look at
         // the lease table nobody knows, so the run is not caught up.
         this.#needsLook = true;
       }
-      if (!term.held.lost && term.held.handedOff && !this.#stopping) {
+      if (!term.held.lost && term.held.handoffRequested && !this.#stopping) {
         // The asker is waiting for it: hand it over now, not at the end of the run.
         const release = this.#leases.handOver(term.held).finally(() => this.#releasing.delete(release));
         this.#releasing.add(release);

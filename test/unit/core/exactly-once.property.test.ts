@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { TopicPartition } from "../../../lib/core/model.js";
-import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
+import { PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";

@@ -4,8 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { HeldLease, PartitionPump } from "../../../lib/core/partition-pump.js";
+import { PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";

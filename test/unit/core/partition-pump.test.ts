@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
+import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../helpers/fakes.js";
 
@@ -339,6 +340,28 @@ describe("PartitionPump", () => {
     assert.equal(e.store.get(src(0))?.owner, "thief");
     assert.deepEqual(e.metrics.errors, []);
     assert.ok(e.logger.at("warn").some((l) => l.message.includes("lease lost")));
+  });
+
+  it("stores the progress a lease-store outage deferred when it stops after the store is back", async () => {
+    // Prepare: every checkpoint of the copy is deferred; the store answers again before the stop.
+    const e = env();
+    e.source.append(src(0), makeRecords(35, 0));
+    const held = await hold(e, 0, { checkpoint: 0 });
+    const pump = pumpFor(e, held);
+    e.store.unavailable = true;
+
+    // Act
+    const running = pump.run();
+    await until(e.clock, () => pump.status.records === 35);
+    assert.equal(e.store.get(src(0))?.checkpoint, 0);
+    e.store.unavailable = false;
+    held.stop();
+    const status = await running;
+
+    // Assess: the final checkpoint covers everything copied.
+    assert.equal(status.stopReason, "stopped");
+    assert.equal(e.store.get(src(0))?.checkpoint, 35);
+    assert.equal(status.checkpoint, 35);
   });
 
   it("keeps copying through a lease-store outage only while the lease is valid by its own clock", async () => {

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { HeldLease, PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
+import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
 import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp } from "../../helpers/fakes.js";

@@ -1,0 +1,136 @@
+/**
+ * Checkpointing of one held partition: stores how far the pump got, with the target position
+ * (target-tail.ts) and the source log's identity (source-continuity.ts) that belong to it.
+ *
+ * A checkpoint only ever moves past records the target acknowledged (or offsets that hold no data
+ * records). While the lease store is unreachable a checkpoint is deferred: copying goes on while
+ * the lease is valid by our own clock, and the next checkpoint covers the deferred one.
+ */
+import { describeError, isReplicatorError } from "../errors.js";
+import type { Gate, HeldLease, LeaseGuard } from "./held-lease.js";
+import type { Clock, LeaseStore, Logger } from "./ports.js";
+import type { TargetTail } from "./target-tail.js";
+
+export interface CheckpointerDeps {
+  readonly store: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** "deferred": the store did not answer (retryably); the next checkpoint covers this one. */
+export type CheckpointResult = "ok" | "lost" | "deferred";
+
+type Pending = "ok" | "lost" | "deferred" | { readonly error: unknown };
+
+export class Checkpointer {
+  readonly #deps: CheckpointerDeps;
+  readonly #guard: LeaseGuard;
+  readonly #held: HeldLease;
+  readonly #tail: TargetTail | null;
+  #checkpoint: number | null;
+  /** The checkpoint of the last batch written, while it is under way. */
+  #pending: Promise<Pending> | null = null;
+  /** Which source log the checkpoints belong to (see source-continuity.ts); set at start-up. */
+  sourceTopicId: string | null = null;
+  /** Leader epoch of the last batch read up to the offset checkpointed next; null when unknown. */
+  leaderEpoch: number | null;
+
+  constructor(deps: CheckpointerDeps, guard: LeaseGuard, tail: TargetTail | null) {
+    this.#deps = deps;
+    this.#guard = guard;
+    this.#held = guard.held;
+    this.#tail = tail;
+    this.#checkpoint = this.#held.lease.checkpoint;
+    this.leaderEpoch = this.#held.lease.sourceLeaderEpoch ?? null;
+  }
+
+  /** The last offset the store accepted as checkpoint. */
+  get checkpoint(): number | null {
+    return this.#checkpoint;
+  }
+
+  /** Takes the checkpoint anew from the held lease, after start-up may have reset it. */
+  reload(): void {
+    this.#checkpoint = this.#held.lease.checkpoint;
+    this.leaderEpoch = this.#held.lease.sourceLeaderEpoch ?? null;
+  }
+
+  /** Stores `offset` once; a store that does not answer defers it. */
+  async store(offset: number): Promise<CheckpointResult> {
+    try {
+      return await this.#attempt(offset);
+    } catch (error) {
+      if (isReplicatorError(error) && error.retryable) {
+        // Copying may go on while the lease is valid by our clock; the next checkpoint carries
+        // this offset too, because a checkpoint covers everything before it.
+        this.#deps.logger.warn("checkpoint deferred", {
+          ...this.#held.logFields(),
+          offset,
+          code: error.code,
+        });
+        return "deferred";
+      }
+      throw error;
+    }
+  }
+
+  /** Retries a deferred checkpoint while the lease is held; nothing is written meanwhile. */
+  async storeBeforeWriting(offset: number): Promise<Gate> {
+    const stored = await this.#guard.retry("checkpoint deferred", () => this.#attempt(offset), { offset });
+    return stored === "lost" ? "lease-lost" : stored;
+  }
+
+  /**
+   * Checkpoints the progress of the batch just written; in exactly-once mode the next batch is
+   * written meanwhile, which takes the store's round trip off the copy path. Safe because a
+   * checkpoint covers only acknowledged records and carries the target position taken when it
+   * starts, whatever is in flight, and because writing does not depend on it: a write starts
+   * only while the lease is valid by our own clock (LeaseGuard.allowsWrite).
+   */
+  start(offset: number): void {
+    this.#pending = this.store(offset).catch((error: unknown) => ({ error }));
+  }
+
+  /** Waits for the checkpoint in flight, if any; throws what it threw. */
+  async settled(): Promise<"ok" | "lost"> {
+    const pending = this.#pending;
+    if (pending === null) return "ok";
+    this.#pending = null;
+    const outcome = await pending;
+    if (typeof outcome === "object") throw outcome.error;
+    return outcome === "lost" ? "lost" : "ok";
+  }
+
+  /** After the pump's loop: one last try for progress a store outage kept from being recorded. */
+  async flush(next: number | null): Promise<void> {
+    if (next === null || this.#held.lost || next <= (this.#checkpoint ?? -1)) return;
+    try {
+      await this.store(next);
+    } catch (error) {
+      this.#deps.logger.warn("final checkpoint failed", {
+        ...this.#held.logFields(),
+        ...describeError(error),
+      });
+    }
+  }
+
+  /** One store call: "ok", "lost" (the lease is marked lost), or it throws what the store threw. */
+  async #attempt(offset: number): Promise<"ok" | "lost"> {
+    const held = this.#held;
+    try {
+      // Writes are sequential and none is under way here, so the tail's position is the one
+      // that belongs to this checkpoint (see target-tail.ts).
+      const position = this.#tail?.position ?? null;
+      // Taken now, like the position: the epoch of the batch that ends at `offset`.
+      const source = { topicId: this.sourceTopicId, leaderEpoch: this.leaderEpoch };
+      const now = this.#deps.clock.now();
+      held.update(await this.#deps.store.checkpoint(held.lease, offset, now, position ?? undefined, source));
+      this.#checkpoint = offset;
+      return "ok";
+    } catch (error) {
+      if (!isReplicatorError(error, "LEASE_LOST")) throw error;
+      held.markLost();
+      return "lost";
+    }
+  }
+}
