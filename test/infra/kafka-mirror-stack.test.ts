@@ -350,6 +350,20 @@ describe("KafkaMirrorStack template", () => {
     assert.ok(onCluster.every((st) => !st.Action.includes("kafka-cluster:ReadData")));
   });
 
+  it("checks Workers and ScheduleRate against the schedules at deploy time with a template rule", () => {
+    const rules = Object.values(
+      template.toJSON().Rules as Record<string, { Assertions: { Assert: unknown }[] }>,
+    );
+    // CDK's own rule checks the bootstrap version; ours are the ones on the parameters.
+    const asserts = rules
+      .flatMap((r) => r.Assertions.map((a) => a.Assert))
+      .filter((a) => /"Ref":"(Workers|ScheduleRate)"/.test(JSON.stringify(a)));
+    assert.deepEqual(asserts, [
+      { "Fn::Contains": [Array.from({ length: MAX_WORKERS }, (_, i) => String(i + 1)), { Ref: "Workers" }] },
+      { "Fn::Contains": [Array.from({ length: 15 }, (_, i) => String(i + 1)), { Ref: "ScheduleRate" }] },
+    ]);
+  });
+
   it("places the functions in the given subnets when a VPC is configured", () => {
     const app = new App({ context: CDK_CONTEXT });
     const inVpc = Template.fromStack(
