@@ -18,11 +18,13 @@
  *  - leases.durationMs (60 s) bounds how long a crashed worker's partitions wait, independent of
  *    the tick; renewals every 10 s keep a live worker's leases.
  */
-import { CfnMapping, Duration, Fn, Stack, Token } from "aws-cdk-lib";
+import { CfnCondition, CfnMapping, Duration, Fn, Stack, Token } from "aws-cdk-lib";
 import type { Rule } from "aws-cdk-lib/aws-events";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Construct } from "constructs";
 import { envVariableName } from "../lib/config/load.js";
+import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/transactional-id.js";
+import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
 import { LeaseTable } from "./lease-table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";
 import { replicatorFunction } from "./replicator-function.js";
@@ -119,13 +121,14 @@ export class KafkaReplicator extends Construct {
     for (const fn of both) grantLeaseTable(fn, this.leases.table);
     grantSecret(this, both, props.source.secretArn, "Source");
     grantSecret(this, both, props.target.secretArn, "Target");
-    // The source is only read (both functions).
+    // The source is only read (both functions): every topic, as the Whitelist is a regular
+    // expression IAM cannot express and matching topics appear without a deploy.
     grantMskIam(this, both, props.source.mskClusterArn, "Source", {
       cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
       topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
       topicPrefix: "",
       topicsReason:
-        "the topics mirrored follow the Whitelist parameter and change without a deploy, so access covers the cluster's topics (read-only on the source)",
+        "read-only (DescribeTopic, ReadData) on the source cluster's topics: the Whitelist is a regular expression IAM cannot express, and topics matching it are created without a deploy (the lag function discovers them)",
     });
     // Only replicate writes to and creates target topics, and reads them too: exactly-once reads
     // a target partition's tail (provenance headers) when it takes a partition over and after a
@@ -142,17 +145,27 @@ export class KafkaReplicator extends Construct {
         "kafka-cluster:WriteData",
         "kafka-cluster:ReadData",
       ],
-      topicPrefix: "",
+      topicPrefix: this.targetTopicPrefix(props),
       topicsReason:
-        "the topics mirrored follow the Whitelist parameter and change without a deploy, so access covers the cluster's topics (read-only on the source)",
+        "the target topics replicate creates, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
       // Fenced writes go through one transactional.id per target partition, all named
       // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
       transactionalIds: {
         actions: ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
-        prefix: Fn.join("", ["kafka-mirror.", props.source.alias, "/"]),
+        prefix: Fn.join("", [TRANSACTIONAL_ID_PREFIX, props.source.alias, "/"]),
         reason:
           "one transactional.id per target partition, created as topics and partitions appear; the wildcard covers only ids under this source alias's kafka-mirror prefix",
       },
     });
+  }
+
+  /** `<alias>.` when target topics are prefixed, "" (every topic) when they keep source names. */
+  private targetTopicPrefix(props: ResolvedReplicatorProps): string {
+    const prefixed = Fn.join("", [props.source.alias, ALIAS_SEPARATOR]);
+    if (!Token.isUnresolved(props.renamePolicy)) return props.renamePolicy === "prefix" ? prefixed : "";
+    const condition = new CfnCondition(this, "TargetTopicsPrefixed", {
+      expression: Fn.conditionEquals(props.renamePolicy, "prefix"),
+    });
+    return Token.asString(Fn.conditionIf(condition.logicalId, prefixed, ""));
   }
 }

@@ -18,10 +18,16 @@ const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** Packages the bundle loads at run time with a local `require` (kafkajs internals, codecs). */
 const COPIED_PACKAGES = ["kafkajs", "lz4js", "@bokuweb/zstd-wasm"] as const;
 
-/** The network-interface calls Lambda makes with the function's role to place it in the subnets. */
+/**
+ * What AWSLambdaVPCAccessExecutionRole (v3) grants for network interfaces, which Lambda calls with
+ * the function's role when it places the function in the subnets. Its logs actions are covered
+ * by the role's own statement on the function's log group (created by the stack, so no
+ * CreateLogGroup).
+ */
 export const VPC_ACCESS_ACTIONS = [
   "ec2:CreateNetworkInterface",
   "ec2:DescribeNetworkInterfaces",
+  "ec2:DescribeSubnets",
   "ec2:DeleteNetworkInterface",
   "ec2:AssignPrivateIpAddresses",
   "ec2:UnassignPrivateIpAddresses",
@@ -110,9 +116,12 @@ function placeInVpc(scope: Construct, fn: NodejsFunction, role: Role, vpc: VpcPl
     statements: [new PolicyStatement({ actions: [...VPC_ACCESS_ACTIONS], resources: ["*"] })],
   });
   eni.attachToRole(role);
+  // Lambda checks the role for these permissions when it creates the function in the subnets:
+  // the policy must exist first (CDK orders only the role's default policy on its own).
+  fn.node.addDependency(eni);
   acknowledgeWildcard(
     eni,
     "*",
-    "EC2 network-interface calls Lambda needs for VPC placement support no resource-level permissions",
+    "as in AWSLambdaVPCAccessExecutionRole: DescribeNetworkInterfaces and DescribeSubnets support no resource-level permissions, and the network interfaces Lambda creates, addresses and deletes get ids only at run time (Lambda's documentation warns that a DeleteNetworkInterface scoped to less than all interfaces can cut the function off from the VPC)",
   );
 }

@@ -85,6 +85,42 @@ describe("KafkaReplicator with plain values", () => {
     );
   });
 
+  it("narrows the target topics to <alias>.* when renaming with prefix, every topic with identity", () => {
+    const targetTopics = (renamePolicy: "prefix" | "identity") => {
+      // Prepare
+      const stack = new Stack(new App({ context: CDK_CONTEXT }), `Msk${renamePolicy}`, {
+        env: { region: "eu-west-1" },
+      });
+      const cluster = (name: string) => `arn:aws:kafka:eu-west-1:123456789012:cluster/${name}/0f1e2d3c`;
+
+      // Act
+      new KafkaReplicator(stack, "Replicator", {
+        source: { bootstrapServers: "s:9092", alias: "idc1", mskClusterArn: cluster("src") },
+        target: { bootstrapServers: "t:9092", mskClusterArn: cluster("tgt") },
+        whitelist: "ORDERS",
+        renamePolicy,
+        workers: 1,
+        scheduleMinutes: 1,
+      });
+      const statements = Object.values(Template.fromStack(stack).findResources("AWS::IAM::Policy")).flatMap(
+        (p) =>
+          (p as { Properties: { PolicyDocument: { Statement: { Resource: unknown }[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+      return statements.map((st) => String(st.Resource)).filter((r) => r.includes(":topic/"));
+    };
+
+    // Assess
+    assert.deepEqual(targetTopics("prefix").sort(), [
+      "arn:aws:kafka:eu-west-1:123456789012:topic/src/0f1e2d3c/*",
+      "arn:aws:kafka:eu-west-1:123456789012:topic/tgt/0f1e2d3c/idc1.*",
+    ]);
+    assert.deepEqual(targetTopics("identity").sort(), [
+      "arn:aws:kafka:eu-west-1:123456789012:topic/src/0f1e2d3c/*",
+      "arn:aws:kafka:eu-west-1:123456789012:topic/tgt/0f1e2d3c/*",
+    ]);
+  });
+
   it("takes a parameter as a deploy-time choice only when it allows exactly the prop's values", () => {
     const stack = new Stack(new App({ context: CDK_CONTEXT }), "Choices");
     const loose = new CfnParameter(stack, "Loose", { type: "String", allowedValues: ["prefix", "suffix"] });
