@@ -193,7 +193,7 @@ function clusterProblems(side: "source" | "target", cluster: ClusterProps): stri
   ];
   // The same cross-field rules the functions' config enforces, caught before a deploy.
   const sasl = Token.isUnresolved(cluster.saslMechanism) ? undefined : cluster.saslMechanism;
-  if (sasl === "aws-msk-iam" && cluster.tls === false)
+  if (sasl === "aws-msk-iam" && (cluster.tls ?? REPLICATOR_DEFAULTS.tls) === false)
     problems.push(`${side}.tls: must be true with saslMechanism aws-msk-iam (MSK serves IAM over TLS only)`);
   if ((sasl === "plain" || sasl?.startsWith("scram")) && cluster.secretArn === undefined)
     problems.push(

@@ -59,7 +59,6 @@ describe("KafkaReplicator with plain values", () => {
             bootstrapServers: "s:9092",
             alias: "bad alias",
             saslMechanism: "aws-msk-iam",
-            tls: false,
           },
           // A JavaScript caller is not held to the types: a string is not a boolean.
           target: { bootstrapServers: "t", tls: "true" as unknown as boolean },
