@@ -8,7 +8,7 @@
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { KafkaMirrorStack } from "./kafka-mirror-stack.js";
-import type { VpcPlacementProps } from "./kafka-replicator.js";
+import type { VpcPlacementProps } from "./replicator-props.js";
 
 export { KafkaMirrorStack } from "./kafka-mirror-stack.js";
 

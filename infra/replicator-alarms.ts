@@ -11,6 +11,7 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
+  type IMetric,
   MathExpression,
   Metric,
   TreatMissingData,
@@ -43,6 +44,102 @@ export interface ReplicatorAlarmsProps {
 
 const PERIOD = Duration.minutes(1);
 
+/** One alarm: above `threshold` in `datapointsToAlarm` of the last `evaluationPeriods` minutes. */
+interface AlarmSpec {
+  readonly id: string;
+  readonly metric: IMetric;
+  readonly threshold: number;
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm?: number;
+  readonly missing: TreatMissingData;
+  readonly description: string;
+}
+
+/** The alarms on the functions' own metrics, with why missing data counts as it does. */
+function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
+  const metric = (metricName: string, statistic: string) =>
+    new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { [SERVICE_DIMENSION]: props.serviceName },
+      statistic,
+      period: PERIOD,
+    });
+  // The lag function publishes every minute; silence means it is failing, so missing is bad.
+  const lag = { evaluationPeriods: 5, datapointsToAlarm: 3, missing: TreatMissingData.BREACHING };
+  // Replicate runs publish these; no run means no data, which other alarms already catch.
+  const perRun = { threshold: 0, missing: TreatMissingData.NOT_BREACHING };
+  return [
+    {
+      id: "MaxLagRecords",
+      metric: metric(MetricName.MaxLagRecords, "Maximum"),
+      threshold: props.lagRecordsThreshold,
+      ...lag,
+      description:
+        "Records not yet copied in the most lagging topic exceed LagRecordsThreshold (3 of 5 minutes).",
+    },
+    {
+      id: "MaxLagSeconds",
+      metric: metric(MetricName.MaxLagSeconds, "Maximum"),
+      threshold: props.lagSecondsThreshold,
+      ...lag,
+      description: "The oldest record not yet copied is older than LagSecondsThreshold (3 of 5 minutes).",
+    },
+    {
+      id: "Stalled",
+      metric: metric(MetricName.StalledPartitions, "Maximum"),
+      threshold: 0,
+      evaluationPeriods: 2,
+      missing: TreatMissingData.BREACHING,
+      description: "Partitions have lag but made no progress for 5 minutes: replication is stalled.",
+    },
+    {
+      id: "LostRecords",
+      metric: metric(MetricName.TotalLostRecords, "Sum"),
+      ...perRun,
+      evaluationPeriods: 1,
+      description: "Source retention deleted records before they were copied: they are lost for the target.",
+    },
+    {
+      id: "ReplicationErrors",
+      metric: metric(MetricName.TotalErrors, "Sum"),
+      ...perRun,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      description: "Partitions or topics stopped with an error (see the replicate function's logs).",
+    },
+  ];
+}
+
+/** Errors and throttles of each function, in 2 of 3 minutes. */
+function functionAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
+  return (
+    [
+      ["Replicate", props.replicateFunction],
+      ["Lag", props.lagFunction],
+    ] as const
+  ).flatMap(([name, fn]) =>
+    (
+      [
+        ["Errors", fn.metricErrors({ period: PERIOD, statistic: "Sum" }), "failed in 2 of 3 minutes."],
+        [
+          "Throttles",
+          fn.metricThrottles({ period: PERIOD, statistic: "Sum" }),
+          "was throttled: runs overlap or account concurrency is exhausted.",
+        ],
+      ] as const
+    ).map(([kind, metric, what]) => ({
+      id: `${name}Function${kind}`,
+      metric,
+      threshold: 0,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      missing: TreatMissingData.NOT_BREACHING,
+      description: `The ${name.toLowerCase()} function ${what}`,
+    })),
+  );
+}
+
 export class ReplicatorAlarms extends Construct {
   public readonly topic: Topic;
   public readonly alarms: Alarm[] = [];
@@ -50,6 +147,27 @@ export class ReplicatorAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: ReplicatorAlarmsProps) {
     super(scope, id);
+    this.topic = this.alarmTopic(props.alarmEmail);
+    const action = new SnsAction(this.topic);
+    for (const spec of [...replicationAlarms(props), ...functionAlarms(props)]) {
+      const alarm = new Alarm(this, spec.id, {
+        metric: spec.metric,
+        threshold: spec.threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: spec.evaluationPeriods,
+        datapointsToAlarm: spec.datapointsToAlarm ?? spec.evaluationPeriods,
+        treatMissingData: spec.missing,
+        alarmDescription: spec.description,
+      });
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+      this.alarms.push(alarm);
+    }
+    this.dashboard = this.replicationDashboard(props.serviceName);
+  }
+
+  /** An encrypted topic, with the e-mail subscription when an address is given. */
+  private alarmTopic(alarmEmail: string | undefined): Topic {
     // CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key: a key of our own
     // lets it.
     const key = new Key(this, "TopicKey", {
@@ -63,155 +181,50 @@ export class ReplicatorAlarms extends Construct {
         resources: ["*"],
       }),
     );
-    this.topic = new Topic(this, "Topic", {
+    const topic = new Topic(this, "Topic", {
       displayName: "kafka-mirror alarms",
       masterKey: key,
       enforceSSL: true,
     });
-    if (props.alarmEmail !== undefined) {
+    if (alarmEmail !== undefined) {
       const subscribe = new CfnCondition(this, "EmailSet", {
-        expression: Fn.conditionNot(Fn.conditionEquals(props.alarmEmail, "")),
+        expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail, "")),
       });
       const subscription = new CfnSubscription(this, "Email", {
-        topicArn: this.topic.topicArn,
+        topicArn: topic.topicArn,
         protocol: "email",
-        endpoint: props.alarmEmail,
+        endpoint: alarmEmail,
       });
       subscription.cfnOptions.condition = subscribe;
     }
+    return topic;
+  }
 
-    const metric = (metricName: string, statistic: string) =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName,
-        dimensionsMap: { [SERVICE_DIMENSION]: props.serviceName },
-        statistic,
-        period: PERIOD,
+  /** Per-topic lag and throughput through SEARCH expressions, and every alarm. */
+  private replicationDashboard(serviceName: string): Dashboard {
+    const graph = (title: string, metricName: string, statistic: string) =>
+      new GraphWidget({
+        title,
+        left: [
+          new MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},${SERVICE_DIMENSION},${TOPIC_DIMENSION}} MetricName="${metricName}" ${SERVICE_DIMENSION}="${serviceName}"', '${statistic}', 60)`,
+            usingMetrics: {},
+            label: metricName,
+            period: PERIOD,
+          }),
+        ],
+        width: 12,
       });
-
-    const action = new SnsAction(this.topic);
-    const alarm = (
-      alarmId: string,
-      options: {
-        metric: Metric;
-        threshold: number;
-        evaluationPeriods: number;
-        datapointsToAlarm?: number;
-        missing: TreatMissingData;
-        description: string;
-      },
-    ) => {
-      const a = new Alarm(this, alarmId, {
-        metric: options.metric,
-        threshold: options.threshold,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: options.evaluationPeriods,
-        datapointsToAlarm: options.datapointsToAlarm ?? options.evaluationPeriods,
-        treatMissingData: options.missing,
-        alarmDescription: options.description,
-      });
-      a.addAlarmAction(action);
-      a.addOkAction(action);
-      this.alarms.push(a);
-      return a;
-    };
-
-    // The lag function publishes every minute; silence means it is failing, so missing is bad.
-    alarm("MaxLagRecords", {
-      metric: metric(MetricName.MaxLagRecords, "Maximum"),
-      threshold: props.lagRecordsThreshold,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      missing: TreatMissingData.BREACHING,
-      description:
-        "Records not yet copied in the most lagging topic exceed LagRecordsThreshold (3 of 5 minutes).",
-    });
-    alarm("MaxLagSeconds", {
-      metric: metric(MetricName.MaxLagSeconds, "Maximum"),
-      threshold: props.lagSecondsThreshold,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      missing: TreatMissingData.BREACHING,
-      description: "The oldest record not yet copied is older than LagSecondsThreshold (3 of 5 minutes).",
-    });
-    alarm("Stalled", {
-      metric: metric(MetricName.StalledPartitions, "Maximum"),
-      threshold: 0,
-      evaluationPeriods: 2,
-      missing: TreatMissingData.BREACHING,
-      description: "Partitions have lag but made no progress for 5 minutes: replication is stalled.",
-    });
-    // Replicate runs publish these; no run means no data, which other alarms already catch.
-    alarm("LostRecords", {
-      metric: metric(MetricName.TotalLostRecords, "Sum"),
-      threshold: 0,
-      evaluationPeriods: 1,
-      missing: TreatMissingData.NOT_BREACHING,
-      description: "Source retention deleted records before they were copied: they are lost for the target.",
-    });
-    alarm("ReplicationErrors", {
-      metric: metric(MetricName.TotalErrors, "Sum"),
-      threshold: 0,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      missing: TreatMissingData.NOT_BREACHING,
-      description: "Partitions or topics stopped with an error (see the replicate function's logs).",
-    });
-    for (const [name, fn] of [
-      ["Replicate", props.replicateFunction],
-      ["Lag", props.lagFunction],
-    ] as const) {
-      alarm(`${name}FunctionErrors`, {
-        metric: fn.metricErrors({ period: PERIOD, statistic: "Sum" }),
-        threshold: 0,
-        evaluationPeriods: 3,
-        datapointsToAlarm: 2,
-        missing: TreatMissingData.NOT_BREACHING,
-        description: `The ${name.toLowerCase()} function failed in 2 of 3 minutes.`,
-      });
-      alarm(`${name}FunctionThrottles`, {
-        metric: fn.metricThrottles({ period: PERIOD, statistic: "Sum" }),
-        threshold: 0,
-        evaluationPeriods: 3,
-        datapointsToAlarm: 2,
-        missing: TreatMissingData.NOT_BREACHING,
-        description: `The ${name.toLowerCase()} function was throttled: runs overlap or account concurrency is exhausted.`,
-      });
-    }
-
-    const perTopic = (metricName: string, statistic: string) =>
-      new MathExpression({
-        expression: `SEARCH('{${METRICS_NAMESPACE},${SERVICE_DIMENSION},${TOPIC_DIMENSION}} MetricName="${metricName}" ${SERVICE_DIMENSION}="${props.serviceName}"', '${statistic}', 60)`,
-        usingMetrics: {},
-        label: metricName,
-        period: PERIOD,
-      });
-    this.dashboard = new Dashboard(this, "Dashboard", {
+    return new Dashboard(this, "Dashboard", {
       dashboardName: `${Stack.of(this).stackName}-replication`,
       widgets: [
         [
-          new GraphWidget({
-            title: "Lag (records) per topic",
-            left: [perTopic(MetricName.LagRecords, "Maximum")],
-            width: 12,
-          }),
-          new GraphWidget({
-            title: "Lag (seconds) per topic",
-            left: [perTopic(MetricName.LagSeconds, "Maximum")],
-            width: 12,
-          }),
+          graph("Lag (records) per topic", MetricName.LagRecords, "Maximum"),
+          graph("Lag (seconds) per topic", MetricName.LagSeconds, "Maximum"),
         ],
         [
-          new GraphWidget({
-            title: "Records copied per topic",
-            left: [perTopic(MetricName.RecordsCopied, "Sum")],
-            width: 12,
-          }),
-          new GraphWidget({
-            title: "Bytes copied per topic",
-            left: [perTopic(MetricName.BytesCopied, "Sum")],
-            width: 12,
-          }),
+          graph("Records copied per topic", MetricName.RecordsCopied, "Sum"),
+          graph("Bytes copied per topic", MetricName.BytesCopied, "Sum"),
         ],
         this.alarms.map((a) => new AlarmWidget({ alarm: a, title: a.node.id, width: 6 })),
       ],

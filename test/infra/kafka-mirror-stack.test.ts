@@ -350,6 +350,57 @@ describe("KafkaMirrorStack template", () => {
     assert.ok(onCluster.every((st) => !st.Action.includes("kafka-cluster:ReadData")));
   });
 
+  it("narrows the target topics to <SourceAlias>.* with RenamePolicy=prefix, the source keeps every topic", () => {
+    const policyOf = (side: string) =>
+      Object.values(
+        template.findResources("AWS::IAM::Policy", {
+          Properties: {
+            PolicyDocument: {
+              Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: `${side}MskClusterArn` } })]),
+            },
+          },
+        }),
+      ).flatMap(
+        (p) =>
+          (p as { Properties: { PolicyDocument: { Statement: { Resource: unknown }[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+    const topicResource = (side: string) => {
+      const onTopics = policyOf(side).filter((st) => JSON.stringify(st.Resource).includes(":topic/"));
+      assert.equal(onTopics.length, 1, `${side}: one statement on topics`);
+      const resource = onTopics[0]?.Resource as { "Fn::Join": [string, unknown[]] } | undefined;
+      return resource?.["Fn::Join"][1].slice(3);
+    };
+    // Source: `<cluster name>/<uuid>/*`, whatever the rename policy (the Whitelist decides).
+    assert.deepEqual(topicResource("Source"), ["/*"]);
+    // Target: `/<SourceAlias>.*` when prefixed, `/*` when topics keep their source names.
+    const [slash, choice, star] = topicResource("Target") as [
+      string,
+      { "Fn::If": [string, unknown, unknown] },
+      string,
+    ];
+    assert.deepEqual([slash, star], ["/", "*"]);
+    const [condition, prefixed, identity] = choice["Fn::If"];
+    assert.deepEqual(prefixed, { "Fn::Join": ["", [{ Ref: "SourceAlias" }, "."]] });
+    assert.equal(identity, "");
+    const conditions = template.toJSON().Conditions as Record<string, unknown>;
+    assert.deepEqual(conditions[condition], { "Fn::Equals": [{ Ref: "RenamePolicy" }, "prefix"] });
+  });
+
+  it("checks Workers and ScheduleRate against the schedules at deploy time with a template rule", () => {
+    const rules = Object.values(
+      template.toJSON().Rules as Record<string, { Assertions: { Assert: unknown }[] }>,
+    );
+    // CDK's own rule checks the bootstrap version; ours are the ones on the parameters.
+    const asserts = rules
+      .flatMap((r) => r.Assertions.map((a) => a.Assert))
+      .filter((a) => /"Ref":"(Workers|ScheduleRate)"/.test(JSON.stringify(a)));
+    assert.deepEqual(asserts, [
+      { "Fn::Contains": [Array.from({ length: MAX_WORKERS }, (_, i) => String(i + 1)), { Ref: "Workers" }] },
+      { "Fn::Contains": [Array.from({ length: 15 }, (_, i) => String(i + 1)), { Ref: "ScheduleRate" }] },
+    ]);
+  });
+
   it("places the functions in the given subnets when a VPC is configured", () => {
     const app = new App({ context: CDK_CONTEXT });
     const inVpc = Template.fromStack(
@@ -374,6 +425,45 @@ describe("KafkaMirrorStack template", () => {
         Statement: [Match.objectLike({ Action: Match.arrayWith(["ec2:CreateNetworkInterface"]) })],
       },
     });
+  });
+
+  it("gives each VPC function what AWSLambdaVPCAccessExecutionRole gives, and creates the function after that policy", () => {
+    const app = new App({ context: CDK_CONTEXT });
+    const inVpc = Template.fromStack(
+      new KafkaMirrorStack(app, "InVpc", {
+        env: { region: "eu-west-1" },
+        vpc: { subnetIds: ["subnet-0123456789abcdef0"], securityGroupIds: ["sg-0123456789abcdef0"] },
+      }),
+    );
+    // The managed policy's v3 document (AWS managed policy reference); its logs actions are
+    // covered by each role's statement on its own log group.
+    const managedEc2 = [
+      "ec2:AssignPrivateIpAddresses",
+      "ec2:CreateNetworkInterface",
+      "ec2:DeleteNetworkInterface",
+      "ec2:DescribeNetworkInterfaces",
+      "ec2:DescribeSubnets",
+      "ec2:UnassignPrivateIpAddresses",
+    ];
+    const eniPolicies = Object.entries(ofType(inVpc, "AWS::IAM::Policy")).filter(([, p]) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes("ec2:"),
+    );
+    assert.equal(eniPolicies.length, 2, "one network-interface policy per function");
+    const functions = ofType(inVpc, "AWS::Lambda::Function");
+    for (const [policyId, policy] of eniPolicies) {
+      const statements = (policy.Properties.PolicyDocument as { Statement: { Action: string[] }[] })
+        .Statement;
+      assert.deepEqual(statements.flatMap((st) => st.Action).sort(), managedEc2);
+      // The policy's role is the one function's role, and that function waits for the policy.
+      const roles = policy.Properties.Roles as { Ref: string }[];
+      assert.equal(roles.length, 1);
+      const owners = Object.values(functions).filter(
+        (f) => JSON.stringify(f.Properties.Role) === JSON.stringify({ "Fn::GetAtt": [roles[0]?.Ref, "Arn"] }),
+      );
+      assert.equal(owners.length, 1, `one function uses ${policyId}'s role`);
+      const dependsOn = (owners[0] as { DependsOn?: string[] }).DependsOn ?? [];
+      assert.ok(dependsOn.includes(policyId), `the function must depend on ${policyId}, has ${dependsOn}`);
+    }
   });
 });
 

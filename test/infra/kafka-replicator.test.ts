@@ -2,9 +2,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { App, Stack } from "aws-cdk-lib";
+import { App, CfnParameter, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { KafkaReplicator } from "../../infra/kafka-replicator.js";
+import { deployTimeChoice, type KafkaReplicatorProps } from "../../infra/replicator-props.js";
+import { isReplicatorError } from "../../lib/errors.js";
 
 const CDK_CONTEXT = (
   JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
@@ -43,5 +45,90 @@ describe("KafkaReplicator with plain values", () => {
     const statements = JSON.stringify(template.findResources("AWS::IAM::Policy"));
     assert.ok(!statements.includes("secretsmanager:"), "no secret configured, no secret access");
     assert.ok(!statements.includes("kafka-cluster:"), "no MSK cluster configured, no MSK access");
+  });
+
+  it("refuses workers above maxWorkers and every other bad value at synth time, in one error", () => {
+    // Prepare
+    const stack = new Stack(new App({ context: CDK_CONTEXT }), "Bad", { env: { region: "eu-west-1" } });
+
+    // Act and assess
+    assert.throws(
+      () =>
+        new KafkaReplicator(stack, "Replicator", {
+          source: {
+            bootstrapServers: "s:9092",
+            alias: "bad alias",
+            saslMechanism: "aws-msk-iam",
+          },
+          // A JavaScript caller is not held to the types: a string is not a boolean.
+          target: { bootstrapServers: "t", tls: "true" as unknown as boolean },
+          whitelist: "ORDERS",
+          workers: 12,
+          maxWorkers: 10,
+          scheduleMinutes: 20,
+        }),
+      (error: unknown) => {
+        assert.ok(isReplicatorError(error, "CONFIG_INVALID"), String(error));
+        for (const expected of [
+          /workers: 12 must be a whole number from 1 to maxWorkers \(10\)/,
+          /scheduleMinutes: 20 must be one of 1\.\.15/,
+          /source\.alias: "bad alias"/,
+          /source\.tls: must be true with saslMechanism aws-msk-iam/,
+          /target\.bootstrapServers: "t" does not match/,
+          /target\.tls: "true" is not one of true, false/,
+        ])
+          assert.match(error.message, expected);
+        assert.equal((error.details.problems as string[]).length, 6);
+        return true;
+      },
+    );
+  });
+
+  it("narrows the target topics to <alias>.* when renaming with prefix, every topic with identity", () => {
+    const targetTopics = (renamePolicy: "prefix" | "identity") => {
+      // Prepare
+      const stack = new Stack(new App({ context: CDK_CONTEXT }), `Msk${renamePolicy}`, {
+        env: { region: "eu-west-1" },
+      });
+      const cluster = (name: string) => `arn:aws:kafka:eu-west-1:123456789012:cluster/${name}/0f1e2d3c`;
+
+      // Act
+      new KafkaReplicator(stack, "Replicator", {
+        source: { bootstrapServers: "s:9092", alias: "idc1", mskClusterArn: cluster("src") },
+        target: { bootstrapServers: "t:9092", mskClusterArn: cluster("tgt") },
+        whitelist: "ORDERS",
+        renamePolicy,
+        workers: 1,
+        scheduleMinutes: 1,
+      });
+      const statements = Object.values(Template.fromStack(stack).findResources("AWS::IAM::Policy")).flatMap(
+        (p) =>
+          (p as { Properties: { PolicyDocument: { Statement: { Resource: unknown }[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+      return statements.map((st) => String(st.Resource)).filter((r) => r.includes(":topic/"));
+    };
+
+    // Assess
+    assert.deepEqual(targetTopics("prefix").sort(), [
+      "arn:aws:kafka:eu-west-1:123456789012:topic/src/0f1e2d3c/*",
+      "arn:aws:kafka:eu-west-1:123456789012:topic/tgt/0f1e2d3c/idc1.*",
+    ]);
+    assert.deepEqual(targetTopics("identity").sort(), [
+      "arn:aws:kafka:eu-west-1:123456789012:topic/src/0f1e2d3c/*",
+      "arn:aws:kafka:eu-west-1:123456789012:topic/tgt/0f1e2d3c/*",
+    ]);
+  });
+
+  it("takes a parameter as a deploy-time choice only when it allows exactly the prop's values", () => {
+    const stack = new Stack(new App({ context: CDK_CONTEXT }), "Choices");
+    const loose = new CfnParameter(stack, "Loose", { type: "String", allowedValues: ["prefix", "suffix"] });
+    assert.throws(
+      () => deployTimeChoice(loose, ["identity", "prefix"]),
+      /parameter Loose allows \["prefix","suffix"\], a choice among \["identity","prefix"\] needs exactly those/,
+    );
+    const exact = new CfnParameter(stack, "Exact", { type: "String", allowedValues: ["prefix", "identity"] });
+    const choice: KafkaReplicatorProps["renamePolicy"] = deployTimeChoice(exact, ["identity", "prefix"]);
+    assert.deepEqual(stack.resolve(choice), { Ref: "Exact" });
   });
 });
