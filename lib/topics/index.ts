@@ -10,11 +10,11 @@ export {
 export { compileTopicPattern, type PatternCompilation } from "./pattern.js";
 export { ALIAS_SEPARATOR, hasPassedThrough, RENAME_MODES, type RenameMode, renameTopic } from "./rename.js";
 export {
-  createTopicMapping,
+  createTopicSelector,
   type SkipReason,
   selectTopics,
   type TopicDecision,
-  type TopicMappingOptions,
   type TopicSelection,
   type TopicSelector,
+  type TopicSelectorOptions,
 } from "./selection.js";

@@ -14,14 +14,14 @@ import type { ReplicationMetrics } from "../../core/ports.js";
 import { stopLeaseServer } from "../../embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../kafka/source-reader.js";
-import { createReplicator } from "../../replicator.js";
+import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
-import { mappingOf, mirrorHeaderOf } from "./context.js";
+import { mirrorHeaderOf } from "./context.js";
 import {
   DEMO_PARTITIONS,
   DEMO_RECORDS_PER_PARTITION,
@@ -173,7 +173,7 @@ export async function demoCommand(options: DemoOptions, io: CliIo): Promise<numb
     const report = await verifyMirror({
       source: { reader: sourceReader, admin: sourceAdmin },
       target: { reader: targetReader, admin: targetAdmin },
-      mapping: mappingOf(config),
+      mapping: topicSelectorOf(config),
       mirrorHeader: mirrorHeaderOf(config),
       signal: options.signal,
     });

@@ -48,6 +48,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     dynamodb: table.client,
     logger,
     metrics,
+    security: clusters.security,
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
   const startedAt = Date.now();
