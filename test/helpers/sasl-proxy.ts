@@ -62,6 +62,8 @@ export interface SaslProxy {
   readonly attempts: readonly SaslAttempt[];
   /** Requests relayed to a broker after authentication, for one API key. */
   relayed(apiKey: number): number;
+  /** Switch the Metadata/FindCoordinator rewrite off or on for later answers (see rewriteAddresses). */
+  setRewriteAddresses(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -70,7 +72,8 @@ interface ProxyContext {
   readonly mechanisms: readonly SaslMechanism[];
   readonly iterations: number;
   readonly legacy: boolean;
-  readonly addresses: AddressMap | undefined;
+  readonly addresses: AddressMap;
+  rewriteAddresses: boolean;
   readonly attempts: SaslAttempt[];
   readonly relayed: Map<number, number>;
 }
@@ -82,7 +85,8 @@ export async function startSaslProxy(opts: SaslProxyOptions): Promise<SaslProxy>
     mechanisms: opts.mechanisms ?? SASL_MECHANISMS,
     iterations: opts.scramIterations ?? 4096,
     legacy: opts.legacyHandshake ?? false,
-    addresses: opts.rewriteAddresses === false ? undefined : addresses,
+    addresses,
+    rewriteAddresses: opts.rewriteAddresses ?? true,
     attempts: [],
     relayed: new Map(),
   };
@@ -112,6 +116,9 @@ export async function startSaslProxy(opts: SaslProxyOptions): Promise<SaslProxy>
     }),
     attempts: ctx.attempts,
     relayed: (apiKey) => ctx.relayed.get(apiKey) ?? 0,
+    setRewriteAddresses: (on) => {
+      ctx.rewriteAddresses = on;
+    },
     stop: async () => {
       for (const s of sockets) s.destroy();
       await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -229,7 +236,7 @@ class ProxiedConnection {
         { apiKey: API.FindCoordinator, min: 0, max: 3 },
       ]);
     }
-    if (!this.ctx.addresses) return frame;
+    if (!this.ctx.rewriteAddresses) return frame;
     if (request.apiKey === API.Metadata) return rewriteMetadata(frame, request.version, this.ctx.addresses);
     return rewriteFindCoordinator(frame, request.version, this.ctx.addresses);
   }

@@ -19,6 +19,11 @@ export interface SecuredCluster {
   /** The front's addresses: the only ones a client may use. */
   readonly bootstrapServers: string[];
   readonly kcat: Readonly<Record<string, string>>;
+  /**
+   * From now on let clients leak past the front: the brokers' plaintext listeners are advertised
+   * (TLS) or Metadata is no longer rewritten (SASL). For watching end-to-end tests go red.
+   */
+  leak(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,8 +32,15 @@ export interface SecuredClusterOptions {
   readonly pki: TestPki;
   readonly username: string;
   readonly password: string;
-  /** The front's "let it leak" mode (plaintext advertising / no Metadata rewrite). @default false */
-  readonly broken?: boolean;
+}
+
+/**
+ * TLS_EVERY_CONNECTION_BROKEN=1 (for "mtls") or SASL_PROXY_BROKEN=1 (for the SASL kinds) asks an
+ * end-to-end test to call leak() once its source data is written, to show it then fails.
+ */
+export function leakRequested(kind: FrontKind): boolean {
+  const variable = kind === "mtls" ? "TLS_EVERY_CONNECTION_BROKEN" : "SASL_PROXY_BROKEN";
+  return process.env[variable] === "1";
 }
 
 const MECHANISM: Record<Exclude<FrontKind, "mtls">, SaslMechanism> = {
@@ -47,7 +59,6 @@ export async function startSecuredCluster(
       const front = await startTlsFront(kafka, opts.pki, {
         brokers: opts.brokers,
         mutual: true,
-        advertisePlaintext: opts.broken ?? false,
       });
       return {
         kind,
@@ -59,6 +70,7 @@ export async function startSecuredCluster(
           "ssl.certificate.location": opts.pki.clientCert.path,
           "ssl.key.location": opts.pki.clientKey.path,
         },
+        leak: () => front.advertisePlaintext(),
         stop: async () => {
           await front.stop();
           await kafka.stop();
@@ -74,7 +86,6 @@ export async function startSecuredCluster(
       brokers,
       users: { [opts.username]: opts.password },
       mechanisms: [mechanism],
-      rewriteAddresses: !(opts.broken ?? false),
     });
     return {
       kind,
@@ -86,6 +97,7 @@ export async function startSecuredCluster(
         "sasl.username": opts.username,
         "sasl.password": opts.password,
       },
+      leak: async () => proxy.setRewriteAddresses(false),
       stop: async () => {
         await proxy.stop();
         await kafka.stop();

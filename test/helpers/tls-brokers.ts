@@ -28,6 +28,8 @@ export interface TlsFront {
   readonly bootstrapServers: string[];
   /** The brokers' own plaintext listeners (what stunnel connects to). */
   readonly plaintextListeners: string[];
+  /** From now on advertise the brokers' plaintext listeners again (to watch tests go red). */
+  advertisePlaintext(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +81,18 @@ export async function startTlsFront(
     await stop();
     throw error;
   }
-  return { bootstrapServers: ports.map((p) => `127.0.0.1:${p}`), plaintextListeners, stop };
+  const advertisePlaintext = async (): Promise<void> => {
+    for (const [i, id] of ids.entries()) {
+      const [host = "", port = ""] = (plaintextListeners[i] ?? "").split(":");
+      await kafka.advertise(id, host, Number(port));
+    }
+  };
+  return {
+    bootstrapServers: ports.map((p) => `127.0.0.1:${p}`),
+    plaintextListeners,
+    advertisePlaintext,
+    stop,
+  };
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {

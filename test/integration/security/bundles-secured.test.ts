@@ -5,8 +5,8 @@
  * (username and password from the secret). Secrets come from a local GetSecretValue endpoint
  * through the real SDK (AWS_ENDPOINT_URL_SECRETS_MANAGER). Source data is written, and both sides
  * are read back, with kcat through the same fronts. Brokers are reached only at the addresses
- * the fronts advertise, so TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1 (the fronts leak
- * the brokers' plaintext listeners) make the copy fail.
+ * the fronts advertise, so TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1 (once the source
+ * data is written, the fronts leak the brokers' plaintext listeners) make the copy fail.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -24,7 +24,7 @@ import {
 import { type LocalSecretsManager, startLocalSecretsManager } from "../../helpers/secrets-manager-local.js";
 import {
   FRONT_KINDS,
-  type FrontKind,
+  leakRequested,
   type SecuredCluster,
   startSecuredCluster,
 } from "../../helpers/secured-clusters.js";
@@ -36,11 +36,6 @@ const PARTITIONS = 4;
 const PER_PARTITION = 150;
 const USER = "mirror-fn";
 const PASSWORD = "fn-pass,=1";
-
-function broken(kind: FrontKind): boolean {
-  const variable = kind === "mtls" ? "TLS_EVERY_CONNECTION_BROKEN" : "SASL_PROXY_BROKEN";
-  return process.env[variable] === "1";
-}
 
 describe("the replicate bundle through secured clusters", () => {
   let bundles: SynthesizedBundles;
@@ -68,7 +63,7 @@ describe("the replicate bundle through secured clusters", () => {
       // Prepare
       const topic = `SECURED-${kind.toUpperCase()}-${process.pid}`;
       const table = `leases-${randomUUID()}`;
-      const opts = { brokers: BROKERS, pki, username: USER, password: PASSWORD, broken: broken(kind) };
+      const opts = { brokers: BROKERS, pki, username: USER, password: PASSWORD };
       const source: SecuredCluster = await startSecuredCluster(kind, opts);
       const target: SecuredCluster = await startSecuredCluster(kind, opts);
       try {
@@ -134,6 +129,8 @@ describe("the replicate bundle through secured clusters", () => {
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
           PATH: process.env.PATH ?? "",
         };
+
+        if (leakRequested(kind)) await Promise.all([source.leak(), target.leak()]);
 
         // Act
         const copy = await invokeBundle(bundles.replicate, env, 25_000);

@@ -5,7 +5,8 @@
  * SCRAM-SHA-256 and SCRAM-SHA-512 (the source's credentials from KAFKA_MIRROR_SOURCE_USERNAME /
  * _PASSWORD, the target's from a `credentialsFile`). A wrong password ends the run with one clear
  * error line and exit code 3, and no password is printed. kcat writes the source and reads both
- * sides back through the same fronts.
+ * sides back through the same fronts. TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1 make
+ * the fronts leak the brokers' plaintext listeners once the source is written: the copy fails.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -18,6 +19,7 @@ import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import {
   FRONT_KINDS,
   type FrontKind,
+  leakRequested,
   type SecuredCluster,
   startSecuredCluster,
 } from "../../helpers/secured-clusters.js";
@@ -129,6 +131,8 @@ describe("kafka-mirror run --once through secured clusters", () => {
             config: source.kcat,
           });
         }
+        // TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1: the copy must then fail.
+        if (leakRequested(kind)) await Promise.all([source.leak(), target.leak()]);
       });
 
       after(async () => {
