@@ -136,8 +136,16 @@ describe("SASL proxy in front of a 3-broker mock cluster, checked with kcat", ()
         const address = legacy.bootstrapServers[0] ?? "";
         const right = await kcatListMetadata(address, saslConfig(mechanism, USER, PASSWORD));
         assert.equal(right.ok, true, right.stderr);
+        assert.deepEqual(legacy.attempts.at(-1), { mechanism, ok: true, username: USER });
+        const before = legacy.attempts.length;
         const wrong = await kcatListMetadata(address, saslConfig(mechanism, USER, `${PASSWORD}x`));
         assert.equal(wrong.ok, false);
+        // The proxy itself refused (not only kcat, which also checks the server's signature).
+        assert.ok(legacy.attempts.length > before);
+        assert.ok(
+          legacy.attempts.slice(before).every((a) => !a.ok),
+          JSON.stringify(legacy.attempts.slice(before)),
+        );
       });
     });
   }
