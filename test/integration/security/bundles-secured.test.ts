@@ -24,6 +24,7 @@ import {
 import { type LocalSecretsManager, startLocalSecretsManager } from "../../helpers/secrets-manager-local.js";
 import {
   FRONT_KINDS,
+  type FrontKind,
   leakRequested,
   type SecuredCluster,
   startSecuredCluster,
@@ -58,6 +59,63 @@ describe("the replicate bundle through secured clusters", () => {
     pki?.remove();
   });
 
+  async function createTable(table: string): Promise<void> {
+    const client = createDynamoDbClient({
+      endpoint: dynamo.endpoint,
+      region: REGION,
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      requestTimeoutMs: 5_000,
+    });
+    await createLeaseTable(client, table);
+    client.destroy();
+  }
+
+  /** Stores both sides' secrets and maps the template's parameters onto the fronts. */
+  function replicateEnvironment(
+    kind: FrontKind,
+    clusters: { source: SecuredCluster; target: SecuredCluster },
+    table: string,
+    arn: (side: string) => string,
+  ): Record<string, string> {
+    const secret: Record<string, string> =
+      kind === "mtls"
+        ? { ca: pki.ca.pem, cert: pki.clientCert.pem, key: pki.clientKey.pem }
+        : { username: USER, password: PASSWORD };
+    secrets.setSecret(arn("source"), secret);
+    secrets.setSecret(arn("target"), secret);
+    const side = (name: "Source" | "Target", cluster: SecuredCluster): Record<string, string> => ({
+      [`${name}BootstrapServers`]: cluster.bootstrapServers.join(","),
+      [`${name}Tls`]: kind === "mtls" ? "true" : "false",
+      [`${name}SaslMechanism`]: kind === "mtls" ? "none" : kind,
+      [`${name}SecretArn`]: arn(name.toLowerCase()),
+    });
+    const parameters = {
+      Whitelist: `SECURED-${kind.toUpperCase()}-${process.pid}`,
+      Blacklist: "",
+      SourceAlias: "idc1",
+      RenamePolicy: "identity",
+      TargetFencing: "transactional",
+      ...side("Source", clusters.source),
+      ...side("Target", clusters.target),
+    };
+    return {
+      ...bundleEnvironment(bundles.replicate, parameters, table),
+      KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
+      KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "3000",
+      KAFKA_MIRROR_LEASES_DURATION_MS: "10000",
+      KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
+      KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
+      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: "local",
+      AWS_SECRET_ACCESS_KEY: "local",
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      PATH: process.env.PATH ?? "",
+    };
+  }
+
   for (const kind of FRONT_KINDS) {
     it(`copies every record with ${kind} on both sides`, async () => {
       // Prepare
@@ -82,53 +140,10 @@ describe("the replicate bundle through secured clusters", () => {
             config: source.kcat,
           });
         }
-        const client = createDynamoDbClient({
-          endpoint: dynamo.endpoint,
-          region: REGION,
-          credentials: { accessKeyId: "local", secretAccessKey: "local" },
-          requestTimeoutMs: 5_000,
-        });
-        await createLeaseTable(client, table);
-        client.destroy();
-        const secret: Record<string, string> =
-          kind === "mtls"
-            ? { ca: pki.ca.pem, cert: pki.clientCert.pem, key: pki.clientKey.pem }
-            : { username: USER, password: PASSWORD };
+        await createTable(table);
         const arn = (side: string) =>
           `arn:aws:secretsmanager:${REGION}:123456789012:secret:${side}-${kind}-AbCdEf`;
-        secrets.setSecret(arn("source"), secret);
-        secrets.setSecret(arn("target"), secret);
-        const side = (name: "Source" | "Target", cluster: SecuredCluster): Record<string, string> => ({
-          [`${name}BootstrapServers`]: cluster.bootstrapServers.join(","),
-          [`${name}Tls`]: kind === "mtls" ? "true" : "false",
-          [`${name}SaslMechanism`]: kind === "mtls" ? "none" : kind,
-          [`${name}SecretArn`]: arn(name.toLowerCase()),
-        });
-        const parameters = {
-          Whitelist: topic,
-          Blacklist: "",
-          SourceAlias: "idc1",
-          RenamePolicy: "identity",
-          TargetFencing: "transactional",
-          ...side("Source", source),
-          ...side("Target", target),
-        };
-        const env = {
-          ...bundleEnvironment(bundles.replicate, parameters, table),
-          KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
-          KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "3000",
-          KAFKA_MIRROR_LEASES_DURATION_MS: "10000",
-          KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
-          KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
-          KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
-          AWS_REGION: REGION,
-          AWS_ACCESS_KEY_ID: "local",
-          AWS_SECRET_ACCESS_KEY: "local",
-          AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-          AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-          PATH: process.env.PATH ?? "",
-        };
+        const env = replicateEnvironment(kind, { source, target }, table, arn);
 
         if (leakRequested(kind)) await Promise.all([source.leak(), target.leak()]);
 
