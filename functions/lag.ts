@@ -12,7 +12,7 @@ import { measureLag } from "../lib/lag/lag-monitor.js";
 import { EmfMetrics } from "../lib/observability/emf-metrics.js";
 import { flushMetrics } from "../lib/observability/flush-metrics.js";
 import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
-import { createTopicMapping } from "../lib/topics/selection.js";
+import { createTopicSelector } from "../lib/topics/selection.js";
 import { createRuntime, once, STALL_AFTER_VARIABLE, serviceName } from "./runtime.js";
 
 /** Lag without progress for this long counts as stalled. @default 5 minutes */
@@ -50,7 +50,7 @@ const monitor = once(async () => {
       logger,
       metrics,
     }),
-    mapping: createTopicMapping({
+    mapping: createTopicSelector({
       whitelist: config.topics.whitelist,
       blacklist: config.topics.blacklist,
       rename: config.topics.rename,

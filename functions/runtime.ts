@@ -8,9 +8,9 @@ import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { loadConfigFromEnv } from "../lib/config/load.js";
 import { leaseRequestTimeoutMs, type MirrorConfig } from "../lib/config/schema.js";
 import { createDynamoDbClient } from "../lib/dynamodb/client.js";
-import { type KafkaSecurityOptions, kafkaSecurityOptions } from "../lib/kafka/security.js";
+import { ReplicatorError } from "../lib/errors.js";
 import type { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
-import { parseClusterCredentials } from "../lib/secrets/cluster-credentials.js";
+import { type ClusterSecurity, clusterSecurityOfBothSides } from "../lib/secrets/cluster-security.js";
 import { SecretCache } from "../lib/secrets/secret-cache.js";
 
 /** Not config fields, read by the functions themselves. */
@@ -20,7 +20,9 @@ export interface Runtime {
   readonly config: MirrorConfig;
   readonly logger: PowertoolsLoggerAdapter;
   readonly dynamodb: DynamoDBClient;
-  readonly security: { readonly source: KafkaSecurityOptions; readonly target: KafkaSecurityOptions };
+  readonly security: ClusterSecurity;
+  /** The security options again with the secrets read afresh (past the cache): after a rotation. */
+  rereadSecurity(): Promise<ClusterSecurity>;
   /** Metric `service` dimension: the stack sets POWERTOOLS_SERVICE_NAME. */
   readonly serviceName: string;
 }
@@ -35,22 +37,18 @@ export async function createRuntime(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Runtime> {
   const config = loadConfigFromEnv(env, { otherVariables: [STALL_AFTER_VARIABLE] });
+  requireSecretForPasswords(config);
   const region = env.AWS_REGION;
   const needsSecrets = config.source.secretArn !== undefined || config.target.secretArn !== undefined;
   const secrets = needsSecrets ? new SecretCache({ client: new SecretsManagerClient({}) }) : undefined;
-  const securityOf = async (side: MirrorConfig["source"] | MirrorConfig["target"]) => {
-    const credentials =
-      side.secretArn === undefined || secrets === undefined
-        ? undefined
-        : parseClusterCredentials(await secrets.json(side.secretArn), side.secretArn);
-    return kafkaSecurityOptions({
-      tls: side.tls,
-      saslMechanism: side.saslMechanism ?? "none",
-      ...(credentials === undefined ? {} : { credentials }),
+  // No env: the functions take passwords from Secrets Manager only.
+  const readSecurity = (fresh: boolean) =>
+    clusterSecurityOfBothSides(config, {
+      fresh,
+      ...(secrets === undefined ? {} : { secrets }),
       ...(region === undefined ? {} : { region }),
     });
-  };
-  const [source, target] = await Promise.all([securityOf(config.source), securityOf(config.target)]);
+  const { source, target } = await readSecurity(false);
   logger.info("configuration loaded", {
     sourceBrokers: config.source.brokers,
     targetBrokers: config.target.brokers,
@@ -66,8 +64,40 @@ export async function createRuntime(
     // The SDK picks up region, credentials and AWS_ENDPOINT_URL_DYNAMODB from the environment.
     dynamodb: createDynamoDbClient({ requestTimeoutMs: leaseRequestTimeoutMs(config.leases) }),
     security: { source, target },
+    rereadSecurity: () => readSecurity(true),
     serviceName: serviceName(env),
   };
+}
+
+/**
+ * The functions read PLAIN/SCRAM credentials from Secrets Manager only (no files or variables in
+ * Lambda), so those mechanisms need secretArn here even though the CLI has other sources.
+ */
+function requireSecretForPasswords(config: MirrorConfig): void {
+  const issues = (["source", "target"] as const).flatMap((side) => {
+    const { saslMechanism = "none", secretArn, credentialsFile } = config[side];
+    const usesPassword = saslMechanism === "plain" || saslMechanism.startsWith("scram");
+    return [
+      ...(usesPassword && secretArn === undefined
+        ? [
+            {
+              path: `${side}.secretArn`,
+              message: `required with saslMechanism ${saslMechanism}: the secret holds the username and password`,
+            },
+          ]
+        : []),
+      ...(credentialsFile === undefined
+        ? []
+        : [{ path: `${side}.credentialsFile`, message: "not read by the functions: use secretArn" }]),
+    ];
+  });
+  if (issues.length > 0) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      `invalid config: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`,
+      { details: { issues } },
+    );
+  }
 }
 
 /** Builds once per container; a failed build is retried by the next invocation. */

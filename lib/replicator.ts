@@ -6,7 +6,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
+import {
+  type ClusterConfig,
+  DEFAULT_SOURCE_ALIAS,
+  type MirrorConfig,
+  writeSafetyMarginMs,
+} from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
@@ -17,7 +22,7 @@ import type { KafkaConnectionOptions } from "./kafka/connection.js";
 import type { KafkaSecurityOptions } from "./kafka/security.js";
 import { KafkaSourceReader } from "./kafka/source-reader.js";
 import { KafkaTargetWriter } from "./kafka/target-writer.js";
-import { createTopicMapping } from "./topics/selection.js";
+import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
 
 export interface ReplicatorDependencies {
   /** Built once by the caller (cold start) with its endpoint, timeouts and retries. */
@@ -29,8 +34,8 @@ export interface ReplicatorDependencies {
   /** @default the system clock */
   readonly clock?: Clock;
   /**
-   * TLS and SASL options per cluster, built by `kafkaSecurityOptions` from the config and the
-   * credentials the caller read from Secrets Manager. @default plaintext, no SASL
+   * TLS and SASL options per cluster, built by `clusterSecurityOfBothSides`
+   * (lib/secrets/cluster-security.ts) from the config. @default plaintext, no SASL
    */
   readonly security?: {
     readonly source?: KafkaSecurityOptions;
@@ -85,39 +90,95 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
   };
 }
 
-function connection(
-  side: MirrorConfig["source"] | MirrorConfig["target"],
-  logger: Logger,
+/**
+ * THE Kafka connection options of one cluster side: addresses, client id, timeouts, and the TLS
+ * and SASL options `clusterSecurityOptions` (lib/secrets/cluster-security.ts) built from it.
+ */
+export function kafkaConnectionOptions(
+  cluster: ClusterConfig,
+  logger: Logger | undefined,
   security: KafkaSecurityOptions = {},
 ): KafkaConnectionOptions {
   return {
-    brokers: side.brokers,
-    clientId: side.clientId,
-    connectionTimeoutMs: side.connectionTimeoutMs,
-    requestTimeoutMs: side.requestTimeoutMs,
-    logger,
+    brokers: cluster.brokers,
+    clientId: cluster.clientId,
+    connectionTimeoutMs: cluster.connectionTimeoutMs,
+    requestTimeoutMs: cluster.requestTimeoutMs,
+    ...(logger === undefined ? {} : { logger }),
     ...security,
   };
 }
 
+/** THE topic selector of a config: which source topics to copy, and under which target names. */
+export function topicSelectorOf(config: MirrorConfig): TopicSelector {
+  return createTopicSelector({
+    whitelist: config.topics.whitelist,
+    blacklist: config.topics.blacklist,
+    rename: config.topics.rename,
+    sourceAlias: config.source.alias,
+    targetAlias: config.target.alias,
+  });
+}
+
 export function createReplicator(config: MirrorConfig, deps: ReplicatorDependencies): Replicator {
   const workerId = deps.workerId ?? config.worker.id ?? defaultWorkerId();
-  const logger = deps.logger;
-  const sourceSecurity = deps.security?.source;
-  const targetSecurity = deps.security?.target;
-  const exactlyOnce = config.provenance.enabled;
-  if (exactlyOnce && config.source.alias === DEFAULT_SOURCE_ALIAS) {
-    logger.warn("source.alias is the default; set a name unique to this source cluster", {
-      sourceAlias: config.source.alias,
-      why:
-        "exactly-once takes target records carrying this alias for its own: another replicator on the " +
-        "default alias writing to the same target topics would make this one skip records it never copied",
-    });
-  }
-  const source = new KafkaSourceReader(connection(config.source, logger, sourceSecurity));
+  const { logger } = deps;
+  warnOnSharedAlias(config, logger);
   const clock = deps.clock ?? systemClock;
-  const target = new KafkaTargetWriter({
-    ...connection(config.target, logger, targetSecurity),
+  const sourceOptions = kafkaConnectionOptions(config.source, logger, deps.security?.source);
+  const targetOptions = kafkaConnectionOptions(config.target, logger, deps.security?.target);
+  const source = new KafkaSourceReader(sourceOptions);
+  const target = createTargetWriter(config, targetOptions, clock);
+  const targetReader = config.provenance.enabled ? new KafkaSourceReader(targetOptions) : undefined;
+  const sourceAdmin = new KafkaClusterAdmin(sourceOptions);
+  const targetAdmin = new KafkaClusterAdmin(targetOptions);
+  const leases = new DynamoDbLeaseStore({
+    client: deps.dynamodb,
+    tableName: config.leases.table,
+    logger,
+    metrics: deps.metrics,
+  });
+  const worker = new Worker({
+    workerId,
+    source,
+    target: deps.decorateTarget?.(target) ?? target,
+    sourceAdmin,
+    targetAdmin,
+    ...(targetReader === undefined ? {} : { targetReader }),
+    leases,
+    mapping: topicSelectorOf(config),
+    settings: workerSettings(config),
+    clock,
+    logger,
+    metrics: deps.metrics,
+  });
+  const closeables = [
+    source,
+    target,
+    sourceAdmin,
+    targetAdmin,
+    ...(targetReader === undefined ? [] : [targetReader]),
+  ];
+  return { workerId, worker, close: () => closeAll(closeables, logger) };
+}
+
+function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {
+  if (!config.provenance.enabled || config.source.alias !== DEFAULT_SOURCE_ALIAS) return;
+  logger.warn("source.alias is the default; set a name unique to this source cluster", {
+    sourceAlias: config.source.alias,
+    why:
+      "exactly-once takes target records carrying this alias for its own: another replicator on the " +
+      "default alias writing to the same target topics would make this one skip records it never copied",
+  });
+}
+
+function createTargetWriter(
+  config: MirrorConfig,
+  options: KafkaConnectionOptions,
+  clock: Clock,
+): KafkaTargetWriter {
+  return new KafkaTargetWriter({
+    ...options,
     compression: config.target.compression,
     maxBatchBytes: config.target.maxBatchBytes,
     maxBatchRecords: config.batch.maxRecords,
@@ -136,57 +197,16 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
         ? { alias: config.source.alias, transactionTimeoutMs: transactionTimeoutMs(config) }
         : null,
   });
-  const targetReader = exactlyOnce
-    ? new KafkaSourceReader(connection(config.target, logger, targetSecurity))
-    : undefined;
-  const sourceAdmin = new KafkaClusterAdmin(connection(config.source, logger, sourceSecurity));
-  const targetAdmin = new KafkaClusterAdmin(connection(config.target, logger, targetSecurity));
-  const leases = new DynamoDbLeaseStore({
-    client: deps.dynamodb,
-    tableName: config.leases.table,
-    logger,
-    metrics: deps.metrics,
-  });
-  const mapping = createTopicMapping({
-    whitelist: config.topics.whitelist,
-    blacklist: config.topics.blacklist,
-    rename: config.topics.rename,
-    sourceAlias: config.source.alias,
-    targetAlias: config.target.alias,
-  });
-  const worker = new Worker({
-    workerId,
-    source,
-    target: deps.decorateTarget?.(target) ?? target,
-    sourceAdmin,
-    targetAdmin,
-    ...(targetReader === undefined ? {} : { targetReader }),
-    leases,
-    mapping,
-    settings: workerSettings(config),
-    clock,
-    logger,
-    metrics: deps.metrics,
-  });
-  return {
-    workerId,
-    worker,
-    async close() {
-      const results = await Promise.allSettled([
-        source.close(),
-        target.close(),
-        sourceAdmin.close(),
-        targetAdmin.close(),
-        ...(targetReader === undefined ? [] : [targetReader.close()]),
-      ]);
-      const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed.length > 0) {
-        logger.warn("closing Kafka connections failed", {
-          errors: failed.map((f) => String((f.reason as Error)?.message ?? f.reason)),
-        });
-      }
-    },
-  };
+}
+
+async function closeAll(closeables: readonly { close(): Promise<void> }[], logger: Logger): Promise<void> {
+  const results = await Promise.allSettled(closeables.map((c) => c.close()));
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed.length > 0) {
+    logger.warn("closing Kafka connections failed", {
+      errors: failed.map((f) => String((f.reason as Error)?.message ?? f.reason)),
+    });
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
  * non-zero exit code, and the stack only with --debug.
  */
 import { isReplicatorError } from "../errors.js";
+import { isAuthenticationFailure } from "../kafka/security.js";
 
 /** Exit codes, documented in the README's CLI section. */
 export const ExitCode = {
@@ -11,7 +12,7 @@ export const ExitCode = {
   FAILED: 1,
   /** Bad command line or config: fix the input and rerun. */
   BAD_INPUT: 2,
-  /** A cluster or the lease store could not be reached. */
+  /** A cluster or the lease store could not be reached, or a cluster refused our credentials. */
   UNREACHABLE: 3,
   INTERRUPTED: 130,
 } as const;
@@ -41,6 +42,14 @@ export function describeFailure(error: unknown, debug: boolean): { exitCode: num
   };
   if (error instanceof CliError) {
     return { exitCode: error.exitCode, message: `${error.message}${stack(error)}${causes(error)}` };
+  }
+  if (isAuthenticationFailure(error)) {
+    // Refused after the reachability check (another broker, a later reconnect): still exit 3.
+    const text = error instanceof Error ? error.message : String(error);
+    return {
+      exitCode: ExitCode.UNREACHABLE,
+      message: `authentication failed: ${text}${stack(error)}${causes(error)}`,
+    };
   }
   if (isReplicatorError(error)) {
     const exitCode =

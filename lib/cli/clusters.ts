@@ -1,47 +1,42 @@
 /**
  * Connections to the two clusters for the CLI, and the reachability check every command makes
- * first, so an unreachable broker is one message naming the side, the addresses and the timeout
- * instead of retries and a stack trace.
+ * first, so an unreachable broker (or refused credentials) is one message naming the side instead
+ * of retries and a stack trace.
  */
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { MirrorConfig } from "../config/schema.js";
 import type { ClusterAdmin, Logger, SourceReader } from "../core/ports.js";
 import { KafkaClusterAdmin } from "../kafka/cluster-admin.js";
-import type { KafkaConnectionOptions } from "../kafka/connection.js";
+import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/security.js";
 import { KafkaSourceReader } from "../kafka/source-reader.js";
+import { kafkaConnectionOptions } from "../replicator.js";
+import {
+  type ClusterSecurity,
+  type ClusterSide,
+  clusterSecurityOfBothSides,
+} from "../secrets/cluster-security.js";
+import { SecretCache } from "../secrets/secret-cache.js";
 import { CliError, ExitCode } from "./cli-error.js";
 
-export type Side = "source" | "target";
-
-export function connectionOptions(config: MirrorConfig, side: Side, logger: Logger): KafkaConnectionOptions {
-  const c = config[side];
-  return {
-    brokers: c.brokers,
-    clientId: c.clientId,
-    connectionTimeoutMs: c.connectionTimeoutMs,
-    requestTimeoutMs: c.requestTimeoutMs,
-    logger,
-  };
-}
+export type Side = ClusterSide;
+export type { ClusterSecurity };
 
 /**
- * The CLI connects without TLS or SASL for now: credentials come from Secrets Manager through the
- * functions' wiring. Connecting in plaintext to a cluster configured for TLS would be wrong, so
- * such a config is refused by name.
+ * Each side's TLS and SASL options, as the functions build them: PEM files from the config,
+ * passwords from KAFKA_MIRROR_<SIDE>_USERNAME/PASSWORD, `credentialsFile` or `secretArn` (Secrets
+ * Manager, default AWS credential chain), MSK IAM signed for AWS_REGION.
  */
-export function assertPlainConnections(config: MirrorConfig): void {
-  const problems: string[] = [];
-  for (const side of ["source", "target"] as const) {
-    const c = config[side];
-    if (c.tls) problems.push(`${side}.tls`);
-    if (c.saslMechanism !== undefined && c.saslMechanism !== "none") problems.push(`${side}.saslMechanism`);
-    if (c.secretArn !== undefined) problems.push(`${side}.secretArn`);
-  }
-  if (problems.length > 0) {
-    throw new CliError(
-      `the kafka-mirror CLI connects in plaintext only; it does not support ${problems.join(", ")} yet`,
-      ExitCode.BAD_INPUT,
-    );
-  }
+export async function clusterSecurity(
+  config: MirrorConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ClusterSecurity> {
+  const needsSecrets = config.source.secretArn !== undefined || config.target.secretArn !== undefined;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  return clusterSecurityOfBothSides(config, {
+    env,
+    ...(needsSecrets ? { secrets: new SecretCache({ client: new SecretsManagerClient({}) }) } : {}),
+    ...(region === undefined ? {} : { region }),
+  });
 }
 
 export interface ClusterHandle {
@@ -51,9 +46,14 @@ export interface ClusterHandle {
 }
 
 /** Opens admin and reader for one side, after checking that it answers. */
-export async function openCluster(config: MirrorConfig, side: Side, logger: Logger): Promise<ClusterHandle> {
-  await probeCluster(config, side, logger);
-  const options = connectionOptions(config, side, logger);
+export async function openCluster(
+  config: MirrorConfig,
+  side: Side,
+  logger: Logger,
+  security: KafkaSecurityOptions = {},
+): Promise<ClusterHandle> {
+  await probeCluster(config, side, security);
+  const options = kafkaConnectionOptions(config[side], logger, security);
   const admin = new KafkaClusterAdmin(options);
   const reader = new KafkaSourceReader(options);
   return {
@@ -65,11 +65,20 @@ export async function openCluster(config: MirrorConfig, side: Side, logger: Logg
   };
 }
 
-/** One metadata request with no retries; fails with the addresses and the timeout that applied. */
-export async function probeCluster(config: MirrorConfig, side: Side, logger: Logger): Promise<void> {
+/**
+ * One metadata request with no retries; fails with the addresses and the timeout that applied,
+ * or, when the broker refused our credentials, with one line naming the side and the mechanism.
+ */
+export async function probeCluster(
+  config: MirrorConfig,
+  side: Side,
+  security: KafkaSecurityOptions = {},
+): Promise<void> {
   // No logger: kafkajs would log each refused connection, and the error below says it all once.
-  const { logger: _unused, ...options } = connectionOptions(config, side, logger);
-  const probe = new KafkaClusterAdmin({ ...options, maxAttempts: 1 });
+  const probe = new KafkaClusterAdmin({
+    ...kafkaConnectionOptions(config[side], undefined, security),
+    maxAttempts: 1,
+  });
   const timeoutMs = config[side].connectionTimeoutMs + config[side].requestTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -80,15 +89,28 @@ export async function probeCluster(config: MirrorConfig, side: Side, logger: Log
       }),
     ]);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new CliError(
-      `cannot reach the ${side} cluster at ${config[side].brokers.join(",")} ` +
-        `(connection timeout ${config[side].connectionTimeoutMs} ms, ${side}.connectionTimeoutMs): ${reason}`,
-      ExitCode.UNREACHABLE,
-      { cause: error },
-    );
+    throw unreachable(config, side, error);
   } finally {
     clearTimeout(timer);
     await probe.close().catch(() => undefined);
   }
+}
+
+function unreachable(config: MirrorConfig, side: Side, error: unknown): CliError {
+  const reason = error instanceof Error ? error.message : String(error);
+  if (isAuthenticationFailure(error)) {
+    const mechanism = config[side].saslMechanism ?? "none";
+    return new CliError(
+      `authentication to the ${side} cluster at ${config[side].brokers.join(",")} failed ` +
+        `(${side}.saslMechanism ${mechanism}): ${reason}`,
+      ExitCode.UNREACHABLE,
+      { cause: error },
+    );
+  }
+  return new CliError(
+    `cannot reach the ${side} cluster at ${config[side].brokers.join(",")} ` +
+      `(connection timeout ${config[side].connectionTimeoutMs} ms, ${side}.connectionTimeoutMs): ${reason}`,
+    ExitCode.UNREACHABLE,
+    { cause: error },
+  );
 }

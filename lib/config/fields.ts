@@ -60,6 +60,12 @@ export function token(pattern: RegExp, min: number, max: number, what: string) {
   return z.string({ error }).min(min, { error }).max(max, { error }).regex(pattern, { error });
 }
 
+/** A local file's path (absolute, or relative to the working directory); read when it is needed. */
+export function filePath() {
+  const error = (issue: { input?: unknown }) => `expected a file path, got ${describeValue(issue.input)}`;
+  return z.string({ error }).min(1, { error }).max(4096, { error });
+}
+
 // Host names (RFC 1123 labels, plus "_" which some internal DNS uses) and IPv4 addresses.
 // IPv6 literals are left out: kafkajs splits broker addresses on ":".
 const HOST_PORT =

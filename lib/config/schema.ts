@@ -9,7 +9,7 @@ import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { RENAME_MODES } from "../topics/rename.js";
-import { brokerList, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
+import { brokerList, filePath, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
 import { formatIssues } from "./issues.js";
 
 const KIB = 1024;
@@ -41,14 +41,49 @@ const connection = {
   /**
    * Secrets Manager secret (JSON) with this cluster's credentials: `username` and `password` for
    * PLAIN and SCRAM; optional `ca`, `cert`, `key` (PEM) for a private CA and mutual TLS. Secrets
-   * never sit in plain config.
+   * never sit in plain config. The functions take PLAIN/SCRAM credentials from here only.
    */
   secretArn: token(SECRET_ARN, 20, 2048, "a Secrets Manager secret ARN").optional(),
+  /** PEM file of the CA(s) to trust instead of the system store (private CA); needs `tls`. Read at connect time. */
+  tlsCaFile: filePath().optional(),
+  /** PEM file of the client certificate for mutual TLS; needs `tls` and `tlsKeyFile`. */
+  tlsCertFile: filePath().optional(),
+  /** PEM file of the client certificate's private key; needs `tls` and `tlsCertFile`. */
+  tlsKeyFile: filePath().optional(),
+  /**
+   * JSON file `{"username": "...", "password": "..."}` for PLAIN and SCRAM (CLI): used when the
+   * KAFKA_MIRROR_<SIDE>_USERNAME/PASSWORD variables are unset, before `secretArn`.
+   */
+  credentialsFile: filePath().optional(),
   /** How long to wait for a TCP (and TLS) connection to a broker. */
   connectionTimeoutMs: integer(100, 120_000).default(10_000),
   /** How long to wait for a broker's answer to one request. */
   requestTimeoutMs: integer(1_000, 300_000).default(30_000),
 };
+
+type ConnectionSettings = z.infer<z.ZodObject<typeof connection>>;
+
+/** TLS files need TLS (and a certificate its key); MSK IAM needs TLS. Issues at the side's own paths. */
+function checkSecurity(side: ConnectionSettings, ctx: z.RefinementCtx): void {
+  const { saslMechanism = "none", tls } = side;
+  const issue = (path: string, input: unknown, message: string) =>
+    ctx.addIssue({ code: "custom", path: [path], input, message });
+  for (const field of ["tlsCaFile", "tlsCertFile", "tlsKeyFile"] as const) {
+    if (side[field] !== undefined && !tls)
+      issue(field, side[field], "needs tls: true (a PEM file for a TLS connection)");
+  }
+  if ((side.tlsCertFile === undefined) !== (side.tlsKeyFile === undefined)) {
+    const missing = side.tlsCertFile === undefined ? "tlsCertFile" : "tlsKeyFile";
+    issue(missing, undefined, "required: mutual TLS needs both tlsCertFile and tlsKeyFile");
+  }
+  if (saslMechanism === "aws-msk-iam" && !tls) {
+    issue(
+      "tls",
+      tls,
+      "must be true with saslMechanism aws-msk-iam: MSK serves IAM authentication over TLS only",
+    );
+  }
+}
 
 /**
  * source.alias when absent. Kept for one local source (CLI, demo); the stack's SourceAlias has no
@@ -64,7 +99,7 @@ const sourceSchema = section({
    * header every copy carries and the `prefix` rename's prefix.
    */
   alias: alias.default(DEFAULT_SOURCE_ALIAS),
-});
+}).superRefine(checkSecurity);
 
 const targetSchema = section({
   ...connection,
@@ -100,7 +135,7 @@ const targetSchema = section({
    * producers (and as max.in.flight.requests.per.connection <= 5 relies on in Kafka's clients).
    */
   maxInFlightBatches: integer(1, 5).default(5),
-});
+}).superRefine(checkSecurity);
 
 const topicsSchema = section({
   /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
@@ -247,25 +282,6 @@ export const mirrorConfigSchema = section({
         "or raise target.maxBatchBytes or target.maxInFlightBatches",
     });
   }
-  for (const side of ["source", "target"] as const) {
-    const { saslMechanism = "none", secretArn, tls } = config[side];
-    if ((saslMechanism === "plain" || saslMechanism.startsWith("scram")) && secretArn === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: [side, "secretArn"],
-        input: secretArn,
-        message: `required with saslMechanism ${saslMechanism}: the secret holds the username and password`,
-      });
-    }
-    if (saslMechanism === "aws-msk-iam" && !tls) {
-      ctx.addIssue({
-        code: "custom",
-        path: [side, "tls"],
-        input: tls,
-        message: "must be true with saslMechanism aws-msk-iam: MSK serves IAM authentication over TLS only",
-      });
-    }
-  }
   if (config.target.alias !== undefined && config.target.alias === config.source.alias) {
     ctx.addIssue({
       code: "custom",
@@ -347,6 +363,9 @@ export const CONFIG_FIELDS = {
 
 /** The parsed configuration, defaults applied. */
 export type MirrorConfig = z.infer<typeof mirrorConfigSchema>;
+
+/** One side's connection settings (source or target). */
+export type ClusterConfig = MirrorConfig["source"] | MirrorConfig["target"];
 
 /** What a config file or event may contain before defaults are applied. */
 export type MirrorConfigInput = z.input<typeof mirrorConfigSchema>;

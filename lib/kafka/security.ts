@@ -42,14 +42,16 @@ export interface KafkaSecurityOptions {
   readonly sasl?: SASLOptions;
 }
 
-const signWithLambdaRole: IamTokenProvider = (region) => generateAuthToken({ region });
+// The signer takes credentials from the default AWS chain: the Lambda role, or the CLI user's
+// environment, profile or instance role.
+const signWithDefaultCredentials: IamTokenProvider = (region) => generateAuthToken({ region });
 
 /**
  * Throws ReplicatorError CONFIG_INVALID listing every problem (never a credential's value).
  */
 export function kafkaSecurityOptions(
   security: ClusterSecurity,
-  iamTokenProvider: IamTokenProvider = signWithLambdaRole,
+  iamTokenProvider: IamTokenProvider = signWithDefaultCredentials,
 ): KafkaSecurityOptions {
   const problems: string[] = [];
   const credentials = security.credentials ?? {};
@@ -122,4 +124,23 @@ function saslOptions(
       };
     }
   }
+}
+
+// Kafka error codes of a refused authentication: UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE,
+// SASL_AUTHENTICATION_FAILED.
+const AUTHENTICATION_ERROR_CODES = new Set([33, 34, 58]);
+
+/**
+ * True when the broker refused our credentials (or mechanism), looking through `cause`s: kafkajs
+ * raises KafkaJSSASLAuthenticationError, and an error response may carry one of the SASL codes.
+ */
+export function isAuthenticationFailure(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (e.name === "KafkaJSSASLAuthenticationError") return true;
+    const details = (e as { details?: { kafkaErrorCode?: unknown } }).details;
+    const code = details?.kafkaErrorCode ?? (e as { code?: unknown }).code;
+    if (typeof code === "number" && AUTHENTICATION_ERROR_CODES.has(code)) return true;
+    if ((e as { type?: unknown }).type === "SASL_AUTHENTICATION_FAILED") return true;
+  }
+  return false;
 }

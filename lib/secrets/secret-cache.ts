@@ -5,6 +5,7 @@
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { ReplicatorError } from "../errors.js";
+import type { SecretSource } from "./cluster-security.js";
 
 export interface SecretCacheOptions {
   readonly client: SecretsManagerClient;
@@ -19,7 +20,7 @@ interface Entry {
   readonly readAt: number;
 }
 
-export class SecretCache {
+export class SecretCache implements SecretSource {
   readonly #client: SecretsManagerClient;
   readonly #ttlMs: number;
   readonly #now: () => number;
@@ -31,11 +32,14 @@ export class SecretCache {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The secret's JSON object. Throws CONFIG_INVALID when it is not a JSON object. */
-  json(secretArn: string): Promise<Record<string, unknown>> {
+  /**
+   * The secret's JSON object. Throws CONFIG_INVALID when it is not a JSON object. `fresh` reads it
+   * again whatever the cache holds (a rotated password after an authentication failure).
+   */
+  json(secretArn: string, options: { readonly fresh?: boolean } = {}): Promise<Record<string, unknown>> {
     const now = this.#now();
     const cached = this.#entries.get(secretArn);
-    if (cached !== undefined && now - cached.readAt < this.#ttlMs) return cached.value;
+    if (cached !== undefined && !options.fresh && now - cached.readAt < this.#ttlMs) return cached.value;
     const value = this.#read(secretArn);
     this.#entries.set(secretArn, { value, readAt: now });
     // A failed read must not be served from the cache until the TTL passes.

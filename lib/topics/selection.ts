@@ -23,7 +23,7 @@ import { isInternalTopic, isReservedTopic, RESERVED_TOPIC_PREFIX, topicNameProbl
 import { compileTopicPattern, type TopicMatcher } from "./pattern.js";
 import { hasPassedThrough, type RenameMode, renameTopic } from "./rename.js";
 
-export interface TopicMappingOptions {
+export interface TopicSelectorOptions {
   /** Whole-name regular expression of the topics to mirror; absent selects nothing. */
   readonly whitelist?: string | undefined;
   /** Whole-name regular expression of topics never to mirror, even when whitelisted. */
@@ -68,7 +68,7 @@ export interface TopicSelection {
  * Throws PATTERN_INVALID (details: field, pattern, reason) when a pattern does not compile;
  * the config schema refuses such patterns earlier, this guards direct callers.
  */
-export function createTopicMapping(options: TopicMappingOptions): TopicSelector {
+export function createTopicSelector(options: TopicSelectorOptions): TopicSelector {
   const whitelist = compileOptional("whitelist", options.whitelist);
   const blacklist = compileOptional("blacklist", options.blacklist);
   const { rename, sourceAlias, targetAlias } = options;

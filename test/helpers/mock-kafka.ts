@@ -54,6 +54,13 @@ export interface MockKafka {
   clearRequestErrors(apiKey: number): Promise<void>;
   setRtt(brokerId: number, ms: number): Promise<void>;
   setCoordinator(type: "group" | "transaction", key: string, brokerId: number): Promise<void>;
+  /**
+   * Metadata and FindCoordinator name `host:port` for this broker from now on (a TLS terminator
+   * or proxy in front of it); the broker keeps listening where it did.
+   */
+  advertise(brokerId: number, host: string, port: number): Promise<void>;
+  /** Where the broker really listens (`host:port`), whatever it advertises. */
+  listener(brokerId: number): Promise<string>;
   /** Any launcher command line (see testbed/mock-kafka/launcher.c); resolves with the text after OK. */
   command(line: string): Promise<string>;
   /** Idempotent; resolves once the process has exited. */
@@ -159,6 +166,14 @@ class MockKafkaProcess implements MockKafka {
 
   setCoordinator(type: "group" | "transaction", key: string, brokerId: number): Promise<void> {
     return this.#ok(`coordinator ${type} ${word(key)} ${int(brokerId)}`);
+  }
+
+  advertise(brokerId: number, host: string, port: number): Promise<void> {
+    return this.#ok(`advertise ${int(brokerId)} ${word(host)} ${int(port)}`);
+  }
+
+  listener(brokerId: number): Promise<string> {
+    return this.command(`listener ${int(brokerId)}`);
   }
 
   command(line: string): Promise<string> {

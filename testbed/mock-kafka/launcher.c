@@ -39,6 +39,10 @@
  *   coordinator group|transaction KEY ID
  *   controller ID
  *   apiversion API_KEY MIN MAX                      -1 -1 disables the API
+ *   advertise ID HOST PORT                          Metadata and FindCoordinator name HOST:PORT
+ *                                                   for broker ID (e.g. a TLS terminator in
+ *                                                   front of it); the listener stays where it is
+ *   listener ID                                     OK host:port the broker really listens on
  *   quit                                            OK, then exit
  * The process also exits when stdin closes, so a crashed test never leaves brokers behind.
  *
@@ -356,6 +360,32 @@ static rd_kafka_resp_err_t truncate_log(rd_kafka_mock_cluster_t *mcluster, const
         return job.err;
 }
 
+/* The broker list does not change after start-up (no broker add/decommission commands). */
+static rd_kafka_mock_broker_t *find_broker(rd_kafka_mock_cluster_t *mcluster, int32_t id) {
+        rd_kafka_mock_broker_t *mrkb;
+        TAILQ_FOREACH(mrkb, &mcluster->brokers, link) {
+                if (mrkb->id == id)
+                        return mrkb;
+        }
+        return NULL;
+}
+
+/* After `advertise`, the broker's own port field holds the advertised one; the bound socket
+ * still knows where the broker listens. */
+static void print_listener(rd_kafka_mock_broker_t *mrkb) {
+        struct sockaddr_in sin;
+        socklen_t len = sizeof(sin);
+        if (!mrkb) {
+                reply_err(RD_KAFKA_RESP_ERR__UNKNOWN_BROKER);
+        } else if (getsockname(mrkb->listen_s, (struct sockaddr *)&sin, &len) == -1) {
+                printf("ERR getsockname: %s\n", strerror(errno));
+        } else {
+                char host[64];
+                inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host));
+                printf("OK %s:%d\n", host, ntohs(sin.sin_port));
+        }
+}
+
 static int run_command(rd_kafka_mock_cluster_t *mcluster, int argc, char **argv) {
         const char *cmd = argv[0];
 
@@ -537,6 +567,20 @@ static int run_command(rd_kafka_mock_cluster_t *mcluster, int argc, char **argv)
                 INT_ARG(broker, 1, -1, INT32_MAX);
                 rd_kafka_mock_set_controller_id(mcluster, (int32_t)broker);
                 printf("OK\n");
+        } else if (!strcmp(cmd, "advertise")) {
+                NEED_ARGS(4, "advertise ID HOST PORT");
+                INT_ARG(broker, 1, 0, INT32_MAX);
+                INT_ARG(port, 3, 1, 65535);
+                if (!find_broker(mcluster, (int32_t)broker)) {
+                        reply_err(RD_KAFKA_RESP_ERR__UNKNOWN_BROKER);
+                        return 0;
+                }
+                rd_kafka_mock_broker_set_host_port(mcluster, (int32_t)broker, argv[2], (int)port);
+                printf("OK\n");
+        } else if (!strcmp(cmd, "listener")) {
+                NEED_ARGS(2, "listener ID");
+                INT_ARG(broker, 1, 0, INT32_MAX);
+                print_listener(find_broker(mcluster, (int32_t)broker));
         } else if (!strcmp(cmd, "apiversion")) {
                 NEED_ARGS(4, "apiversion API_KEY MIN MAX");
                 INT_ARG(api_key, 1, 0, RD_KAFKAP__NUM - 1);

@@ -1,8 +1,9 @@
 /** What every command that talks to the clusters needs, opened in order and closed in reverse. */
 import type { MirrorConfig } from "../../config/schema.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../../core/provenance.js";
-import { createTopicMapping, type TopicSelector } from "../../topics/selection.js";
-import { assertPlainConnections, type ClusterHandle, openCluster } from "../clusters.js";
+import { topicSelectorOf } from "../../replicator.js";
+import type { TopicSelector } from "../../topics/selection.js";
+import { type ClusterHandle, type ClusterSecurity, clusterSecurity, openCluster } from "../clusters.js";
 import { loadConfigFile } from "../config-file.js";
 import { type CliIo, CliLogger } from "../console.js";
 import type { LeaseStoreKind } from "../leases.js";
@@ -20,30 +21,22 @@ export interface Clusters {
   readonly config: MirrorConfig;
   readonly logger: CliLogger;
   readonly mapping: TopicSelector;
+  /** Each side's TLS and SASL options, for connections the command opens itself. */
+  readonly security: ClusterSecurity;
   readonly source: ClusterHandle;
   readonly target: ClusterHandle;
   close(): Promise<void>;
 }
 
-export function mappingOf(config: MirrorConfig): TopicSelector {
-  return createTopicMapping({
-    whitelist: config.topics.whitelist,
-    blacklist: config.topics.blacklist,
-    rename: config.topics.rename,
-    sourceAlias: config.source.alias,
-    targetAlias: config.target.alias,
-  });
-}
-
 export async function openClusters(options: GlobalOptions, io: CliIo): Promise<Clusters> {
   const config = await loadConfigFile(options.config);
-  assertPlainConnections(config);
+  const security = await clusterSecurity(config);
   const logger = new CliLogger(io, options.debug);
-  const mapping = mappingOf(config);
-  const source = await openCluster(config, "source", logger);
+  const mapping = topicSelectorOf(config);
+  const source = await openCluster(config, "source", logger, security.source);
   let target: ClusterHandle;
   try {
-    target = await openCluster(config, "target", logger);
+    target = await openCluster(config, "target", logger, security.target);
   } catch (error) {
     await source.close();
     throw error;
@@ -52,6 +45,7 @@ export async function openClusters(options: GlobalOptions, io: CliIo): Promise<C
     config,
     logger,
     mapping,
+    security,
     source,
     target,
     async close() {

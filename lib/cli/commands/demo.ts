@@ -14,14 +14,14 @@ import type { ReplicationMetrics } from "../../core/ports.js";
 import { stopLeaseServer } from "../../embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../kafka/source-reader.js";
-import { createReplicator } from "../../replicator.js";
+import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { type LeaseTable, openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
-import { mappingOf, mirrorHeaderOf } from "./context.js";
+import { mirrorHeaderOf } from "./context.js";
 import {
   DEMO_PARTITIONS,
   DEMO_RECORDS_PER_PARTITION,
@@ -259,7 +259,7 @@ async function verifyDemo(setup: DemoSetup, closers: Closers, signal: AbortSigna
   const report = await verifyMirror({
     source: { reader: sourceReader, admin: setup.sourceAdmin },
     target: { reader: targetReader, admin: targetAdmin },
-    mapping: mappingOf(setup.config),
+    mapping: topicSelectorOf(setup.config),
     mirrorHeader: mirrorHeaderOf(setup.config),
     signal,
   });

@@ -50,6 +50,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     dynamodb: table.client,
     logger,
     metrics,
+    security: clusters.security,
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
   const progress = startProgress(replicator.workerId, metrics, options.json, io);

@@ -116,18 +116,25 @@ describe("config: cluster security settings", () => {
     assert.equal(config.target.secretArn, undefined);
   });
 
-  it("requires a secret for PLAIN/SCRAM and TLS for MSK IAM, naming the fields", () => {
+  // PLAIN/SCRAM without secretArn is valid config since the CLI takes passwords from variables or
+  // a file; the functions still require secretArn (test/unit/functions/runtime.test.ts).
+  it("requires TLS for MSK IAM and for TLS files, and cert with key, naming the fields", () => {
     assert.throws(
       () =>
         parseConfig({
-          source: { brokers: "s:9096", saslMechanism: "plain" },
+          source: { brokers: "s:9096", saslMechanism: "plain", tlsCaFile: "ca.pem", tlsCertFile: "c.pem" },
           target: { brokers: "t:9098", saslMechanism: "aws-msk-iam" },
           topics: { whitelist: "A" },
         }),
       (error) => {
         assert.ok(isReplicatorError(error, "CONFIG_INVALID"));
         const paths = (error.details.issues as { path: string }[]).map((i) => i.path);
-        assert.deepEqual(paths.sort(), ["source.secretArn", "target.tls"]);
+        assert.deepEqual(paths.sort(), [
+          "source.tlsCaFile",
+          "source.tlsCertFile",
+          "source.tlsKeyFile",
+          "target.tls",
+        ]);
         return true;
       },
     );

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { measureLag } from "../../../lib/lag/lag-monitor.js";
-import { createTopicMapping } from "../../../lib/topics/selection.js";
+import { createTopicSelector } from "../../../lib/topics/selection.js";
 import { CapturingLogger, FakeClock, InMemoryCluster, InMemoryLeaseStore } from "../../helpers/fakes.js";
 
 function records(n: number, firstTimestamp: number) {
@@ -33,7 +33,7 @@ describe("measureLag", () => {
       sourceAdmin: source,
       source,
       leases,
-      mapping: createTopicMapping({ whitelist: "ORDERS", rename: "identity", sourceAlias: "s" }),
+      mapping: createTopicSelector({ whitelist: "ORDERS", rename: "identity", sourceAlias: "s" }),
       logger: new CapturingLogger(),
       startFrom: "earliest" as const,
       stallAfterMs: 300_000,

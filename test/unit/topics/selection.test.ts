@@ -2,15 +2,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { MAX_TOPIC_NAME_LENGTH, RESERVED_TOPIC_PREFIX } from "../../../lib/topics/names.js";
-import { createTopicMapping, selectTopics, type TopicMappingOptions } from "../../../lib/topics/selection.js";
+import {
+  createTopicSelector,
+  selectTopics,
+  type TopicSelectorOptions,
+} from "../../../lib/topics/selection.js";
 
-const identity = (options: Partial<TopicMappingOptions>) =>
-  createTopicMapping({ rename: "identity", sourceAlias: "src", ...options });
+const identity = (options: Partial<TopicSelectorOptions>) =>
+  createTopicSelector({ rename: "identity", sourceAlias: "src", ...options });
 
-const selectedNames = (options: Partial<TopicMappingOptions>, topics: string[]) =>
+const selectedNames = (options: Partial<TopicSelectorOptions>, topics: string[]) =>
   selectTopics(identity(options), topics).selected.map((s) => s.source);
 
-describe("createTopicMapping: whitelist", () => {
+describe("createTopicSelector: whitelist", () => {
   it("selects exactly the topics of MirrorMaker's alternation example", () => {
     const topics = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC", "SCRIPT-BI-TOPIC", "OTHER-BI-TOPIC", "BIN-BI-TOPIC-2"];
 
@@ -62,7 +66,7 @@ describe("createTopicMapping: whitelist", () => {
   });
 });
 
-describe("createTopicMapping: blacklist and never-selected topics", () => {
+describe("createTopicSelector: blacklist and never-selected topics", () => {
   it("lets the blacklist win over the whitelist", () => {
     const mapping = identity({ whitelist: "orders.*", blacklist: "orders-private" });
 
@@ -117,19 +121,19 @@ describe("createTopicMapping: blacklist and never-selected topics", () => {
   });
 });
 
-describe("createTopicMapping: rename", () => {
+describe("createTopicSelector: rename", () => {
   it("keeps the name with identity", () => {
     assert.equal(identity({ whitelist: ".*" }).targetTopic("orders"), "orders");
   });
 
   it("prefixes the source alias with prefix", () => {
-    const mapping = createTopicMapping({ whitelist: ".*", rename: "prefix", sourceAlias: "eu-west" });
+    const mapping = createTopicSelector({ whitelist: ".*", rename: "prefix", sourceAlias: "eu-west" });
 
     assert.equal(mapping.targetTopic("orders"), "eu-west.orders");
   });
 
   it("skips a topic that already carries the source alias instead of prefixing it again", () => {
-    const mapping = createTopicMapping({ whitelist: ".*", rename: "prefix", sourceAlias: "A" });
+    const mapping = createTopicSelector({ whitelist: ".*", rename: "prefix", sourceAlias: "A" });
 
     const result = selectTopics(mapping, ["A.orders", "B.A.orders", "orders", "Ab.orders"]);
 
@@ -147,7 +151,7 @@ describe("createTopicMapping: rename", () => {
   });
 
   it("skips copies of the target cluster so active-active pairs do not loop", () => {
-    const mapping = createTopicMapping({
+    const mapping = createTopicSelector({
       whitelist: ".*",
       rename: "prefix",
       sourceAlias: "B",
@@ -159,7 +163,7 @@ describe("createTopicMapping: rename", () => {
   });
 
   it("does not read provenance into names with identity rename", () => {
-    const mapping = createTopicMapping({
+    const mapping = createTopicSelector({
       whitelist: ".*",
       rename: "identity",
       sourceAlias: "A",
@@ -173,7 +177,7 @@ describe("createTopicMapping: rename", () => {
   it("reports a topic whose prefixed name would exceed Kafka's limit instead of truncating it", () => {
     const longest = "t".repeat(MAX_TOPIC_NAME_LENGTH);
     const fits = "f".repeat(MAX_TOPIC_NAME_LENGTH - "src.".length);
-    const mapping = createTopicMapping({ whitelist: ".*", rename: "prefix", sourceAlias: "src" });
+    const mapping = createTopicSelector({ whitelist: ".*", rename: "prefix", sourceAlias: "src" });
 
     const result = selectTopics(mapping, [longest, fits]);
 
@@ -185,7 +189,7 @@ describe("createTopicMapping: rename", () => {
   });
 
   it("throws CONFIG_INVALID when asked for the target of a skipped topic", () => {
-    const mapping = createTopicMapping({ whitelist: ".*", rename: "prefix", sourceAlias: "src" });
+    const mapping = createTopicSelector({ whitelist: ".*", rename: "prefix", sourceAlias: "src" });
     const longest = "t".repeat(MAX_TOPIC_NAME_LENGTH);
 
     assert.throws(
@@ -199,7 +203,7 @@ describe("createTopicMapping: rename", () => {
   });
 
   it("refuses a target name in kafka-mirror's reserved namespace", () => {
-    const mapping = createTopicMapping({ whitelist: ".*", rename: "prefix", sourceAlias: "kafka-mirror" });
+    const mapping = createTopicSelector({ whitelist: ".*", rename: "prefix", sourceAlias: "kafka-mirror" });
 
     const decision = mapping.decide("orders");
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
 import type { SourceReader } from "../../../lib/core/ports.js";
-import { createTopicMapping } from "../../../lib/topics/selection.js";
+import { createTopicSelector } from "../../../lib/topics/selection.js";
 import { comparePartition } from "../../../lib/verify/compare-partition.js";
 import { verifyMirror } from "../../../lib/verify/verify-mirror.js";
 import { FakeClock, InMemoryCluster, makeRecords, type NewRecord } from "../../helpers/fakes.js";
@@ -160,7 +160,7 @@ describe("verifyMirror", () => {
     target.createTopic("BIN-BI-TOPIC", 2);
     source.append({ topic: "BIN-BI-TOPIC", partition: 1 }, makeRecords(3, 1));
     target.append({ topic: "BIN-BI-TOPIC", partition: 1 }, makeRecords(3, 1));
-    const mapping = createTopicMapping({
+    const mapping = createTopicSelector({
       whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC",
       rename: "identity",
       sourceAlias: "source",

@@ -1,0 +1,159 @@
+// The bundles `cdk synth` writes (copied out of cdk.out, so nothing resolves from the repository's
+// node_modules), run in their own Node process with their rule's event and the template's
+// environment wiring, parameters replaced by local values. The same steps as
+// test/integration/functions/bundles.test.ts, shared for tests that vary the parameters.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const INVOKER = fileURLToPath(new URL("../integration/functions/invoke-bundle.mjs", import.meta.url));
+
+interface CfnResource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+
+export interface Bundle {
+  readonly dir: string;
+  readonly variables: Record<string, unknown>;
+  readonly tableId: string;
+  readonly event: string;
+}
+
+export interface BundleResult {
+  readonly ok: boolean;
+  readonly result?: Record<string, number>;
+  readonly error?: string;
+}
+
+export interface SynthesizedBundles {
+  readonly replicate: Bundle;
+  readonly lag: Bundle;
+  remove(): void;
+}
+
+/** `cdk synth` for one region, the replicate and lag bundles copied out. */
+export async function synthesizeBundles(region: string): Promise<SynthesizedBundles> {
+  const outdir = mkdtempSync(join(tmpdir(), "kafka-mirror-cdk-out-"));
+  await run(process.execPath, [
+    join(ROOT, "node_modules/aws-cdk/bin/cdk"),
+    "synth",
+    "--quiet",
+    "-c",
+    `kafka-mirror:regions=${region}`,
+    "-o",
+    outdir,
+  ]);
+  const template = JSON.parse(readFileSync(join(outdir, `KafkaMirror-${region}.template.json`), "utf8")) as {
+    Resources: Record<string, CfnResource>;
+  };
+  const resources = Object.entries(template.Resources);
+  const tableId = resources.find(([, r]) => r.Type === "AWS::DynamoDB::GlobalTable")?.[0] ?? "";
+  const find = (name: "replicate" | "lag", description: RegExp): Bundle => {
+    const entry = resources.find(
+      ([, r]) => r.Type === "AWS::Lambda::Function" && description.test(String(r.Properties.Description)),
+    );
+    assert.ok(entry, `${name} function in the template`);
+    const [logicalId, fn] = entry;
+    const rule = resources
+      .map(([, r]) => r)
+      .find(
+        (r) =>
+          r.Type === "AWS::Events::Rule" &&
+          (r.Properties.Targets as { Arn: unknown; Input: string }[]).some(
+            (t) =>
+              JSON.stringify(t.Arn).includes(logicalId) && (name === "lag" || t.Input.includes('"worker":1')),
+          ),
+      );
+    assert.ok(rule, `schedule of ${name}`);
+    const dir = mkdtempSync(join(tmpdir(), `kafka-mirror-${name}-`));
+    cpSync(join(outdir, String(fn.Metadata?.["aws:asset:path"])), dir, { recursive: true });
+    return {
+      dir,
+      variables: (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+      tableId,
+      event: (rule.Properties.Targets as { Input: string }[])[0]?.Input ?? "",
+    };
+  };
+  const replicate = find("replicate", /copies leased/);
+  const lag = find("lag", /replication lag/);
+  return {
+    replicate,
+    lag,
+    remove: () => {
+      for (const dir of [outdir, replicate.dir, lag.dir]) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bundle's variables with `Ref`s replaced: template parameters from `parameters`, the table by `table`. */
+export function bundleEnvironment(
+  bundle: Bundle,
+  parameters: Readonly<Record<string, string>>,
+  table: string,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(bundle.variables)) {
+    if (typeof value === "string") {
+      env[name] = value;
+      continue;
+    }
+    const ref = (value as { Ref?: string }).Ref ?? "";
+    assert.ok(ref in parameters || ref === bundle.tableId, `unexpected reference ${ref} in ${name}`);
+    env[name] = parameters[ref] ?? table;
+  }
+  return env;
+}
+
+/** Runs the handler once; resolves with its RESULT line and everything it wrote to stdout. */
+export function invokeBundle(
+  bundle: Bundle,
+  env: Readonly<Record<string, string>>,
+  budgetMs: number,
+): Promise<{ result: BundleResult; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [INVOKER, bundle.dir, bundle.event, String(budgetMs)], {
+      cwd: bundle.dir,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8");
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), budgetMs + 30_000);
+    child.once("error", reject);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      if (line === undefined) {
+        reject(new Error(`no result from the bundle\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr}`));
+        return;
+      }
+      resolve({ result: JSON.parse(line.slice("RESULT ".length)) as BundleResult, stdout });
+    });
+  });
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-4000);
+    });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} exited ${code}\n${stderr}`)),
+    );
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * The real `kafka-mirror` bin, `run --once`, copies a topic end to end through each security
+ * front on both sides: mutual TLS on every connection (CA, client certificate and key from PEM
+ * files: `tls`, `tlsCaFile`, `tlsCertFile`, `tlsKeyFile`) and the SASL proxy with PLAIN,
+ * SCRAM-SHA-256 and SCRAM-SHA-512 (the source's credentials from KAFKA_MIRROR_SOURCE_USERNAME /
+ * _PASSWORD, the target's from a `credentialsFile`). A wrong password ends the run with one clear
+ * error line and exit code 3, and no password is printed. kcat writes the source and reads both
+ * sides back through the same fronts. TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1 make
+ * the fronts leak the brokers' plaintext listeners once the source is written: the copy fails.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { spawnCli } from "../../helpers/cli.js";
+import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
+import {
+  FRONT_KINDS,
+  type FrontKind,
+  leakRequested,
+  type SecuredCluster,
+  startSecuredCluster,
+} from "../../helpers/secured-clusters.js";
+import { makeTestPki, type TestPki } from "../../helpers/tls-certs.js";
+
+const BROKERS = 2;
+const PARTITIONS = 3;
+const PER_PARTITION = 120;
+const USER = "mirror-cli";
+const PASSWORD = "cli-pass:=,9";
+
+describe("kafka-mirror run --once through secured clusters", () => {
+  let pki: TestPki;
+  let dir: string;
+  const stateDirs: string[] = [];
+
+  before(async () => {
+    pki = makeTestPki();
+    dir = await mkdtemp(join(tmpdir(), "kafka-mirror-cli-secured-"));
+  });
+
+  after(async () => {
+    for (const stateDir of stateDirs) await stopLeaseServer(stateDir);
+    await rm(dir, { recursive: true, force: true });
+    pki?.remove();
+  });
+
+  /** One side's YAML lines for the front (the credentials themselves never go in the config). */
+  async function sideConfig(name: "source" | "target", cluster: SecuredCluster): Promise<string[]> {
+    const lines = [`${name}:`, `  brokers: ${cluster.bootstrapServers.join(",")}`];
+    if (cluster.kind === "mtls") {
+      return [
+        ...lines,
+        "  tls: true",
+        `  tlsCaFile: ${pki.ca.path}`,
+        `  tlsCertFile: ${pki.clientCert.path}`,
+        `  tlsKeyFile: ${pki.clientKey.path}`,
+      ];
+    }
+    lines.push(`  saslMechanism: ${cluster.kind}`);
+    if (name === "target") {
+      const file = join(dir, `target-credentials-${cluster.kind}.json`);
+      await writeFile(file, JSON.stringify({ username: USER, password: PASSWORD }), { mode: 0o600 });
+      lines.push(`  credentialsFile: ${file}`);
+    }
+    return lines;
+  }
+
+  async function runOnce(
+    kind: FrontKind,
+    source: SecuredCluster,
+    target: SecuredCluster,
+    topic: string,
+    sourcePassword: string,
+  ) {
+    const config = join(dir, `${kind}-${sourcePassword.length}.yaml`);
+    await writeFile(
+      config,
+      [
+        ...(await sideConfig("source", source)),
+        ...(await sideConfig("target", target)),
+        "  requestTimeoutMs: 3000",
+        "topics:",
+        `  whitelist: "${topic}"`,
+        "batch:",
+        "  maxWaitMs: 100",
+        "leases:",
+        "  durationMs: 10000",
+        "  renewIntervalMs: 1000",
+        "  rebalanceIntervalMs: 300",
+        "",
+      ].join("\n"),
+    );
+    const stateDir = join(dir, `state-${kind}-${sourcePassword.length}`);
+    stateDirs.push(stateDir);
+    const env = {
+      ...process.env,
+      ...(kind === "mtls"
+        ? {}
+        : { KAFKA_MIRROR_SOURCE_USERNAME: USER, KAFKA_MIRROR_SOURCE_PASSWORD: sourcePassword }),
+    };
+    return spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir], { env });
+  }
+
+  for (const kind of FRONT_KINDS) {
+    describe(kind, () => {
+      let source: SecuredCluster;
+      let target: SecuredCluster;
+      const topic = `CLI-SECURED-${kind.toUpperCase()}-${process.pid}`;
+
+      before(async () => {
+        const opts = { brokers: BROKERS, pki, username: USER, password: PASSWORD };
+        [source, target] = await Promise.all([
+          startSecuredCluster(kind, opts),
+          startSecuredCluster(kind, opts),
+        ]);
+        await source.kafka.createTopic(topic, PARTITIONS, 1);
+        for (let p = 0; p < PARTITIONS; p++) {
+          await source.kafka.setLeader(topic, p, (p % BROKERS) + 1);
+          const records = Array.from({ length: PER_PARTITION }, (_, i) => ({
+            key: Buffer.from(`k${i}`),
+            value: Buffer.from(`cli-${kind}-${p}-${i}`),
+          }));
+          await kcatProduce({
+            brokers: source.bootstrapServers,
+            topic,
+            partition: p,
+            records,
+            config: source.kcat,
+          });
+        }
+        // TLS_EVERY_CONNECTION_BROKEN=1 / SASL_PROXY_BROKEN=1: the copy must then fail.
+        if (leakRequested(kind)) await Promise.all([source.leak(), target.leak()]);
+      });
+
+      after(async () => {
+        await Promise.all([source?.stop(), target?.stop()]);
+      });
+
+      if (kind !== "mtls") {
+        it("a wrong password: one clear error line, exit code 3, no password printed", async () => {
+          const result = await runOnce(kind, source, target, topic, "not-the-password");
+          assert.equal(result.code, 3, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+          const lines = result.stderr.split("\n").filter((l) => l.trim() !== "");
+          assert.equal(lines.length, 1, result.stderr);
+          assert.match(lines[0] ?? "", /auth|credential|password|SASL/i);
+          for (const text of [result.stdout, result.stderr]) {
+            assert.ok(
+              !text.includes("not-the-password") && !text.includes(PASSWORD),
+              "a password was printed",
+            );
+          }
+        });
+      }
+
+      it("copies every record", async () => {
+        const result = await runOnce(kind, source, target, topic, PASSWORD);
+        assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+        assert.ok(
+          !result.stdout.includes(PASSWORD) && !result.stderr.includes(PASSWORD),
+          "a password was printed",
+        );
+        for (let p = 0; p < PARTITIONS; p++) {
+          const read = (c: SecuredCluster) =>
+            kcatRead({ brokers: c.bootstrapServers, topic, partition: p, config: c.kcat, timeoutMs: 30_000 });
+          const [a, b] = await Promise.all([read(source), read(target)]);
+          assert.equal(a.length, PER_PARTITION);
+          assert.deepEqual(
+            b.map((r) => r.value?.toString("utf8")),
+            a.map((r) => r.value?.toString("utf8")),
+            `${topic}/${p}`,
+          );
+        }
+      });
+    });
+  }
+});
