@@ -435,7 +435,9 @@ export class KafkaReplicator extends Construct {
               kind: "replicate",
               worker: slot,
             }),
-            // A lost tick only delays copying; retrying late would overlap the next tick.
+            // A failed start (throttled, cold-start error) is retried for up to a minute; a retry that
+            // overlaps the next tick is harmless, leases give each partition one holder. Older events
+            // are dropped: the next tick starts a worker anyway.
             retryAttempts: 2,
             maxEventAge: Duration.minutes(1),
           }),
