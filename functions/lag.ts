@@ -3,17 +3,16 @@
  * holds included) and creates lease items for newly matching topics, so a topic added to the
  * source or the whitelist starts replicating within one tick.
  */
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import middy from "@middy/core";
+import { partitionKey } from "../lib/core/model.js";
+import type { ClusterAdmin, LeaseStore, SourceReader } from "../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../lib/dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../lib/kafka/source-reader.js";
 import { measureLag } from "../lib/lag/lag-monitor.js";
-import { EmfMetrics } from "../lib/observability/emf-metrics.js";
-import { flushMetrics } from "../lib/observability/flush-metrics.js";
-import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
-import { createTopicSelector } from "../lib/topics/selection.js";
-import { createRuntime, once, STALL_AFTER_VARIABLE, serviceName } from "./runtime.js";
+import { kafkaConnectionOptions, topicSelectorOf } from "../lib/replicator.js";
+import type { ClusterSecurity } from "../lib/secrets/cluster-security.js";
+import type { TopicSelector } from "../lib/topics/selection.js";
+import { type FunctionParts, type Runtime, STALL_AFTER_VARIABLE, scheduledFunction } from "./runtime.js";
 
 /** Lag without progress for this long counts as stalled. @default 5 minutes */
 const DEFAULT_STALL_AFTER_MS = 300_000;
@@ -26,48 +25,54 @@ export interface LagResult {
   readonly stalledPartitions: number;
 }
 
-const logger = new PowertoolsLoggerAdapter();
-const metrics = new EmfMetrics({ serviceName: serviceName() });
+interface LagMonitor {
+  readonly sourceAdmin: ClusterAdmin;
+  readonly source: SourceReader;
+  readonly leases: LeaseStore;
+  readonly mapping: TopicSelector;
+  readonly startFrom: "earliest" | "latest";
+  readonly stallAfterMs: number;
+  close(): Promise<void>;
+}
 
-const monitor = once(async () => {
-  const runtime = await createRuntime(logger);
+function connect(
+  runtime: Runtime,
+  security: ClusterSecurity,
+  { logger, metrics }: FunctionParts,
+): LagMonitor {
   const { config } = runtime;
-  const connection = {
-    brokers: config.source.brokers,
-    clientId: config.source.clientId,
-    connectionTimeoutMs: config.source.connectionTimeoutMs,
-    requestTimeoutMs: config.source.requestTimeoutMs,
-    logger,
-    ...runtime.security.source,
-  };
+  const connection = kafkaConnectionOptions(config.source, logger, security.source);
   const stallAfter = Number(process.env[STALL_AFTER_VARIABLE] || DEFAULT_STALL_AFTER_MS);
+  const sourceAdmin = new KafkaClusterAdmin(connection);
+  const source = new KafkaSourceReader(connection);
   return {
-    sourceAdmin: new KafkaClusterAdmin(connection),
-    source: new KafkaSourceReader(connection),
+    sourceAdmin,
+    source,
     leases: new DynamoDbLeaseStore({
       client: runtime.dynamodb,
       tableName: config.leases.table,
       logger,
       metrics,
     }),
-    mapping: createTopicSelector({
-      whitelist: config.topics.whitelist,
-      blacklist: config.topics.blacklist,
-      rename: config.topics.rename,
-      sourceAlias: config.source.alias,
-      targetAlias: config.target.alias,
-    }),
+    mapping: topicSelectorOf(config),
     startFrom: config.worker.startFrom,
     stallAfterMs: Number.isFinite(stallAfter) && stallAfter > 0 ? stallAfter : DEFAULT_STALL_AFTER_MS,
+    async close() {
+      await Promise.allSettled([sourceAdmin.close(), source.close()]);
+    },
   };
-});
+}
 
-async function lag(): Promise<LagResult> {
-  const { report, discovered } = await measureLag({ ...(await monitor()), logger });
+async function lag(
+  monitor: LagMonitor,
+  _context: unknown,
+  { logger, metrics }: FunctionParts,
+): Promise<LagResult> {
+  const { report, discovered } = await measureLag({ ...monitor, logger });
   metrics.lagMeasured(report);
   if (discovered.length > 0) {
     logger.info("new partitions discovered", {
-      partitions: discovered.map((tp) => `${tp.topic}/${tp.partition}`),
+      partitions: discovered.map(partitionKey),
     });
   }
   return {
@@ -79,7 +84,4 @@ async function lag(): Promise<LagResult> {
   };
 }
 
-export const handler = middy()
-  .use(injectLambdaContext(logger.powertools))
-  .use(flushMetrics(metrics))
-  .handler(lag);
+export const handler = scheduledFunction(connect, lag);

@@ -2,14 +2,9 @@
  * Scheduled replication: each invocation runs one worker until shortly before Lambda's timeout.
  * The stack starts `Workers` invocations per tick; leases in DynamoDB share the partitions out.
  */
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import middy from "@middy/core";
 import type { Context } from "aws-lambda";
-import { EmfMetrics } from "../lib/observability/emf-metrics.js";
-import { flushMetrics } from "../lib/observability/flush-metrics.js";
-import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
-import { createReplicator } from "../lib/replicator.js";
-import { createRuntime, once, serviceName } from "./runtime.js";
+import { createReplicator, type Replicator } from "../lib/replicator.js";
+import { scheduledFunction } from "./runtime.js";
 
 /**
  * Time kept free after the worker's deadline: the worker finishes in-flight batches, checkpoints
@@ -26,24 +21,9 @@ export interface ReplicateResult {
   readonly errors: number;
 }
 
-const logger = new PowertoolsLoggerAdapter();
-const metrics = new EmfMetrics({ serviceName: serviceName() });
-
-// Connections stay open between invocations of a warm container.
-const replicator = once(async () => {
-  const runtime = await createRuntime(logger);
-  return createReplicator(runtime.config, {
-    dynamodb: runtime.dynamodb,
-    logger,
-    metrics,
-    security: runtime.security,
-  });
-});
-
-async function replicate(_event: unknown, context: Context): Promise<ReplicateResult> {
-  const worker = (await replicator()).worker;
+async function replicate(replicator: Replicator, context: Context): Promise<ReplicateResult> {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - RUN_SAFETY_MARGIN_MS;
-  const summary = await worker.replicate(deadline);
+  const summary = await replicator.worker.replicate(deadline);
   return {
     workerId: summary.workerId,
     endReason: summary.endReason,
@@ -53,7 +33,9 @@ async function replicate(_event: unknown, context: Context): Promise<ReplicateRe
   };
 }
 
-export const handler = middy()
-  .use(injectLambdaContext(logger.powertools))
-  .use(flushMetrics(metrics))
-  .handler(replicate);
+// Connections stay open between invocations of a warm container.
+export const handler = scheduledFunction(
+  (runtime, security, { logger, metrics }) =>
+    createReplicator(runtime.config, { dynamodb: runtime.dynamodb, logger, metrics, security }),
+  replicate,
+);

@@ -3,14 +3,20 @@
  * variables, the logger, the DynamoDB client, and each cluster's TLS/SASL options with
  * credentials read from Secrets Manager. Nothing here is logged that could hold a secret.
  */
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import middy from "@middy/core";
+import type { Context } from "aws-lambda";
 import { loadConfigFromEnv } from "../lib/config/load.js";
 import { leaseRequestTimeoutMs, type MirrorConfig } from "../lib/config/schema.js";
 import { createDynamoDbClient } from "../lib/dynamodb/client.js";
 import { ReplicatorError } from "../lib/errors.js";
-import type { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
+import { EmfMetrics } from "../lib/observability/emf-metrics.js";
+import { flushMetrics } from "../lib/observability/flush-metrics.js";
+import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.js";
 import { type ClusterSecurity, clusterSecurityOfBothSides } from "../lib/secrets/cluster-security.js";
+import { type Closeable, RefreshOnAuthFailure } from "../lib/secrets/credential-refresh.js";
 import { SecretCache } from "../lib/secrets/secret-cache.js";
 
 /** Not config fields, read by the functions themselves. */
@@ -110,4 +116,35 @@ export function once<T>(build: () => Promise<T>): () => Promise<T> {
     });
     return pending;
   };
+}
+
+/** What every handler is given besides its event: the logger and metrics built at cold start. */
+export interface FunctionParts {
+  readonly logger: PowertoolsLoggerAdapter;
+  readonly metrics: EmfMetrics;
+}
+
+/**
+ * THE wiring of a scheduled function, middy style: logger and metrics at cold start, the runtime
+ * (config, DynamoDB client, cluster security) once per container, the connected clients kept
+ * warm and rebuilt once with the secrets re-read when a cluster refuses our credentials (rotation),
+ * then `invoke` as the handler. Lambda context and metrics flushing are middleware.
+ */
+export function scheduledFunction<R extends Closeable, T>(
+  connect: (runtime: Runtime, security: ClusterSecurity, parts: FunctionParts) => R | Promise<R>,
+  invoke: (resource: R, context: Context, parts: FunctionParts) => Promise<T>,
+) {
+  const logger = new PowertoolsLoggerAdapter();
+  const parts: FunctionParts = { logger, metrics: new EmfMetrics({ serviceName: serviceName() }) };
+  const runtime = once(() => createRuntime(logger));
+  const connected = new RefreshOnAuthFailure(async (fresh) => {
+    const built = await runtime();
+    return connect(built, fresh ? await built.rereadSecurity() : built.security, parts);
+  }, logger);
+  return middy<unknown, T, Error, Context>()
+    .use(injectLambdaContext(logger.powertools))
+    .use(flushMetrics(parts.metrics))
+    .handler((_event: unknown, context: Context) =>
+      connected.use((resource) => invoke(resource, context, parts)),
+    );
 }

@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
+import { fileErrorReason } from "../config/file-error.js";
 import type { ConfigIssue } from "../config/issues.js";
 import { type MirrorConfig, parseConfig } from "../config/schema.js";
 import { isReplicatorError } from "../errors.js";
@@ -34,15 +35,7 @@ async function readText(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT"
-        ? "not found"
-        : code === "EACCES" || code === "EPERM"
-          ? "permission denied"
-          : code === "EISDIR"
-            ? "is a directory, not a file"
-            : (error as Error).message;
+    const why = fileErrorReason(error);
     throw new CliError(`cannot read config file ${path}: ${why}`, ExitCode.BAD_INPUT, { cause: error });
   }
 }

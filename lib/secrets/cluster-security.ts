@@ -5,6 +5,7 @@
  * Errors name fields, files and variables, never a credential's value.
  */
 import { readFile } from "node:fs/promises";
+import { fileErrorReason } from "../config/file-error.js";
 import type { ClusterConfig } from "../config/schema.js";
 import { ReplicatorError } from "../errors.js";
 import {
@@ -159,15 +160,7 @@ async function readText(path: string, field: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT"
-        ? "not found"
-        : code === "EACCES" || code === "EPERM"
-          ? "permission denied"
-          : code === "EISDIR"
-            ? "is a directory, not a file"
-            : (code ?? "unreadable");
+    const why = fileErrorReason(error);
     throw invalid(`cannot read ${field} ${path}: ${why}`, { cause: error });
   }
 }

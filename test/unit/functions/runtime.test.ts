@@ -67,6 +67,20 @@ describe("createRuntime", () => {
     );
   });
 
+  it("takes passwords from secretArn only: a credentials file is refused by name", async () => {
+    await assert.rejects(
+      createRuntime(quietLogger(), {
+        ...BASE,
+        KAFKA_MIRROR_SOURCE_SASL_MECHANISM: "plain",
+        KAFKA_MIRROR_SOURCE_CREDENTIALS_FILE: "/tmp/creds.json",
+      }),
+      (error) =>
+        isReplicatorError(error, "CONFIG_INVALID") &&
+        /source\.secretArn: required with saslMechanism plain/.test(error.message) &&
+        /source\.credentialsFile: not read by the functions/.test(error.message),
+    );
+  });
+
   it("names the service after the stack, with a default", () => {
     assert.equal(serviceName({ POWERTOOLS_SERVICE_NAME: "KafkaMirror-us-east-1" }), "KafkaMirror-us-east-1");
     assert.equal(serviceName({}), "kafka-mirror");

@@ -7,22 +7,10 @@ import { after, before, describe, it } from "node:test";
 import type { SASLOptions } from "kafkajs";
 import { parseConfig } from "../../../lib/config/schema.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { clusterSecurityOptions, type SecretSource } from "../../../lib/secrets/cluster-security.js";
+import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
+import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 
 const SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:source-kafka";
-
-/** Our secret-source interface, in memory: a cached value, and a newer one only a fresh read sees. */
-export class RotatingSecrets implements SecretSource {
-  reads: { fresh: boolean }[] = [];
-  constructor(
-    public cached: Record<string, unknown>,
-    public current: Record<string, unknown> = cached,
-  ) {}
-  async json(_arn: string, options: { fresh?: boolean } = {}) {
-    this.reads.push({ fresh: options.fresh ?? false });
-    return options.fresh ? this.current : this.cached;
-  }
-}
 
 function source(fields: Record<string, unknown>) {
   return parseConfig({ source: { brokers: "s:9096", ...fields }, target: { brokers: "t:1" } }).source;
