@@ -84,8 +84,9 @@ export class KafkaSourceReader implements SourceReader {
     const records = first.records;
     let bytes = first.bytes;
     let last = first;
-    const stopAt = performance.now() + FILL_BUDGET_MS;
-    while (performance.now() < stopAt && !this.closed) {
+    const { clock } = this.client;
+    const stopAt = clock.now() + FILL_BUDGET_MS;
+    while (clock.now() < stopAt && !this.closed) {
       let next: FetchedRecords;
       try {
         next = await this.fetchOnce(await this.client.leaderFor(tp), tp, last.nextOffset, {
