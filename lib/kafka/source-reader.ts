@@ -24,7 +24,8 @@ import {
   OFFSET_FOR_LEADER_EPOCH_VERSIONS,
   offsetForLeaderEpochRequest,
 } from "./protocol/offset-for-leader-epoch.js";
-import { decodeRecordBatches, dropAborted } from "./record-batch.js";
+import { dropAborted } from "./read-committed.js";
+import { decodeRecordBatches } from "./record-batch.js";
 
 export interface KafkaSourceReaderOptions extends ClusterClientOptions {
   /**

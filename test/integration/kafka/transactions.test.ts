@@ -35,10 +35,10 @@ import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
 } from "../../../lib/kafka/protocol/transactional-produce.js";
+import { dropAborted } from "../../../lib/kafka/read-committed.js";
 import {
   type DecodedBatch,
   decodeRecordBatches,
-  dropAborted,
   encodeRecordBatch,
 } from "../../../lib/kafka/record-batch.js";
 import {
