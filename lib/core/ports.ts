@@ -4,6 +4,24 @@
  * implements LeaseStore with the AWS SDK. Tests use in-memory fakes of these, never of the
  * libraries.
  */
+
+/*
+ * Retries
+ *
+ * An adapter call is one bounded attempt: it ends by the request timeout or deadline it is given
+ * and does not retry after failing. Within that bound it may do what one attempt needs: the
+ * cluster client refreshes metadata and re-routes once after a leader change or lost connection,
+ * and the writer resends a batch of unknown outcome with its original producer id and sequence so
+ * the broker de-duplicates it (that is confirming one write, not retrying it). A failure carries
+ * `retryable`. Whoever owns the deadline decides whether to try again, and does so only with
+ * `retryUntil` (lib/core/retry.ts): the pump while it holds the lease, the worker for lease-store
+ * calls, the CLI and the lag function with their command deadline.
+ *
+ * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch) and the admin
+ * (listTopics, createTopics, listOffsets) make one attempt through the cluster client
+ * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
+ * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
+ */
 import type {
   FetchedRecords,
   FetchLimits,

@@ -47,27 +47,12 @@ export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
     const stop = words.length & ~3;
     let w = 0;
     for (; w < stop; w += 4) {
-      const a = c ^ (words[w] as number);
-      const b = words[w + 1] as number;
-      const d = words[w + 2] as number;
-      const e = words[w + 3] as number;
+      // Four words, the first (xored with the running CRC) through the highest tables.
       c =
-        (T[3840 + (a & 0xff)] as number) ^
-        (T[3584 + ((a >>> 8) & 0xff)] as number) ^
-        (T[3328 + ((a >>> 16) & 0xff)] as number) ^
-        (T[3072 + (a >>> 24)] as number) ^
-        (T[2816 + (b & 0xff)] as number) ^
-        (T[2560 + ((b >>> 8) & 0xff)] as number) ^
-        (T[2304 + ((b >>> 16) & 0xff)] as number) ^
-        (T[2048 + (b >>> 24)] as number) ^
-        (T[1792 + (d & 0xff)] as number) ^
-        (T[1536 + ((d >>> 8) & 0xff)] as number) ^
-        (T[1280 + ((d >>> 16) & 0xff)] as number) ^
-        (T[1024 + (d >>> 24)] as number) ^
-        (T[768 + (e & 0xff)] as number) ^
-        (T[512 + ((e >>> 8) & 0xff)] as number) ^
-        (T[256 + ((e >>> 16) & 0xff)] as number) ^
-        (T[e >>> 24] as number);
+        lookups(c ^ (words[w] as number), 12) ^
+        lookups(words[w + 1] as number, 8) ^
+        lookups(words[w + 2] as number, 4) ^
+        lookups(words[w + 3] as number, 0);
     }
     i += w * 4;
   }
@@ -76,4 +61,14 @@ export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
     i++;
   }
   return ~c >>> 0;
+}
+
+/** One word's four bytes, lowest first, through tables `table + 3` down to `table`. */
+function lookups(x: number, table: number): number {
+  return (
+    (T[(table + 3) * 256 + (x & 0xff)] as number) ^
+    (T[(table + 2) * 256 + ((x >>> 8) & 0xff)] as number) ^
+    (T[(table + 1) * 256 + ((x >>> 16) & 0xff)] as number) ^
+    (T[table * 256 + (x >>> 24)] as number)
+  );
 }

@@ -13,9 +13,8 @@
  * mean of 155k to 163k over five runs each.
  */
 import type { FetchLimits, TopicPartition } from "../core/model.js";
-import { sendRequest } from "./connection.js";
+import type { KafkaClusterClient } from "./cluster-client.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
-import type { KafkajsCluster } from "./kafkajs-internals.js";
 import {
   FETCH_API_KEY,
   FETCH_VERSIONS,
@@ -51,12 +50,12 @@ export class FetchCoalescer {
   private readonly isolationLevel: IsolationLevelValue;
 
   constructor(
-    cluster: KafkajsCluster,
+    client: KafkaClusterClient,
     requestTimeoutMs: number,
     send?: FetchSender,
     isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED,
   ) {
-    this.send = send ?? brokerFetchSender(cluster, requestTimeoutMs);
+    this.send = send ?? brokerFetchSender(client, requestTimeoutMs);
     this.isolationLevel = isolationLevel;
   }
 
@@ -154,18 +153,11 @@ function settle(round: readonly Waiter[], response: FetchResponse): void {
   }
 }
 
-function brokerFetchSender(cluster: KafkajsCluster, requestTimeoutMs: number): FetchSender {
+function brokerFetchSender(client: KafkaClusterClient, requestTimeoutMs: number): FetchSender {
+  const api = { apiName: "Fetch", apiKey: FETCH_API_KEY, versions: FETCH_VERSIONS };
   return async (brokerId, request) => {
-    const broker = await cluster.findBroker({ nodeId: brokerId });
+    const broker = await client.broker(brokerId);
     // A long poll legitimately takes maxWaitMs before the broker answers.
-    const timeout = requestTimeoutMs + request.maxWaitMs;
-    return sendRequest(
-      broker,
-      "Fetch",
-      FETCH_API_KEY,
-      FETCH_VERSIONS,
-      (v) => fetchRequest(v, request),
-      timeout,
-    );
+    return client.request(broker, api, (v) => fetchRequest(v, request), requestTimeoutMs + request.maxWaitMs);
   };
 }

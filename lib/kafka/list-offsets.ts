@@ -1,33 +1,26 @@
-/** Log start and high watermark of partitions, asked of each partition's leader. */
+/** Log start and high watermark of partitions, asked of each partition's leader (one attempt). */
 import type { PartitionOffsets } from "../core/model.js";
 import { ReplicatorError } from "../errors.js";
-import type { KafkajsCluster } from "./kafkajs-internals.js";
+import type { KafkaClusterClient } from "./cluster-client.js";
+import { brokerRequests } from "./kafkajs-internals.js";
 
 const EARLIEST = -2;
 const LATEST = -1;
 const READ_UNCOMMITTED = 0;
 
 export async function listPartitionOffsets(
-  cluster: KafkajsCluster,
+  client: KafkaClusterClient,
   topic: string,
   partitions: readonly number[],
 ): Promise<PartitionOffsets[]> {
-  await cluster.addMultipleTargetTopics([topic]);
-  const known = new Set(cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId));
-  const unknown = partitions.filter((p) => !known.has(p));
-  if (unknown.length > 0) {
-    throw new ReplicatorError("KAFKA_RETRIABLE", `topic ${topic} has no partition(s) ${unknown.join(", ")}`, {
-      details: { topic, partitions: unknown },
-    });
-  }
-  const byLeader = cluster.findLeaderForPartitions(topic, [...partitions]);
+  const byLeader = await client.leadersOf(topic, partitions);
   const result = new Map<number, PartitionOffsets>();
   await Promise.all(
-    Object.entries(byLeader).map(async ([leader, ids]) => {
-      const broker = await cluster.findBroker({ nodeId: Number(leader) });
+    [...byLeader].map(async ([leader, ids]) => {
+      const broker = await client.broker(leader);
       const ask = async (timestamp: number) => {
         // READ_UNCOMMITTED: "latest" is then the high watermark, not the last stable offset.
-        const response = await broker.listOffsets({
+        const response = await brokerRequests.listOffsets(broker, {
           isolationLevel: READ_UNCOMMITTED,
           topics: [{ topic, partitions: ids.map((partition) => ({ partition, timestamp })) }],
         });
@@ -47,7 +40,7 @@ export async function listPartitionOffsets(
             "KAFKA_RETRIABLE",
             `ListOffsets for ${topic}/${partition} had no answer`,
             {
-              details: { topic, partition, broker: Number(leader) },
+              details: { topic, partition, broker: leader },
             },
           );
         }

@@ -3,9 +3,10 @@
  * apart from the writer so the pipelined and the one-by-one paths classify answers one way.
  */
 import type { MirrorRecord, TopicPartition } from "../core/model.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { isTransientKafkajsError, translateKafkajsError } from "./connection.js";
-import { KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
+import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
+import { isTransient, translateKafkajsError } from "./connection.js";
+import { isFencedCode, KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
+import type { Attempt } from "./producer-session.js";
 import type { ProducePartitionResponse, ProduceResponse } from "./protocol/produce.js";
 
 /** The broker refused these records; bisecting a multi-record batch finds the one to blame. */
@@ -57,11 +58,54 @@ export function isUncertain(answer: PromiseSettledResult<ProducePartitionRespons
   return answer.status === "rejected" || mayHaveAppended(answer.value.errorCode);
 }
 
-/** Worth another attempt: the broker or the connection failed transiently. */
-export function isTransient(error: unknown): boolean {
-  if (error instanceof KafkaPartitionError) return error.retriable;
-  if (isReplicatorError(error)) return error.retryable && error.code === "KAFKA_RETRIABLE";
-  return isTransientKafkajsError(error);
+/** What the writer does after one attempt at a batch. */
+export type Verdict =
+  | { readonly kind: "landed"; readonly baseOffset: number }
+  /** The broker refused records of a multi-record batch that cannot have landed: split it. */
+  | { readonly kind: "bisect" }
+  /** Ends the write; `reset`: the batch may be in the log, so its sequence must not be reused. */
+  | { readonly kind: "fail"; readonly error: ReplicatorError; readonly reset: boolean }
+  | {
+      readonly kind: "again";
+      /** An attempt so far may have landed: only a resend with the same sequence may follow. */
+      readonly uncertain: boolean;
+      /** The error to end with when there is no time for another attempt. */
+      readonly exhausted: () => ReplicatorError;
+      readonly log: Record<string, unknown>;
+    };
+
+const EXHAUSTED = " (retries exhausted)";
+
+/** Judges one attempt at a batch; `uncertain`: an earlier attempt of it may have landed. */
+export function judgeAttempt(
+  result: Attempt,
+  tp: TopicPartition,
+  records: readonly MirrorRecord[],
+  uncertain: boolean,
+): Verdict {
+  if ("error" in result) {
+    const maybe = uncertain || result.sent;
+    if (!isTransient(result.error))
+      return { kind: "fail", error: requestError(result.error, tp, records), reset: maybe };
+    const exhausted = () => requestError(result.error, tp, records, EXHAUSTED);
+    return { kind: "again", uncertain: maybe, exhausted, log: describeError(result.error) };
+  }
+  const code = result.answer.errorCode;
+  if (isLanded(code))
+    return { kind: "landed", baseOffset: code === KafkaErrorCode.NONE ? result.answer.baseOffset : -1 };
+  if (STATE_LOST_ERRORS.has(code))
+    return { kind: "fail", error: answerError(code, tp, records), reset: true };
+  if (REJECTING_ERRORS.has(code)) {
+    // Halves get new sequences: only safe while no attempt of the whole may have landed.
+    if (uncertain) return { kind: "fail", error: refusedAfterUncertain(code, tp, records), reset: true };
+    if (records.length > 1) return { kind: "bisect" };
+    return { kind: "fail", error: answerError(code, tp, records), reset: false };
+  }
+  if (!kafkaError(code).retriable)
+    return { kind: "fail", error: answerError(code, tp, records), reset: uncertain };
+  const exhausted = () => answerError(code, tp, records, EXHAUSTED);
+  const log = { kafkaError: kafkaError(code).name };
+  return { kind: "again", uncertain: uncertain || mayHaveAppended(code), exhausted, log };
 }
 
 /** The answer for `tp` inside a produce response. */
@@ -124,5 +168,40 @@ export function requestError(
     error,
     `produce to ${tp.topic}/${tp.partition}${suffix}`,
     batchDetails(tp, records),
+  );
+}
+
+/**
+ * A produce refused for its epoch means a newer holder fenced this partition's producer: the
+ * caller has lost the partition, whatever its lease says.
+ */
+export function fencedOr(error: unknown): unknown {
+  if (!isReplicatorError(error, "PRODUCER_STATE_LOST")) return error;
+  if (!isFencedCode(error.details?.kafkaErrorCode)) return error;
+  return new ReplicatorError("PRODUCER_FENCED", `${error.message}: another writer fenced this partition`, {
+    cause: error,
+    details: error.details,
+  });
+}
+
+/** An attempt may have landed and the deadline left no time to confirm it by resending. */
+export function deadlineError(tp: TopicPartition, records: readonly MirrorRecord[]): ReplicatorError {
+  return new ReplicatorError(
+    "KAFKA_RETRIABLE",
+    `produce to ${tp.topic}/${tp.partition}: outcome unknown, the write's deadline left no time to resend`,
+    { details: batchDetails(tp, records) },
+  );
+}
+
+/** A resend was refused after an attempt of unknown outcome: the caller must look, then write anew. */
+function refusedAfterUncertain(
+  code: number,
+  tp: TopicPartition,
+  records: readonly MirrorRecord[],
+): ReplicatorError {
+  return new ReplicatorError(
+    "KAFKA_RETRIABLE",
+    `produce to ${tp.topic}/${tp.partition}: resend refused (${kafkaError(code).name}) after an attempt of unknown outcome`,
+    { cause: new KafkaPartitionError(code), details: { ...batchDetails(tp, records), kafkaErrorCode: code } },
   );
 }

@@ -10,22 +10,13 @@
 import type { MirrorRecord, TopicPartition } from "../core/model.js";
 import type { Logger } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
+import { backoffDelay, DEFAULT_BACKOFF, retryUntil } from "../core/retry.js";
 import { ReplicatorError } from "../errors.js";
-import { sleepBeforeRetry } from "./backoff.js";
+import type { BodyApi, Broker, BrokerConnection, KafkaClusterClient } from "./cluster-client.js";
 import type { CompressionCodec } from "./compression.js";
-import {
-  type BodyApi,
-  ClusterConnector,
-  createKafkaCluster,
-  enqueueBody,
-  type KafkaConnectionOptions,
-  negotiateVersion,
-  readyConnection,
-  translateKafkajsError,
-} from "./connection.js";
-import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
-import type { KafkajsBroker, KafkajsCluster, KafkajsConnection } from "./kafkajs-internals.js";
-import { isTransient, partitionAnswer } from "./produce-outcome.js";
+import { isTransient, translateKafkajsError } from "./connection.js";
+import { brokerRequests } from "./kafkajs-internals.js";
+import { partitionAnswer } from "./produce-outcome.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
   decodeProduceResponse,
@@ -42,13 +33,14 @@ import {
 import { encodeRecordBatch } from "./record-batch.js";
 import { TransactionProducers } from "./transaction-producers.js";
 
-export interface ProducerSessionOptions extends KafkaConnectionOptions {
+export interface ProducerSessionOptions {
+  /** The target cluster's client; its clock and request timeout are the session's. */
+  readonly client: KafkaClusterClient;
   readonly compression: CompressionCodec;
-  readonly requestTimeoutMs: number;
   readonly retryBackoffMs: number;
-  readonly now: () => number;
   /** Fenced writes: one transactional producer per target partition. Null: one idempotent producer. */
   readonly transactions: TransactionSettings | null;
+  readonly logger?: Logger;
 }
 
 export interface TransactionSettings {
@@ -60,8 +52,9 @@ export interface TransactionSettings {
 
 /** A partition's leader and the Produce version to speak to it. */
 export interface Leader {
-  readonly broker: KafkajsBroker;
+  readonly broker: Broker;
   readonly api: BodyApi;
+  readonly connection: BrokerConnection;
 }
 
 /** One produce attempt: the broker's answer, or the error and whether the request may have gone out. */
@@ -72,8 +65,7 @@ export type Attempt =
 export class ProducerSession {
   /** The idempotent producer's state (no fencing). */
   private readonly shared = new ProducerState();
-  private readonly cluster: KafkajsCluster;
-  private readonly connector: ClusterConnector;
+  private readonly client: KafkaClusterClient;
   private readonly options: ProducerSessionOptions;
   /** Per-partition transactional producers (fencing); null without fencing. */
   readonly transactions: TransactionProducers | null;
@@ -82,16 +74,13 @@ export class ProducerSession {
 
   constructor(options: ProducerSessionOptions) {
     this.options = options;
-    this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster, options.logger);
+    this.client = options.client;
     this.transactions =
       options.transactions === null
         ? null
         : new TransactionProducers({
-            cluster: this.cluster,
-            connector: this.connector,
+            client: this.client,
             ...options.transactions,
-            now: options.now,
             retryBackoffMs: options.retryBackoffMs,
             ...(options.logger === undefined ? {} : { logger: options.logger }),
           });
@@ -121,20 +110,12 @@ export class ProducerSession {
   }
 
   /** The partition's leader as metadata has it, connected and authenticated. */
-  async leader(tp: TopicPartition): Promise<Leader & { readonly connection: KafkajsConnection }> {
+  async leader(tp: TopicPartition): Promise<Leader> {
     if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
-    await this.connector.connect();
-    await this.cluster.addMultipleTargetTopics([tp.topic]);
-    const partition = this.cluster
-      .findTopicPartitionMetadata(tp.topic)
-      .find((p) => p.partitionId === tp.partition);
-    if (partition === undefined) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (partition.leader === null || partition.leader < 0)
-      throw new KafkaPartitionError(KafkaErrorCode.LEADER_NOT_AVAILABLE);
-    const broker = await this.cluster.findBroker({ nodeId: partition.leader });
-    const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
+    const broker = await this.client.broker(await this.client.leaderFor(tp));
+    const apiVersion = this.client.negotiate(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
     const api = { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion };
-    return { broker, api, connection: await readyConnection(broker, api) };
+    return { broker, api, connection: await this.client.connection(broker, api) };
   }
 
   /** A produce request's body: its head, then the batch, laid out once in one buffer. */
@@ -146,7 +127,7 @@ export class ProducerSession {
     baseSequence: number,
   ): Promise<Buffer> {
     const topic = Buffer.from(tp.topic, "utf8");
-    const head = { acks: -1, timeoutMs: this.options.requestTimeoutMs, topic, partition: tp.partition };
+    const head = { acks: -1, timeoutMs: this.client.requestTimeoutMs, topic, partition: tp.partition };
     const batch = {
       compression: this.options.compression,
       producerId: identity.producerId,
@@ -176,24 +157,16 @@ export class ProducerSession {
    * Queues one request on the leader's connection without awaiting anything first, so requests
    * queued in one turn reach the broker in order (pipelining relies on it).
    */
-  send(
-    leader: Leader & { readonly connection: KafkajsConnection },
-    tp: TopicPartition,
-    body: Buffer,
-  ): Promise<ProducePartitionResponse> {
+  send(leader: Leader, tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
     const { apiVersion } = leader.api;
-    return enqueueBody(
-      leader.connection,
-      leader.api,
-      body,
-      (payload) => partitionAnswer(decodeProduceResponse(apiVersion, payload), tp),
-      this.options.requestTimeoutMs,
+    return this.client.enqueue(leader.connection, leader.api, body, (payload) =>
+      partitionAnswer(decodeProduceResponse(apiVersion, payload), tp),
     );
   }
 
   /** One attempt of a produce request whose body is laid out already. */
   async attempt(tp: TopicPartition, body: Buffer, baseSequence: number): Promise<Attempt> {
-    let leader: Awaited<ReturnType<ProducerSession["leader"]>>;
+    let leader: Leader;
     try {
       leader = await this.leader(tp);
     } catch (error) {
@@ -206,7 +179,7 @@ export class ProducerSession {
         partition: tp.partition,
         baseSequence,
         batches: 1,
-        at: this.options.now(),
+        at: this.client.clock.now(),
       });
       return { answer: await this.send(leader, tp, body) };
     } catch (error) {
@@ -214,15 +187,20 @@ export class ProducerSession {
     }
   }
 
-  /** Before a retry: fresh metadata (the leader may have moved), then the backoff, ending by `until`. */
+  /**
+   * The one pause of the writer before it sends again: fresh metadata (the leader may have
+   * moved), then the backoff, cut to end by `until`.
+   */
   async pauseBeforeRetry(attempt: number, until: number): Promise<void> {
-    await this.connector.refreshMetadata();
-    await sleepBeforeRetry(attempt, until, { initialMs: this.options.retryBackoffMs }, this.options.now);
+    await this.client.refreshMetadata();
+    const { clock } = this.client;
+    const delay = backoffDelay(attempt, { ...DEFAULT_BACKOFF, initialMs: this.options.retryBackoffMs });
+    await clock.sleep(Math.min(delay, Math.max(0, until - clock.now())));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.cluster.disconnect();
+    await this.client.disconnect();
   }
 
   /** Stops new requests at once; close() disconnects once the writes in progress settled. */
@@ -234,27 +212,31 @@ export class ProducerSession {
     return this.closed;
   }
 
+  /** InitProducerId without a transactional id, tried again on transient failures until `deadline`. */
   private async initProducerId(deadline: number): Promise<ProducerIdentity> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.connector.connect();
-        await this.cluster.refreshMetadataIfNecessary();
+    const { clock } = this.client;
+    const result = await retryUntil(
+      async (n) => {
+        if (n > 0) await this.client.refreshMetadata();
         // Non-transactional: any broker may answer; kafkajs's producer asks the controller too.
-        const broker = await this.cluster.findControllerBroker();
-        const result = await broker.initProducerId({
+        return brokerRequests.initProducerId(await this.client.controller(), {
           transactionalId: null,
-          transactionTimeout: this.options.requestTimeoutMs,
+          transactionTimeout: this.client.requestTimeoutMs,
         });
-        this.logger?.info("producer id assigned", {
-          producerId: result.producerId,
-          producerEpoch: result.producerEpoch,
-        });
-        return this.shared.adopt(BigInt(result.producerId), result.producerEpoch);
-      } catch (error) {
-        if (!isTransient(error) || this.options.now() >= deadline)
-          throw translateKafkajsError(error, "InitProducerId");
-        await this.pauseBeforeRetry(attempt, deadline);
-      }
-    }
+      },
+      {
+        clock,
+        retryable: isTransient,
+        deadline,
+        backoff: { ...DEFAULT_BACKOFF, initialMs: this.options.retryBackoffMs },
+      },
+    ).catch((error: unknown) => {
+      throw translateKafkajsError(error, "InitProducerId");
+    });
+    this.logger?.info("producer id assigned", {
+      producerId: result.producerId,
+      producerEpoch: result.producerEpoch,
+    });
+    return this.shared.adopt(BigInt(result.producerId), result.producerEpoch);
   }
 }

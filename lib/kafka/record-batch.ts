@@ -111,8 +111,8 @@ export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]>
   return batches;
 }
 
-async function decodeBatch(data: Buffer, start: number, size: number): Promise<DecodedBatch> {
-  const end = start + size;
+/** The batch's baseOffset, once its size, magic and CRC are those of a sound v2 batch. */
+function checkedBaseOffset(data: Buffer, start: number, size: number): number {
   const baseOffset = readSafeInt64(data, start, "baseOffset");
   if (size < HEADER_SIZE) {
     // Also what a v0/v1 message of a few bytes looks like; say which when we can.
@@ -123,13 +123,17 @@ async function decodeBatch(data: Buffer, start: number, size: number): Promise<D
   const magic = data.readInt8(start + MAGIC_OFFSET);
   if (magic === 0 || magic === 1) throw unsupportedMagic(magic, baseOffset);
   if (magic !== CURRENT_MAGIC) throw corrupt(`unknown record batch magic ${magic}`, { baseOffset, magic });
-
   const expectedCrc = data.readUInt32BE(start + CRC_OFFSET);
-  const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, end);
+  const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, start + size);
   if (expectedCrc !== actualCrc) {
     throw corrupt("record batch CRC mismatch", { baseOffset, expectedCrc, actualCrc });
   }
+  return baseOffset;
+}
 
+async function decodeBatch(data: Buffer, start: number, size: number): Promise<DecodedBatch> {
+  const end = start + size;
+  const baseOffset = checkedBaseOffset(data, start, size);
   const attributes = data.readInt16BE(start + 21);
   const lastOffsetDelta = data.readInt32BE(start + 23);
   const baseTimestamp = readSafeInt64(data, start + 27, "baseTimestamp");
@@ -280,33 +284,8 @@ export async function encodeRecordBatch(
   const count = records.length;
   const stamp = options.stamp ?? null;
   const headroom = options.headroom ?? 0;
-  const stampSize =
-    stamp === null
-      ? 0
-      : sizeOfBytes(stamp.key) +
-        sizeOfVarint(stamp.prefix.length + STAMP_OFFSET_BYTES) +
-        stamp.prefix.length +
-        STAMP_OFFSET_BYTES;
+  const { bodySizes, recordsSize, maxTimestamp } = measureRecords(records, first.timestamp, stamp);
   const baseTimestamp = first.timestamp;
-  let maxTimestamp = baseTimestamp;
-  const bodySizes = new Int32Array(count);
-  let recordsSize = 0;
-  for (let i = 0; i < count; i++) {
-    const record = records[i] as MirrorRecord;
-    if (record.timestamp > maxTimestamp) maxTimestamp = record.timestamp;
-    const headerCount = record.headers.length + (stamp === null ? 0 : 1);
-    let body =
-      1 +
-      sizeOfVarlong(timestampDelta(record.timestamp, baseTimestamp)) +
-      sizeOfVarint(i) +
-      sizeOfBytes(record.key) +
-      sizeOfBytes(record.value) +
-      sizeOfVarint(headerCount) +
-      stampSize;
-    for (const header of record.headers) body += sizeOfBytes(header.key) + sizeOfBytes(header.value);
-    bodySizes[i] = body;
-    recordsSize += sizeOfVarint(body) + body;
-  }
 
   const codec = options.compression;
   let batch: Buffer;
@@ -337,6 +316,41 @@ export async function encodeRecordBatch(
   batch.writeInt32BE(count, at + 57);
   batch.writeUInt32BE(crc32c(batch, at + ATTRIBUTES_OFFSET, batch.length), at + CRC_OFFSET);
   return batch;
+}
+
+/** Each record's body size (its length prefix excluded), their total with prefixes, the max timestamp. */
+function measureRecords(
+  records: readonly MirrorRecord[],
+  baseTimestamp: number,
+  stamp: ProvenanceStamp | null,
+): { bodySizes: Int32Array; recordsSize: number; maxTimestamp: number } {
+  const stampSize =
+    stamp === null
+      ? 0
+      : sizeOfBytes(stamp.key) +
+        sizeOfVarint(stamp.prefix.length + STAMP_OFFSET_BYTES) +
+        stamp.prefix.length +
+        STAMP_OFFSET_BYTES;
+  let maxTimestamp = baseTimestamp;
+  const bodySizes = new Int32Array(records.length);
+  let recordsSize = 0;
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i] as MirrorRecord;
+    if (record.timestamp > maxTimestamp) maxTimestamp = record.timestamp;
+    const headerCount = record.headers.length + (stamp === null ? 0 : 1);
+    let body =
+      1 +
+      sizeOfVarlong(timestampDelta(record.timestamp, baseTimestamp)) +
+      sizeOfVarint(i) +
+      sizeOfBytes(record.key) +
+      sizeOfBytes(record.value) +
+      sizeOfVarint(headerCount) +
+      stampSize;
+    for (const header of record.headers) body += sizeOfBytes(header.key) + sizeOfBytes(header.value);
+    bodySizes[i] = body;
+    recordsSize += sizeOfVarint(body) + body;
+  }
+  return { bodySizes, recordsSize, maxTimestamp };
 }
 
 function writeRecords(
@@ -372,36 +386,4 @@ function writeRecords(
       pos = buf.writeUInt32BE(record.offset >>> 0, pos);
     }
   }
-}
-
-/**
- * read_committed for a fetched partition, as the Java consumer does it: walking batches in
- * offset order, each aborted transaction (producerId, firstOffset) from the Fetch response
- * becomes active once a batch reaches its firstOffset; that producer's transactional data batches
- * are aborted until its ABORT marker. Aborted batches stay in the result with `records: []`, so
- * offset accounting (lastOffset, nextOffset) still sees them; control batches are kept as they are.
- */
-export function dropAborted(
-  batches: DecodedBatch[],
-  aborted: readonly { producerId: bigint; firstOffset: number }[],
-): DecodedBatch[] {
-  if (aborted.length === 0) return batches;
-  const pending = [...aborted].sort((a, b) => a.firstOffset - b.firstOffset);
-  let next = 0;
-  const abortedProducers = new Set<bigint>();
-  return batches.map((batch) => {
-    for (
-      let txn = pending[next];
-      txn !== undefined && txn.firstOffset <= batch.lastOffset;
-      txn = pending[++next]
-    ) {
-      abortedProducers.add(txn.producerId);
-    }
-    if (batch.isControl) {
-      if (batch.controlType === "abort") abortedProducers.delete(batch.producerId);
-      return batch;
-    }
-    if (batch.isTransactional && abortedProducers.has(batch.producerId)) return { ...batch, records: [] };
-    return batch;
-  });
 }

@@ -5,21 +5,12 @@
  */
 import type { FetchedRecords, FetchLimits, TopicPartition } from "../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../core/ports.js";
-import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
-import { backoffDelay, sleep } from "./backoff.js";
-import {
-  ClusterConnector,
-  createKafkaCluster,
-  isTransientKafkajsError,
-  type KafkaConnectionOptions,
-  sendBody,
-  sendRequest,
-  translateKafkajsError,
-} from "./connection.js";
+import { describeError, ReplicatorError } from "../errors.js";
+import { type Broker, type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
+import { translateKafkajsError } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
 import { FetchCoalescer } from "./fetch-coalescer.js";
 import { slicePartition } from "./fetch-result.js";
-import type { KafkajsCluster } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
 import { type FetchPartitionResponse, IsolationLevel } from "./protocol/fetch.js";
 import {
@@ -33,12 +24,16 @@ import {
   OFFSET_FOR_LEADER_EPOCH_VERSIONS,
   offsetForLeaderEpochRequest,
 } from "./protocol/offset-for-leader-epoch.js";
-import { decodeRecordBatches, dropAborted } from "./record-batch.js";
+import { dropAborted } from "./read-committed.js";
+import { decodeRecordBatches } from "./record-batch.js";
 
-export interface KafkaSourceReaderOptions extends KafkaConnectionOptions {
-  /** Attempts per fetch before a transient failure becomes KAFKA_RETRIABLE. @default 6 */
+export interface KafkaSourceReaderOptions extends ClusterClientOptions {
+  /**
+   * @deprecated Ignored: a call is one attempt (ports.ts, "Retries"); the caller that owns the
+   * deadline retries with retryUntil.
+   */
   readonly maxAttempts?: number;
-  /** First retry delay; doubles per attempt. @default 100 */
+  /** @deprecated Ignored, as maxAttempts. */
   readonly retryBackoffMs?: number;
   /**
    * read_committed skips aborted transactional records and stops at the last stable offset;
@@ -51,29 +46,21 @@ export interface KafkaSourceReaderOptions extends KafkaConnectionOptions {
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
 export class KafkaSourceReader implements SourceReader {
-  private readonly cluster: KafkajsCluster;
+  private readonly client: KafkaClusterClient;
   private readonly coalescer: FetchCoalescer;
-  private readonly maxAttempts: number;
-  private readonly retryBackoffMs: number;
   private readonly logger: Logger | undefined;
-  private readonly connector: ClusterConnector;
-  private readonly requestTimeoutMs: number;
   private readonly readCommitted: boolean;
   private closed = false;
 
   constructor(options: KafkaSourceReaderOptions) {
-    this.cluster = createKafkaCluster(options);
-    this.connector = new ClusterConnector(this.cluster, options.logger);
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.client = new KafkaClusterClient(options);
     this.readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
     this.coalescer = new FetchCoalescer(
-      this.cluster,
-      this.requestTimeoutMs,
+      this.client,
+      this.client.requestTimeoutMs,
       undefined,
       this.readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
     );
-    this.maxAttempts = options.maxAttempts ?? 6;
-    this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.logger = options.logger;
   }
 
@@ -88,16 +75,22 @@ export class KafkaSourceReader implements SourceReader {
    * As with Kafka's own fetch, the last batch taken may carry the total past maxBytes.
    */
   async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
-    const first = await this.fetchWithRetries(tp, offset, limits);
+    const first = await this.onLeader(
+      tp,
+      `fetch ${tp.topic}/${tp.partition}@${offset}`,
+      { offset },
+      (leader) => this.fetchOnce(leader, tp, offset, limits),
+    );
     if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
     const records = first.records;
     let bytes = first.bytes;
     let last = first;
-    const stopAt = performance.now() + FILL_BUDGET_MS;
-    while (performance.now() < stopAt && !this.closed) {
+    const { clock } = this.client;
+    const stopAt = clock.now() + FILL_BUDGET_MS;
+    while (clock.now() < stopAt && !this.closed) {
       let next: FetchedRecords;
       try {
-        next = await this.fetchOnce(tp, last.nextOffset, {
+        next = await this.fetchOnce(await this.client.leaderFor(tp), tp, last.nextOffset, {
           maxRecords: limits.maxRecords - records.length,
           maxBytes: limits.maxBytes - bytes,
           maxWaitMs: 0,
@@ -121,44 +114,21 @@ export class KafkaSourceReader implements SourceReader {
     };
   }
 
-  private async fetchWithRetries(
-    tp: TopicPartition,
-    offset: number,
-    limits: FetchLimits,
-  ): Promise<FetchedRecords> {
-    const details = { topic: tp.topic, partition: tp.partition, offset };
-    for (let attempt = 1; ; attempt++) {
-      if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
-      try {
-        return await this.fetchOnce(tp, offset, limits);
-      } catch (error) {
-        if (!isRetriable(error) || attempt >= this.maxAttempts) {
-          throw translateKafkajsError(error, `fetch ${tp.topic}/${tp.partition}@${offset}`, details);
-        }
-        this.logger?.debug("fetch retry", { ...details, attempt, ...describeError(error) });
-        await this.refreshMetadata();
-        await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
-      }
-    }
-  }
-
   /**
    * Topic id and leader epoch from Metadata v10+ (kafkajs's own Metadata is v6, which has
    * neither). A broker older than Kafka 2.8 answers with unknowns, which disables the checks
    * that need them rather than failing the partition.
    */
   describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
-    return this.withRetries(tp, "describe", async (leader) => {
-      const broker = await this.cluster.findBroker({ nodeId: leader });
-      const version = supported(broker.versions, METADATA_API_KEY, METADATA_ID_VERSIONS);
+    return this.onBroker(tp, "describe", async (broker) => {
+      const version = this.client.supported(broker, METADATA_API_KEY, METADATA_ID_VERSIONS);
       if (version === undefined) return { topicId: null, leaderEpoch: -1 };
       const api = { apiName: "Metadata", apiKey: METADATA_API_KEY, apiVersion: version };
-      const topic = await sendBody(
+      const topic = await this.client.sendBody(
         broker,
         api,
         encodeMetadataRequest(version, tp.topic),
         (payload) => decodeMetadataResponse(version, payload),
-        this.requestTimeoutMs,
       );
       if (topic === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       if (topic.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(topic.errorCode);
@@ -169,17 +139,12 @@ export class KafkaSourceReader implements SourceReader {
 
   /** OffsetForLeaderEpoch to the partition's leader; -1 when the broker cannot tell. */
   endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
-    return this.withRetries(tp, "offset for leader epoch", async (leader) => {
-      const broker = await this.cluster.findBroker({ nodeId: leader });
+    return this.onBroker(tp, "offset for leader epoch", async (broker) => {
       const apiKey = OFFSET_FOR_LEADER_EPOCH_API_KEY;
-      if (supported(broker.versions, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
-      const answer = await sendRequest(
-        broker,
-        "OffsetForLeaderEpoch",
-        apiKey,
-        OFFSET_FOR_LEADER_EPOCH_VERSIONS,
-        (v) => offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: -1, leaderEpoch }),
-        this.requestTimeoutMs,
+      if (this.client.supported(broker, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
+      const api = { apiName: "OffsetForLeaderEpoch", apiKey, versions: OFFSET_FOR_LEADER_EPOCH_VERSIONS };
+      const answer = await this.client.request(broker, api, (v) =>
+        offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: -1, leaderEpoch }),
       );
       if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       if (answer.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(answer.errorCode);
@@ -187,52 +152,39 @@ export class KafkaSourceReader implements SourceReader {
     });
   }
 
-  /** `call` against the partition's current leader, retried like a fetch. */
-  private async withRetries<T>(
+  /** `call` against the partition's current leader: one attempt (re-routed once), translated. */
+  private onBroker<T>(tp: TopicPartition, what: string, call: (broker: Broker) => Promise<T>): Promise<T> {
+    return this.onLeader(tp, `${what} ${tp.topic}/${tp.partition}`, {}, async (leader) =>
+      call(await this.client.broker(leader)),
+    );
+  }
+
+  private async onLeader<T>(
     tp: TopicPartition,
     what: string,
+    extra: Record<string, unknown>,
     call: (leader: number) => Promise<T>,
   ): Promise<T> {
-    const details = { topic: tp.topic, partition: tp.partition };
-    for (let attempt = 1; ; attempt++) {
-      if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
-      try {
-        await this.connect();
-        return await call(await this.leaderOf(tp));
-      } catch (error) {
-        if (!isRetriable(error) || attempt >= this.maxAttempts) {
-          throw translateKafkajsError(error, `${what} ${tp.topic}/${tp.partition}`, details);
-        }
-        this.logger?.debug(`${what} retry`, { ...details, attempt, ...describeError(error) });
-        await this.refreshMetadata();
-        await sleep(backoffDelay(attempt - 1, { initialMs: this.retryBackoffMs }));
-      }
+    const details = { topic: tp.topic, partition: tp.partition, ...extra };
+    if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
+    try {
+      return await this.client.attempt(what, async () => call(await this.client.leaderFor(tp)));
+    } catch (error) {
+      throw translateKafkajsError(error, what, details);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.cluster.disconnect();
+    await this.client.disconnect();
   }
 
-  private async leaderOf(tp: TopicPartition): Promise<number> {
-    await this.cluster.addMultipleTargetTopics([tp.topic]);
-    const partition = this.cluster
-      .findTopicPartitionMetadata(tp.topic)
-      .find((p) => p.partitionId === tp.partition);
-    if (partition === undefined || partition.leader === null || partition.leader < 0) {
-      throw new KafkaPartitionError(
-        partition === undefined
-          ? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          : KafkaErrorCode.LEADER_NOT_AVAILABLE,
-      );
-    }
-    return partition.leader;
-  }
-
-  private async fetchOnce(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
-    await this.connect();
-    const leader = await this.leaderOf(tp);
+  private async fetchOnce(
+    leader: number,
+    tp: TopicPartition,
+    offset: number,
+    limits: FetchLimits,
+  ): Promise<FetchedRecords> {
     const response = await this.coalescer.fetch(leader, tp, offset, limits);
     if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
       throw await this.outOfRange(tp, offset, response);
@@ -268,7 +220,7 @@ export class KafkaSourceReader implements SourceReader {
     if (logStartOffset < 0 || highWatermark < 0) {
       // Brokers often send -1 with this error; the core needs the range to know what was lost.
       try {
-        const [offsets] = await listPartitionOffsets(this.cluster, tp.topic, [tp.partition]);
+        const [offsets] = await listPartitionOffsets(this.client, tp.topic, [tp.partition]);
         if (offsets !== undefined) ({ logStartOffset, logEndOffset: highWatermark } = offsets);
       } catch (error) {
         this.logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
@@ -283,14 +235,6 @@ export class KafkaSourceReader implements SourceReader {
       { details: { topic: tp.topic, partition: tp.partition, offset, logStartOffset, highWatermark } },
     );
   }
-
-  private connect(): Promise<void> {
-    return this.connector.connect();
-  }
-
-  private refreshMetadata(): Promise<void> {
-    return this.connector.refreshMetadata();
-  }
 }
 
 /** Time a fetch may spend on follow-up requests after the first answer. */
@@ -299,12 +243,6 @@ const FILL_BUDGET_MS = 100;
 /** The log holds more than this fetch reached, and the limits allow more. */
 function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: FetchLimits): boolean {
   return last.nextOffset < last.highWatermark && records < limits.maxRecords && bytes < limits.maxBytes;
-}
-
-function isRetriable(error: unknown): boolean {
-  if (error instanceof KafkaPartitionError) return error.retriable;
-  if (isReplicatorError(error)) return error.code === "KAFKA_RETRIABLE";
-  return isTransientKafkajsError(error);
 }
 
 /**
@@ -320,14 +258,4 @@ export function lastBatchLeaderEpoch(records: Buffer): number {
     pos = end;
   }
   return epoch;
-}
-
-/** The first of `implemented` that the broker's ApiVersions range allows. */
-function supported(
-  versions: Record<number, { minVersion: number; maxVersion: number }> | null,
-  apiKey: number,
-  implemented: readonly number[],
-): number | undefined {
-  const range = versions?.[apiKey];
-  return implemented.find((v) => range !== undefined && v >= range.minVersion && v <= range.maxVersion);
 }

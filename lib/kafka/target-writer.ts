@@ -17,30 +17,21 @@
  * answered, or has timed out, by then. Out of time before a batch that cannot have landed, the
  * write resolves with the acknowledged prefix.
  */
+import { systemClock } from "../core/clock.js";
 import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../core/model.js";
-import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
+import type { Clock, Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
-import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
+import { ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
+import { type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
 import type { CompressionCodec } from "./compression.js";
-import type { KafkaConnectionOptions } from "./connection.js";
-import { isFencedCode, KafkaErrorCode, KafkaPartitionError, kafkaError } from "./error-codes.js";
-import {
-  answerError,
-  batchDetails,
-  isLanded,
-  isTransient,
-  isUncertain,
-  mayHaveAppended,
-  REJECTING_ERRORS,
-  requestError,
-  STATE_LOST_ERRORS,
-} from "./produce-outcome.js";
+import { NOT_PIPELINED, type PipelineContext, sendPipelined } from "./pipelined-send.js";
+import { batchDetails, deadlineError, fencedOr, judgeAttempt } from "./produce-outcome.js";
 import { ProducerSession, type TransactionSettings } from "./producer-session.js";
-import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
+import type { ProducerIdentity } from "./producer-state.js";
 import type { TransactionProducers } from "./transaction-producers.js";
 
-export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
+export interface KafkaTargetWriterOptions extends ClusterClientOptions {
   /** @default "none" */
   readonly compression?: CompressionCodec;
   /** Upper bound of a batch's uncompressed size. @default 1 MiB */
@@ -59,7 +50,10 @@ export interface KafkaTargetWriterOptions extends KafkaConnectionOptions {
   readonly retryDeadlineMs?: number;
   /** First retry delay; doubles per attempt. @default 100 */
   readonly retryBackoffMs?: number;
-  /** The clock write deadlines are read against (epoch ms); the caller's, so both agree. @default Date.now */
+  /**
+   * The clock write deadlines are read against (epoch ms); the caller's, so both agree. `clock`
+   * wins when both are given (it also times the pauses). @default systemClock
+   */
   readonly now?: () => number;
   /**
    * Fenced writes: every write is a transaction of the target partition's own transactional
@@ -76,17 +70,6 @@ interface Sent {
   readonly acknowledged: number;
 }
 
-/** One pipelined attempt at a group. */
-interface Pipelined {
-  /** The session the group was (or was to be) sent under; its resends keep it. */
-  readonly identity: ProducerIdentity | undefined;
-  /** Leading batches that landed. */
-  readonly landed: number;
-  readonly baseOffset: number;
-  /** Per batch: it may be in the log although no answer says so. */
-  readonly uncertain: readonly boolean[];
-}
-
 /** How the one-by-one path (re)sends a batch. */
 interface Resend {
   /** Keep the session of an earlier attempt (same producer id, so the broker can de-duplicate). */
@@ -95,7 +78,6 @@ interface Resend {
   readonly mayHaveLanded: boolean;
 }
 
-const NOT_PIPELINED: Pipelined = { identity: undefined, landed: 0, baseOffset: -1, uncertain: [] };
 const NOTHING_SENT: Sent = { baseOffset: -1, acknowledged: 0 };
 const NO_DEADLINE: WriteDeadline = () => Number.POSITIVE_INFINITY;
 
@@ -114,27 +96,18 @@ export class KafkaTargetWriter implements TargetWriter {
   constructor(options: KafkaTargetWriterOptions) {
     this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
-    this.maxInFlightBatches = options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES;
-    if (
-      !Number.isInteger(this.maxInFlightBatches) ||
-      this.maxInFlightBatches < 1 ||
-      this.maxInFlightBatches > MAX_IN_FLIGHT_BATCHES
-    ) {
-      throw new RangeError(
-        `maxInFlightBatches must be an integer from 1 to ${MAX_IN_FLIGHT_BATCHES}, got ${this.maxInFlightBatches}`,
-      );
-    }
+    this.maxInFlightBatches = checkedInFlight(options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES);
     this.retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.logger = options.logger;
-    this.now = options.now ?? Date.now;
+    const client = new KafkaClusterClient({ ...options, clock: writerClock(options) });
+    this.requestTimeoutMs = client.requestTimeoutMs;
+    this.now = () => client.clock.now();
     this.session = new ProducerSession({
-      ...options,
+      client,
       compression: options.compression ?? "none",
-      requestTimeoutMs: this.requestTimeoutMs,
       retryBackoffMs: options.retryBackoffMs ?? 100,
-      now: this.now,
       transactions: options.transactions ?? null,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
   }
 
@@ -251,7 +224,8 @@ export class KafkaTargetWriter implements TargetWriter {
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
   ): Promise<Sent> {
-    const pipelined = group.length > 1 ? await this.sendPipelined(tp, group, stamp, deadline) : NOT_PIPELINED;
+    const pipelined =
+      group.length > 1 ? await sendPipelined(this.pipeline(deadline), tp, group, stamp) : NOT_PIPELINED;
     let acknowledged = recordCount(group.slice(0, pipelined.landed));
     let baseOffset = pipelined.landed > 0 ? pipelined.baseOffset : null;
     for (let k = pipelined.landed; k < group.length; k++) {
@@ -269,62 +243,14 @@ export class KafkaTargetWriter implements TargetWriter {
     return { baseOffset: baseOffset ?? -1, acknowledged };
   }
 
-  /**
-   * One attempt at sending `group` (at most maxInFlightBatches batches) back to back on the
-   * leader's connection, if it can finish before the deadline. Never throws: whatever did not
-   * land is left to the one-by-one path, with a note of which batches may have landed anyway.
-   */
-  private async sendPipelined(
-    tp: TopicPartition,
-    group: readonly (readonly MirrorRecord[])[],
-    stamp: ProvenanceStamp | null,
-    deadline: WriteDeadline,
-  ): Promise<Pipelined> {
-    const session = this.session;
-    if (session.isClosed) return NOT_PIPELINED;
-    let identity: ProducerIdentity;
-    let leader: Awaited<ReturnType<ProducerSession["leader"]>>;
-    try {
-      identity = await session.identity(tp, this.now() + this.retryDeadlineMs);
-      leader = await session.leader(tp);
-    } catch {
-      return NOT_PIPELINED;
-    }
-    const key = partitionKey(tp);
-    const sequences: number[] = [];
-    const bodies: Buffer[] = [];
-    let sequence = session.state(tp).nextSequence(key, identity);
-    for (const batch of group) {
-      sequences.push(sequence);
-      bodies.push(await session.body(tp, batch, stamp, identity, sequence));
-      sequence = sequenceAfter(sequence, batch.length);
-    }
-    // Checked after encoding, just before sending: none of these may be outstanding at the deadline.
-    if (!this.fits(deadline)) return { ...NOT_PIPELINED, identity };
-    this.logger?.debug("produce sent", {
-      ...sentFields(tp, sequences[0] ?? 0, group.length),
-      at: this.now(),
-    });
-    // Queued in one turn, so they reach the broker in sequence order.
-    const answers = await Promise.allSettled(bodies.map((body) => session.send(leader, tp, body)));
-    // The broker appends a producer's batches only in sequence order: an acknowledged batch means
-    // every batch before it landed too, whatever their own answers said (a timed-out request may
-    // have landed all the same).
-    let landed = 0;
-    answers.forEach((answer, k) => {
-      if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
-    });
-    if (landed > 0) {
-      session
-        .state(tp)
-        .acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
-    }
-    const first = answers[0];
-    const baseOffset =
-      landed > 0 && first?.status === "fulfilled" && first.value.errorCode === KafkaErrorCode.NONE
-        ? first.value.baseOffset
-        : -1;
-    return { identity, landed, baseOffset, uncertain: answers.map(isUncertain) };
+  private pipeline(deadline: WriteDeadline): PipelineContext {
+    return {
+      session: this.session,
+      identityDeadline: this.now() + this.retryDeadlineMs,
+      fits: () => this.fits(deadline),
+      now: this.now,
+      logger: this.logger,
+    };
   }
 
   /**
@@ -348,58 +274,27 @@ export class KafkaTargetWriter implements TargetWriter {
     const baseSequence = session.state(tp).nextSequence(key, identity);
     const body = await session.body(tp, records, stamp, identity, baseSequence);
     let uncertain = resend.mayHaveLanded;
-    const giveUp = (error: ReplicatorError): ReplicatorError => {
-      // The batch may be in the log: its sequence must not carry other records later.
-      if (uncertain) session.state(tp).reset(key, identity);
-      return error;
-    };
-
     for (let attempt = 0; ; attempt++) {
       if (!this.fits(deadline)) {
         if (!uncertain) return NOTHING_SENT;
-        throw giveUp(deadlineError(tp, records));
-      }
-      const result = await session.attempt(tp, body, baseSequence);
-      if ("error" in result) {
-        uncertain ||= result.sent;
-        if (!isTransient(result.error)) throw giveUp(requestError(result.error, tp, records));
-        if (this.now() >= retryUntil)
-          throw giveUp(requestError(result.error, tp, records, " (retries exhausted)"));
-        this.logger?.debug("produce retry", {
-          ...batchDetails(tp, records),
-          attempt,
-          ...describeError(result.error),
-        });
-        await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
-        continue;
-      }
-
-      const code = result.answer.errorCode;
-      if (isLanded(code)) {
-        session.state(tp).acknowledged(key, identity, baseSequence, records.length);
-        return {
-          baseOffset: code === KafkaErrorCode.NONE ? result.answer.baseOffset : -1,
-          acknowledged: records.length,
-        };
-      }
-      if (STATE_LOST_ERRORS.has(code)) {
+        // The batch may be in the log: its sequence must not carry other records later.
         session.state(tp).reset(key, identity);
-        throw answerError(code, tp, records);
+        throw deadlineError(tp, records);
       }
-      if (REJECTING_ERRORS.has(code)) {
-        // Halves get new sequences: only safe while no attempt of the whole may have landed.
-        if (uncertain) throw giveUp(refusedAfterUncertain(code, tp, records));
-        if (records.length > 1) return this.sendHalves(tp, records, stamp, deadline, identity);
-        throw answerError(code, tp, records);
+      const verdict = judgeAttempt(await session.attempt(tp, body, baseSequence), tp, records, uncertain);
+      if (verdict.kind === "landed") {
+        session.state(tp).acknowledged(key, identity, baseSequence, records.length);
+        return { baseOffset: verdict.baseOffset, acknowledged: records.length };
       }
-      if (!kafkaError(code).retriable) throw giveUp(answerError(code, tp, records));
-      uncertain ||= mayHaveAppended(code);
-      if (this.now() >= retryUntil) throw giveUp(answerError(code, tp, records, " (retries exhausted)"));
-      this.logger?.debug("produce retry", {
-        ...batchDetails(tp, records),
-        attempt,
-        kafkaError: kafkaError(code).name,
-      });
+      if (verdict.kind === "bisect") return this.sendHalves(tp, records, stamp, deadline, identity);
+      if (verdict.kind === "fail" || this.now() >= retryUntil) {
+        const failure =
+          verdict.kind === "fail" ? verdict : { error: verdict.exhausted(), reset: verdict.uncertain };
+        if (failure.reset) session.state(tp).reset(key, identity);
+        throw failure.error;
+      }
+      uncertain = verdict.uncertain;
+      this.logger?.debug("produce retry", { ...batchDetails(tp, records), attempt, ...verdict.log });
       await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
     }
   }
@@ -438,43 +333,21 @@ export class KafkaTargetWriter implements TargetWriter {
  */
 const MAX_IN_FLIGHT_BATCHES = 5;
 
-/**
- * A produce refused for its epoch means a newer holder fenced this partition's producer: the
- * caller has lost the partition, whatever its lease says.
- */
-function fencedOr(error: unknown): unknown {
-  if (!isReplicatorError(error, "PRODUCER_STATE_LOST")) return error;
-  if (!isFencedCode(error.details?.kafkaErrorCode)) return error;
-  return new ReplicatorError("PRODUCER_FENCED", `${error.message}: another writer fenced this partition`, {
-    cause: error,
-    details: error.details,
-  });
-}
-
-/** An attempt may have landed and the deadline left no time to confirm it by resending. */
-function deadlineError(tp: TopicPartition, records: readonly MirrorRecord[]): ReplicatorError {
-  return new ReplicatorError(
-    "KAFKA_RETRIABLE",
-    `produce to ${tp.topic}/${tp.partition}: outcome unknown, the write's deadline left no time to resend`,
-    { details: batchDetails(tp, records) },
+/** maxInFlightBatches, checked: 1..MAX_IN_FLIGHT_BATCHES. */
+function checkedInFlight(value: number): number {
+  if (Number.isInteger(value) && value >= 1 && value <= MAX_IN_FLIGHT_BATCHES) return value;
+  throw new ReplicatorError(
+    "CONFIG_INVALID",
+    `maxInFlightBatches must be an integer from 1 to ${MAX_IN_FLIGHT_BATCHES}, got ${value}`,
+    { details: { maxInFlightBatches: value } },
   );
 }
 
-/** A resend was refused after an attempt of unknown outcome: the caller must look, then write anew. */
-function refusedAfterUncertain(
-  code: number,
-  tp: TopicPartition,
-  records: readonly MirrorRecord[],
-): ReplicatorError {
-  return new ReplicatorError(
-    "KAFKA_RETRIABLE",
-    `produce to ${tp.topic}/${tp.partition}: resend refused (${kafkaError(code).name}) after an attempt of unknown outcome`,
-    { cause: new KafkaPartitionError(code), details: { ...batchDetails(tp, records), kafkaErrorCode: code } },
-  );
-}
-
-function sentFields(tp: TopicPartition, baseSequence: number, batches: number): Record<string, unknown> {
-  return { topic: tp.topic, partition: tp.partition, baseSequence, batches };
+/** The writer's clock: `clock`, else the caller's `now` with real pauses, else real time. */
+function writerClock(options: KafkaTargetWriterOptions): Clock {
+  if (options.clock !== undefined) return options.clock;
+  const { now } = options;
+  return now === undefined ? systemClock : { now, sleep: systemClock.sleep };
 }
 
 function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {

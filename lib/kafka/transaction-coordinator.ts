@@ -13,17 +13,12 @@
  * A `deadline` is an absolute time on the injected clock; one attempt is made even past it.
  */
 import type { Clock, Logger } from "../core/ports.js";
+import { backoffDelay, DEFAULT_BACKOFF } from "../core/retry.js";
 import { describeError, ReplicatorError } from "../errors.js";
-import { backoffDelay } from "./backoff.js";
-import {
-  ClusterConnector,
-  isTransientKafkajsError,
-  negotiateVersion,
-  protocolErrorCode,
-  translateKafkajsError,
-} from "./connection.js";
-import { isFencedCode, kafkaError } from "./error-codes.js";
-import { COORDINATOR_TYPE, type KafkajsBroker, type KafkajsCluster } from "./kafkajs-internals.js";
+import type { Broker, KafkaClusterClient } from "./cluster-client.js";
+import { isTransientKafkajsError, protocolErrorCode, translateKafkajsError } from "./connection.js";
+import { isFencedCode, KafkaErrorCode, kafkaError } from "./error-codes.js";
+import { brokerRequests, transactionCoordinatorId } from "./kafkajs-internals.js";
 
 /** What InitProducerId gave a transactional.id: every batch and EndTxn of its transactions carries it. */
 export interface TransactionalProducer {
@@ -35,10 +30,8 @@ export interface TransactionalProducer {
 export type TransactionResult = "commit" | "abort";
 
 export interface TransactionCoordinatorOptions {
-  /** The target cluster (createKafkaCluster), shared with the writer. */
-  readonly cluster: KafkajsCluster;
-  /** Shares connects and metadata refreshes with the writer. @default a connector of its own */
-  readonly connector?: ClusterConnector;
+  /** The target cluster's client, shared with the writer. */
+  readonly client: KafkaClusterClient;
   /** From transactionalIdFor (lib/kafka/transactional-id.ts). */
   readonly transactionalId: string;
   /**
@@ -46,8 +39,8 @@ export interface TransactionCoordinatorOptions {
    * broker refuses values above its transaction.max.timeout.ms (15 min by default). @default 60000
    */
   readonly transactionTimeoutMs?: number;
-  /** Deadlines and backoff sleeps are measured on this clock, never on Date.now(). */
-  readonly clock: Clock;
+  /** Deadlines and backoff sleeps are measured on this clock, never on Date.now(). @default the client's */
+  readonly clock?: Clock;
   /** First retry delay, doubling with jitter up to 5 s. @default 100 */
   readonly retryBackoffMs?: number;
   readonly logger?: Logger;
@@ -61,7 +54,10 @@ const KAFKAJS_UNKNOWN_CODE = -99;
 const MAX_STRING_BYTES = 32_767;
 
 /** The coordinator moved or is not elected yet: look it up again. */
-const REFIND_CODES = new Set([15, 16]); // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+const REFIND_CODES: ReadonlySet<number> = new Set([
+  KafkaErrorCode.COORDINATOR_NOT_AVAILABLE,
+  KafkaErrorCode.NOT_COORDINATOR,
+]);
 /** Names error-codes.ts does not know, for the fatal errors only this API returns. */
 const TRANSACTION_ERROR_NAMES: Readonly<Record<number, string>> = {
   50: "INVALID_TRANSACTION_TIMEOUT",
@@ -71,23 +67,21 @@ const TRANSACTION_ERROR_NAMES: Readonly<Record<number, string>> = {
 
 export class TransactionCoordinator {
   readonly transactionalId: string;
-  readonly #cluster: KafkajsCluster;
-  readonly #connector: ClusterConnector;
+  readonly #client: KafkaClusterClient;
   readonly #transactionTimeoutMs: number;
   readonly #clock: Clock;
   readonly #retryBackoffMs: number;
   readonly #logger: Logger | undefined;
-  #coordinator: KafkajsBroker | undefined;
+  #coordinator: Broker | undefined;
   /** Spreads coordinator lookups over the brokers, so one that is down is not asked forever. */
   #lookups = 0;
 
   constructor(options: TransactionCoordinatorOptions) {
     validateOptions(options);
     this.transactionalId = options.transactionalId;
-    this.#cluster = options.cluster;
-    this.#connector = options.connector ?? new ClusterConnector(options.cluster, options.logger);
+    this.#client = options.client;
     this.#transactionTimeoutMs = options.transactionTimeoutMs ?? 60_000;
-    this.#clock = options.clock;
+    this.#clock = options.clock ?? options.client.clock;
     this.#retryBackoffMs = options.retryBackoffMs ?? 100;
     this.#logger = options.logger;
   }
@@ -99,7 +93,7 @@ export class TransactionCoordinator {
    */
   async initProducer(deadline: number): Promise<TransactionalProducer> {
     const result = await this.#retrying("InitProducerId", deadline, undefined, (broker) =>
-      broker.initProducerId({
+      brokerRequests.initProducerId(broker, {
         transactionalId: this.transactionalId,
         transactionTimeout: this.#transactionTimeoutMs,
       }),
@@ -122,7 +116,7 @@ export class TransactionCoordinator {
   ): Promise<void> {
     this.#checkProducer(producer);
     await this.#retrying(`AddPartitionsToTxn ${topic}/${partition}`, deadline, producer, (broker) =>
-      broker.addPartitionsToTxn({
+      brokerRequests.addPartitionsToTxn(broker, {
         transactionalId: this.transactionalId,
         producerId: producer.producerId.toString(),
         producerEpoch: producer.producerEpoch,
@@ -139,7 +133,7 @@ export class TransactionCoordinator {
   ): Promise<void> {
     this.#checkProducer(producer);
     await this.#retrying(`EndTxn ${result}`, deadline, producer, (broker) =>
-      broker.endTxn({
+      brokerRequests.endTxn(broker, {
         transactionalId: this.transactionalId,
         producerId: producer.producerId.toString(),
         producerEpoch: producer.producerEpoch,
@@ -152,7 +146,7 @@ export class TransactionCoordinator {
     what: string,
     deadline: number,
     producer: TransactionalProducer | undefined,
-    call: (coordinator: KafkajsBroker) => Promise<T>,
+    call: (coordinator: Broker) => Promise<T>,
   ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -170,9 +164,9 @@ export class TransactionCoordinator {
         });
         if (failure.retry === "elsewhere") {
           this.#coordinator = undefined;
-          await this.#connector.refreshMetadata();
+          await this.#client.refreshMetadata();
         }
-        const delay = backoffDelay(attempt, { initialMs: this.#retryBackoffMs });
+        const delay = backoffDelay(attempt, { ...DEFAULT_BACKOFF, initialMs: this.#retryBackoffMs });
         await this.#clock.sleep(Math.min(delay, deadline - now));
       }
     }
@@ -235,22 +229,14 @@ export class TransactionCoordinator {
   }
 
   /** Asks the brokers in turn where the transactional.id's coordinator is, and connects to it. */
-  async #findCoordinator(): Promise<KafkajsBroker> {
+  async #findCoordinator(): Promise<Broker> {
     if (this.#coordinator !== undefined) return this.#coordinator;
-    await this.#connector.connect();
-    await this.#cluster.refreshMetadataIfNecessary();
-    const brokers = this.#cluster.brokerPool.metadata?.brokers ?? [];
-    const asked = brokers[this.#lookups++ % Math.max(1, brokers.length)];
-    const broker =
-      asked === undefined
-        ? await this.#cluster.findControllerBroker()
-        : await this.#cluster.findBroker({ nodeId: asked.nodeId });
-    negotiateVersion(broker, "FindCoordinator", FIND_COORDINATOR_API_KEY, FIND_COORDINATOR_VERSIONS);
-    const { coordinator } = await broker.findGroupCoordinator({
-      groupId: this.transactionalId,
-      coordinatorType: COORDINATOR_TYPE.TRANSACTION,
-    });
-    this.#coordinator = await this.#cluster.findBroker({ nodeId: coordinator.nodeId });
+    const { ids } = await this.#client.brokers();
+    const asked = ids[this.#lookups++ % Math.max(1, ids.length)];
+    const broker = asked === undefined ? await this.#client.controller() : await this.#client.broker(asked);
+    this.#client.negotiate(broker, "FindCoordinator", FIND_COORDINATOR_API_KEY, FIND_COORDINATOR_VERSIONS);
+    const nodeId = await transactionCoordinatorId(broker, this.transactionalId);
+    this.#coordinator = await this.#client.broker(nodeId);
     return this.#coordinator;
   }
 

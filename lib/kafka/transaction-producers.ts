@@ -13,10 +13,8 @@
  * transaction if it is still open.
  */
 import { partitionKey, type TopicPartition } from "../core/model.js";
-import type { Clock, Logger } from "../core/ports.js";
-import { sleep } from "./backoff.js";
-import type { ClusterConnector } from "./connection.js";
-import type { KafkajsCluster } from "./kafkajs-internals.js";
+import type { Logger } from "../core/ports.js";
+import type { KafkaClusterClient } from "./cluster-client.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
   type TransactionalProducer,
@@ -26,11 +24,10 @@ import {
 import { transactionalIdFor } from "./transactional-id.js";
 
 export interface TransactionProducersOptions {
-  readonly cluster: KafkajsCluster;
-  readonly connector: ClusterConnector;
+  /** The target cluster's client, shared with the writer; its clock measures the deadlines. */
+  readonly client: KafkaClusterClient;
   readonly alias: string;
   readonly transactionTimeoutMs: number;
-  readonly now: () => number;
   readonly retryBackoffMs: number;
   readonly logger?: Logger;
 }
@@ -44,12 +41,10 @@ interface PartitionProducer {
 
 export class TransactionProducers {
   readonly #options: TransactionProducersOptions;
-  readonly #clock: Clock;
   readonly #producers = new Map<string, PartitionProducer>();
 
   constructor(options: TransactionProducersOptions) {
     this.#options = options;
-    this.#clock = { now: options.now, sleep: (ms) => sleep(ms) };
   }
 
   transactionalIdOf(tp: TopicPartition): string {
@@ -133,14 +128,12 @@ export class TransactionProducers {
     const key = partitionKey(tp);
     let producer = this.#producers.get(key);
     if (producer === undefined) {
-      const { cluster, connector, alias, transactionTimeoutMs, retryBackoffMs, logger } = this.#options;
+      const { client, alias, transactionTimeoutMs, retryBackoffMs, logger } = this.#options;
       producer = {
         coordinator: new TransactionCoordinator({
-          cluster,
-          connector,
+          client,
           transactionalId: transactionalIdFor(alias, tp.topic, tp.partition),
           transactionTimeoutMs,
-          clock: this.#clock,
           retryBackoffMs,
           ...(logger === undefined ? {} : { logger }),
         }),

@@ -127,33 +127,39 @@ export function scanZstdFrames(data: Buffer): ZstdFrame[] {
     else if (fcsSize === 8) contentSize = data.readUInt32LE(pos + 4) * 2 ** 32 + data.readUInt32LE(pos);
     pos += fcsSize;
     if (singleSegment) windowSize = contentSize;
-    const maxBlock = Math.min(windowSize, MAX_BLOCK_SIZE);
-    let bound = 0;
-    let last = false;
-    while (!last) {
-      if (pos + 3 > data.length) throw new Error("truncated zstd block header");
-      const header = data.readUIntLE(pos, 3);
-      pos += 3;
-      last = (header & 1) === 1;
-      const type = (header >> 1) & 3;
-      const size = header >>> 3;
-      if (type === BLOCK_RAW) {
-        bound += size;
-        pos += size;
-      } else if (type === BLOCK_RLE) {
-        bound += size;
-        pos += 1;
-      } else if (type === BLOCK_COMPRESSED) {
-        bound += maxBlock;
-        pos += size;
-      } else {
-        throw new Error("reserved zstd block type");
-      }
-    }
+    const blocks = scanBlocks(data, pos, Math.min(windowSize, MAX_BLOCK_SIZE));
+    pos = blocks.end;
     if (hasChecksum) pos += 4;
     if (pos > data.length) throw new Error("truncated zstd frame");
-    frames.push({ start, end: pos, bound: contentSize >= 0 ? contentSize : bound });
+    frames.push({ start, end: pos, bound: contentSize >= 0 ? contentSize : blocks.bound });
   }
   if (frames.length === 0) throw new Error("no zstd frame");
   return frames;
+}
+
+/** A frame's blocks from `pos`: where they end, and a bound of what they regenerate. */
+function scanBlocks(data: Buffer, pos: number, maxBlock: number): { end: number; bound: number } {
+  let bound = 0;
+  let last = false;
+  while (!last) {
+    if (pos + 3 > data.length) throw new Error("truncated zstd block header");
+    const header = data.readUIntLE(pos, 3);
+    pos += 3;
+    last = (header & 1) === 1;
+    const type = (header >> 1) & 3;
+    const size = header >>> 3;
+    if (type === BLOCK_RAW) {
+      bound += size;
+      pos += size;
+    } else if (type === BLOCK_RLE) {
+      bound += size;
+      pos += 1;
+    } else if (type === BLOCK_COMPRESSED) {
+      bound += maxBlock;
+      pos += size;
+    } else {
+      throw new Error("reserved zstd block type");
+    }
+  }
+  return { end: pos, bound };
 }

@@ -11,8 +11,8 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
 import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { createKafkaCluster, sendRequest } from "../../../lib/kafka/connection.js";
 import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import { createKafkaCluster, sendRequest } from "../../../lib/kafka/kafkajs-internals.js";
 import {
   FETCH_API_KEY,
   FETCH_VERSIONS,

@@ -4,11 +4,13 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
+import type { SourceReader } from "../../../lib/core/ports.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import { KafkaTargetWriter, type KafkaTargetWriterOptions } from "../../../lib/kafka/target-writer.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { retryingReader } from "../../helpers/retrying-reader.js";
 
 const LIMITS = { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 100 };
 
@@ -39,13 +41,7 @@ function assertSameContent(read: readonly MirrorRecord[], written: readonly Mirr
   );
 }
 
-async function readAll(
-  reader: KafkaSourceReader,
-  topic: string,
-  partition: number,
-  from: number,
-  until: number,
-) {
+async function readAll(reader: SourceReader, topic: string, partition: number, from: number, until: number) {
   const records: MirrorRecord[] = [];
   let offset = from;
   while (offset < until) {
@@ -60,14 +56,15 @@ async function readAll(
 
 describe("kafka adapter against the mock cluster", () => {
   let kafka: MockKafka;
-  let reader: KafkaSourceReader;
+  let reader: SourceReader;
   let writer: KafkaTargetWriter;
   let admin: KafkaClusterAdmin;
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
     const common = { brokers: kafka.bootstrapServers, requestTimeoutMs: 5000, connectionTimeoutMs: 2000 };
-    reader = new KafkaSourceReader({ ...common, retryBackoffMs: 100, maxAttempts: 8 });
+    // Retried as the pump retries it: the reader itself makes one attempt per call.
+    reader = retryingReader(new KafkaSourceReader(common));
     writer = new KafkaTargetWriter({ ...common, retryBackoffMs: 50, retryDeadlineMs: 15_000 });
     admin = new KafkaClusterAdmin(common);
   });
@@ -332,6 +329,30 @@ describe("kafka adapter against the mock cluster", () => {
     const read = await readAll(reader, topic, 0, 0, 2);
 
     assertSameContent(read, [record(0), record(1)]);
+  });
+
+  it("re-routes one call once after the leader moved: a bare reader and the admin follow at once", async () => {
+    // Prepare: a reader without the pump's retries, its metadata naming broker 1 as the leader.
+    const topic = topicName();
+    await kafka.createTopic(topic, 1, 3);
+    await kafka.setLeader(topic, 0, 1);
+    await writer.write({ topic, partition: 0 }, [record(0)]);
+    const bare = new KafkaSourceReader({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
+    try {
+      await bare.fetch({ topic, partition: 0 }, 0, LIMITS);
+      await admin.listOffsets(topic, [0]);
+
+      // Act: broker 1 now answers NOT_LEADER_OR_FOLLOWER for the partition.
+      await kafka.setLeader(topic, 0, 2);
+      const fetched = await bare.fetch({ topic, partition: 0 }, 0, LIMITS);
+      const offsets = await admin.listOffsets(topic, [0]);
+
+      // Assess
+      assertSameContent(fetched.records, [record(0)]);
+      assert.equal(offsets[0]?.logEndOffset, 1);
+    } finally {
+      await bare.close();
+    }
   });
 
   it("rides out its partition leader going down and up", async () => {

@@ -4,9 +4,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { createKafkaCluster, negotiateVersion, sendBody } from "../../../lib/kafka/connection.js";
 import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import type { KafkajsBroker, KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
+import {
+  createKafkaCluster,
+  type KafkajsBroker,
+  type KafkajsCluster,
+  negotiateVersion,
+  sendBody,
+} from "../../../lib/kafka/kafkajs-internals.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,

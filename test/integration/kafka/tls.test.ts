@@ -17,7 +17,7 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createKafkaCluster } from "../../../lib/kafka/connection.js";
+import { createKafkaCluster } from "../../../lib/kafka/kafkajs-internals.js";
 import {
   type ClusterCredentials,
   type KafkaSecurityOptions,

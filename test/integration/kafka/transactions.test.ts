@@ -9,14 +9,15 @@ import { after, before, describe, it } from "node:test";
 import { systemClock } from "../../../lib/core/clock.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
+import { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
+import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
 import {
   createKafkaCluster,
+  type KafkajsCluster,
   negotiateVersion,
   sendBody,
   sendRequest,
-} from "../../../lib/kafka/connection.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
+} from "../../../lib/kafka/kafkajs-internals.js";
 import {
   type AbortedTransaction,
   FETCH_API_KEY,
@@ -34,10 +35,10 @@ import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
 } from "../../../lib/kafka/protocol/transactional-produce.js";
+import { dropAborted } from "../../../lib/kafka/read-committed.js";
 import {
   type DecodedBatch,
   decodeRecordBatches,
-  dropAborted,
   encodeRecordBatch,
 } from "../../../lib/kafka/record-batch.js";
 import {
@@ -69,6 +70,7 @@ function records(vals: readonly Buffer[]): MirrorRecord[] {
 describe("transactions against the mock cluster", () => {
   let kafka: MockKafka;
   let cluster: KafkajsCluster;
+  let client: KafkaClusterClient;
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
@@ -78,16 +80,22 @@ describe("transactions against the mock cluster", () => {
       connectionTimeoutMs: 2000,
     });
     await cluster.connect();
+    client = new KafkaClusterClient({
+      brokers: kafka.bootstrapServers,
+      requestTimeoutMs: 5000,
+      connectionTimeoutMs: 2000,
+    });
   });
 
   after(async () => {
+    await client?.disconnect();
     await cluster?.disconnect();
     await kafka?.stop();
   });
 
   function coordinator(transactionalId: string, extra: Partial<TransactionCoordinatorOptions> = {}) {
     return new TransactionCoordinator({
-      cluster,
+      client,
       transactionalId,
       clock: systemClock,
       retryBackoffMs: 20,

@@ -2,15 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import kafkajs from "kafkajs";
 import { isReplicatorError, ReplicatorError } from "../../../lib/errors.js";
+import { isTransientKafkajsError, translateKafkajsError } from "../../../lib/kafka/connection.js";
+import { KafkaPartitionError } from "../../../lib/kafka/error-codes.js";
 import {
   createKafkaCluster,
-  isTransientKafkajsError,
+  type KafkajsBroker,
   kafkajsLogger,
   negotiateVersion,
-  translateKafkajsError,
-} from "../../../lib/kafka/connection.js";
-import { KafkaPartitionError } from "../../../lib/kafka/error-codes.js";
-import type { KafkajsBroker } from "../../../lib/kafka/kafkajs-internals.js";
+} from "../../../lib/kafka/kafkajs-internals.js";
 import { CapturingLogger } from "../../helpers/fakes.js";
 
 function brokerSupporting(apiKey: number, minVersion: number, maxVersion: number): KafkajsBroker {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
 import { KafkaPartitionError } from "../../../lib/kafka/error-codes.js";
 import { FetchCoalescer, type FetchSender } from "../../../lib/kafka/fetch-coalescer.js";
-import type { KafkajsCluster } from "../../../lib/kafka/kafkajs-internals.js";
 import {
   type FetchPartitionResponse,
   type FetchRequest,
@@ -11,7 +11,7 @@ import {
 } from "../../../lib/kafka/protocol/fetch.js";
 
 const LIMITS = { maxRecords: 10, maxBytes: 1000, maxWaitMs: 500 };
-const unusedCluster = {} as KafkajsCluster;
+const unusedCluster = {} as KafkaClusterClient;
 
 function answer(partition: number, errorCode = 0): FetchPartitionResponse {
   return {

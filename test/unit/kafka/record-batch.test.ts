@@ -4,10 +4,10 @@ import type { MirrorRecord, RecordHeader } from "../../../lib/core/model.js";
 import { encodeProvenance, stampFor } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import type { CompressionCodec } from "../../../lib/kafka/compression.js";
+import { dropAborted } from "../../../lib/kafka/read-committed.js";
 import {
   type DecodedBatch,
   decodeRecordBatches,
-  dropAborted,
   type EncodeOptions,
   encodeRecordBatch,
 } from "../../../lib/kafka/record-batch.js";

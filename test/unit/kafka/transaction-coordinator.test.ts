@@ -3,17 +3,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { createKafkaCluster } from "../../../lib/kafka/connection.js";
+import { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
 import { TransactionCoordinator } from "../../../lib/kafka/transaction-coordinator.js";
 import { FakeClock } from "../../helpers/fakes.js";
 
 // Never connected: the constructor must refuse bad options before any request.
-const cluster = createKafkaCluster({ brokers: ["127.0.0.1:1"] });
+const client = new KafkaClusterClient({ brokers: ["127.0.0.1:1"] });
 const clock = new FakeClock();
 
 describe("TransactionCoordinator options", () => {
   it("accepts a transactional id and the defaults", () => {
-    const coordinator = new TransactionCoordinator({ cluster, clock, transactionalId: "kafka-mirror.a/t/0" });
+    const coordinator = new TransactionCoordinator({ client, clock, transactionalId: "kafka-mirror.a/t/0" });
     assert.equal(coordinator.transactionalId, "kafka-mirror.a/t/0");
   });
 
@@ -21,7 +21,7 @@ describe("TransactionCoordinator options", () => {
     assert.throws(
       () =>
         new TransactionCoordinator({
-          cluster,
+          client,
           clock,
           transactionalId: "",
           transactionTimeoutMs: 0,
@@ -34,11 +34,11 @@ describe("TransactionCoordinator options", () => {
         /retryBackoffMs must be a number >= 0, not -1/.test(error.message),
     );
     assert.throws(
-      () => new TransactionCoordinator({ cluster, clock, transactionalId: "é".repeat(16_384) }),
+      () => new TransactionCoordinator({ client, clock, transactionalId: "é".repeat(16_384) }),
       /not 32768/,
     );
     assert.throws(
-      () => new TransactionCoordinator({ cluster, clock, transactionalId: "t", transactionTimeoutMs: 1.5 }),
+      () => new TransactionCoordinator({ client, clock, transactionalId: "t", transactionTimeoutMs: 1.5 }),
       /not 1\.5/,
     );
   });
