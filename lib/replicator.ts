@@ -191,7 +191,7 @@ function createTargetWriter(
     // rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
     retryDeadlineMs: config.target.requestTimeoutMs,
     // Deadlines are lease expiries, taken on the worker's clock.
-    now: () => clock.now(),
+    clock,
     transactions:
       config.target.fencing === "transactional"
         ? { alias: config.source.alias, transactionTimeoutMs: transactionTimeoutMs(config) }

@@ -77,7 +77,6 @@ export async function probeCluster(
   // No logger: kafkajs would log each refused connection, and the error below says it all once.
   const probe = new KafkaClusterAdmin({
     ...kafkaConnectionOptions(config[side], undefined, security),
-    maxAttempts: 1,
   });
   const timeoutMs = config[side].connectionTimeoutMs + config[side].requestTimeoutMs;
   let timer: NodeJS.Timeout | undefined;

@@ -12,13 +12,6 @@ import { allTopicsMetadata, brokerRequests } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
 
 export interface KafkaClusterAdminOptions extends ClusterClientOptions {
-  /**
-   * @deprecated Ignored: a call is one attempt (ports.ts, "Retries"); the caller that owns the
-   * deadline retries with retryUntil.
-   */
-  readonly maxAttempts?: number;
-  /** @deprecated Ignored, as maxAttempts. */
-  readonly retryBackoffMs?: number;
   /** How long the controller may take to create a topic. @default 10000 */
   readonly createTimeoutMs?: number;
 }

@@ -29,13 +29,6 @@ import { decodeRecordBatches } from "./record-batch.js";
 
 export interface KafkaSourceReaderOptions extends ClusterClientOptions {
   /**
-   * @deprecated Ignored: a call is one attempt (ports.ts, "Retries"); the caller that owns the
-   * deadline retries with retryUntil.
-   */
-  readonly maxAttempts?: number;
-  /** @deprecated Ignored, as maxAttempts. */
-  readonly retryBackoffMs?: number;
-  /**
    * read_committed skips aborted transactional records and stops at the last stable offset;
    * read_uncommitted returns every record up to the high watermark (checks that want to see what
    * an aborted or fenced write left in a log). @default "read_committed"

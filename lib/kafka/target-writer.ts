@@ -51,11 +51,6 @@ export interface KafkaTargetWriterOptions extends ClusterClientOptions {
   /** First retry delay; doubles per attempt. @default 100 */
   readonly retryBackoffMs?: number;
   /**
-   * The clock write deadlines are read against (epoch ms); the caller's, so both agree. `clock`
-   * wins when both are given (it also times the pauses). @default systemClock
-   */
-  readonly now?: () => number;
-  /**
    * Fenced writes: every write is a transaction of the target partition's own transactional
    * producer (see transaction-producers.ts). Null: one idempotent producer, and only the lease
    * keeps writers apart. @default null
@@ -99,7 +94,7 @@ export class KafkaTargetWriter implements TargetWriter {
     this.maxInFlightBatches = checkedInFlight(options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES);
     this.retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
     this.logger = options.logger;
-    const client = new KafkaClusterClient({ ...options, clock: writerClock(options) });
+    const client = new KafkaClusterClient({ ...options, clock: options.clock ?? systemClock });
     this.requestTimeoutMs = client.requestTimeoutMs;
     this.now = () => client.clock.now();
     this.session = new ProducerSession({
@@ -344,12 +339,6 @@ function checkedInFlight(value: number): number {
 }
 
 /** The writer's clock: `clock`, else the caller's `now` with real pauses, else real time. */
-function writerClock(options: KafkaTargetWriterOptions): Clock {
-  if (options.clock !== undefined) return options.clock;
-  const { now } = options;
-  return now === undefined ? systemClock : { now, sleep: systemClock.sleep };
-}
-
 function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {
   return batches.reduce((n, batch) => n + batch.length, 0);
 }

@@ -43,7 +43,6 @@ describe("RefreshOnAuthFailure (secret rotation)", () => {
       const password = sasl !== undefined && "password" in sasl ? sasl.password : "";
       const admin = new KafkaClusterAdmin({
         ...kafkaConnectionOptions(cluster, undefined, security),
-        maxAttempts: 1,
       });
       const entry = { password, closed: false };
       built.push(entry);

@@ -35,7 +35,6 @@ describe("KafkaSourceReader on a fresh connection", () => {
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 5000,
       connectionTimeoutMs: 2000,
-      maxAttempts: 1,
     });
   }
 

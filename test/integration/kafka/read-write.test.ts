@@ -395,8 +395,6 @@ describe("kafka adapter against the mock cluster", () => {
     const unreachable = new KafkaSourceReader({
       brokers: ["127.0.0.1:1"],
       connectionTimeoutMs: 500,
-      maxAttempts: 2,
-      retryBackoffMs: 10,
     });
     try {
       await assert.rejects(unreachable.fetch({ topic: "t", partition: 0 }, 0, LIMITS), (error) => {

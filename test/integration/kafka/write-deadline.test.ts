@@ -41,7 +41,7 @@ describe("target writer: deadlines and resends against a slowed broker", () => {
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 1 });
-    reader = new KafkaSourceReader({ ...common(), requestTimeoutMs: 5000, retryBackoffMs: 50 });
+    reader = new KafkaSourceReader({ ...common(), requestTimeoutMs: 5000 });
     admin = new KafkaClusterAdmin({ ...common(), requestTimeoutMs: 5000 });
   });
 

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createKafkaCluster } from "../../../lib/kafka/connection.js";
+import { createKafkaCluster } from "../../../lib/kafka/kafkajs-internals.js";
 import { kafkaSecurityOptions } from "../../../lib/kafka/security.js";
 import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { kcatListMetadata } from "../../helpers/kcat-probe.js";
