@@ -19,7 +19,7 @@
  */
 import { systemClock } from "../core/clock.js";
 import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../core/model.js";
-import type { Clock, Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
+import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
 import { ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
