@@ -142,12 +142,3 @@ export function leaseFromItem(item: Item): Lease {
     sourceLeaderEpoch: integer(Attr.sourceLeaderEpoch),
   };
 }
-
-/**
- * The lease fence, as every conditional write on a held lease states it: the item is still the
- * holding the writer has (`:owner`, `:counter`). Each use says which race it prevents.
- */
-export const HOLDING = "#owner = :owner AND #counter = :counter";
-
-/** The fence for progress: still held, and not expired by the writer's clock (`:now`). */
-export const HOLDING_UNEXPIRED = `${HOLDING} AND #expiresAt > :now`;

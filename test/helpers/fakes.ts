@@ -15,7 +15,6 @@ import type {
 } from "../../lib/core/model.js";
 import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type {
-  CheckpointResetReason,
   Clock,
   ClusterAdmin,
   Lease,
@@ -24,13 +23,15 @@ import type {
   Logger,
   PartitionIdentity,
   ReplicationMetrics,
-  SourcePosition,
   SourceReader,
   TargetWriter,
   TopicMapping,
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
+import { invalidArgument } from "../../lib/dynamodb/lease-arguments.js";
+import { checkpointAdvances, LeaseConditions } from "../../lib/dynamodb/lease-conditions.js";
+import { leaseLost, requireHolder, settleRefusedCheckpoint } from "../../lib/dynamodb/lease-loss.js";
 import { ReplicatorError } from "../../lib/errors.js";
 
 /**
@@ -345,10 +346,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 }
 
 /**
- * The LeaseStore contract, exactly: claim is conditional on the observed owner, counter and
- * expiry and bumps the counter; renew on owner and counter; checkpoint on owner, counter and an expiry
- * after the caller's `now`; release on owner and counter (without a bump: the next claim bumps
- * it, as lib/dynamodb does). Set `unavailable` to make every call fail with LEASE_STORE_UNAVAILABLE.
+ * The LeaseStore contract, exactly as lib/dynamodb keeps it: every write is refused or allowed by
+ * the same conditions (lib/dynamodb/lease-conditions.ts, evaluated here on the stored lease), and
+ * a refusal means what it means there (lib/dynamodb/lease-loss.ts), down to the LEASE_LOST
+ * details. Set `unavailable` to make every call fail with LEASE_STORE_UNAVAILABLE.
  */
 export class InMemoryLeaseStore implements LeaseStore {
   readonly #items = new Map<string, Lease>();
@@ -368,9 +369,8 @@ export class InMemoryLeaseStore implements LeaseStore {
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
     this.#call("ensure");
     for (const { topic, partition } of partitions) {
-      const key = keyOf({ topic, partition });
-      if (this.#items.has(key)) continue;
-      this.#items.set(key, leaseOf({ topic, partition }));
+      if (!LeaseConditions.create().holds(this.#items.get(keyOf({ topic, partition })))) continue;
+      this.#put(leaseOf({ topic, partition }));
     }
   }
 
@@ -382,40 +382,39 @@ export class InMemoryLeaseStore implements LeaseStore {
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
     this.#call("claim");
     const current = this.#items.get(keyOf(observed));
-    if (
-      current === undefined ||
-      current.owner !== observed.owner ||
-      current.counter !== observed.counter ||
-      current.expiresAt !== observed.expiresAt
-    ) {
-      return null;
-    }
+    if (current === undefined || !LeaseConditions.claim(observed).holds(current)) return null;
     return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt, handoffTo: null });
   }
 
   async renew(held: Lease, expiresAt: number): Promise<Lease> {
     this.#call("renew");
-    const current = this.#held(held);
+    const current = this.#items.get(keyOf(held));
+    if (current === undefined || !LeaseConditions.renew(requireHolder(held, "renew")).holds(current)) {
+      throw leaseLost(held, "renew", current, null);
+    }
     return this.#put({ ...current, expiresAt });
   }
 
   async checkpoint(
-    held: Lease,
-    nextOffset: number,
-    now: number,
-    targetOffset?: number,
-    source?: SourcePosition,
+    ...[held, nextOffset, now, targetOffset, source]: Parameters<LeaseStore["checkpoint"]>
   ): Promise<Lease> {
     this.#call("checkpoint");
-    const current = this.#held(held);
-    if (current.expiresAt <= now) throw lost(held);
-    // Like lib/dynamodb: a checkpoint never moves backwards.
-    if (current.checkpoint !== null && nextOffset < current.checkpoint) throw lost(held);
-    const advanced = current.checkpoint === null || nextOffset > current.checkpoint;
+    const holder = requireHolder(held, "checkpoint");
+    if (held.checkpoint !== null && nextOffset < held.checkpoint) {
+      throw leaseLost(held, "checkpoint", undefined, nextOffset, "checkpoint-ahead");
+    }
+    const current = this.#items.get(keyOf(held));
+    if (
+      current === undefined ||
+      !LeaseConditions.checkpoint({ ...held, ...holder }, nextOffset, now).holds(current)
+    ) {
+      return settleRefusedCheckpoint(held, "checkpoint", current, nextOffset, now);
+    }
+    const advances = checkpointAdvances(held, nextOffset);
     return this.#put({
       ...current,
       checkpoint: nextOffset,
-      lastProgressAt: advanced ? now : current.lastProgressAt,
+      lastProgressAt: advances ? now : current.lastProgressAt,
       ...(targetOffset !== undefined ? { targetOffset } : {}),
       // Like lib/dynamodb: an unknown (null) part keeps what is stored.
       ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
@@ -423,20 +422,20 @@ export class InMemoryLeaseStore implements LeaseStore {
     });
   }
 
-  /** Like lib/dynamodb: fenced by owner, counter, expiry and the checkpoint `held` saw. */
   async resetCheckpoint(
-    held: Lease,
-    nextOffset: number,
-    now: number,
-    _reason: CheckpointResetReason,
-    position: { readonly targetOffset: number | null; readonly source: SourcePosition },
+    ...[held, nextOffset, now, _reason, position]: Parameters<LeaseStore["resetCheckpoint"]>
   ): Promise<Lease> {
     this.#call("resetCheckpoint");
-    const current = this.#held(held);
-    if (current.expiresAt <= now) throw lost(held);
-    if (current.checkpoint !== held.checkpoint) {
-      if (current.checkpoint === nextOffset) return { ...current };
-      throw lost(held);
+    const holder = requireHolder(held, "resetCheckpoint");
+    if (held.checkpoint === null) {
+      throw invalidArgument("resetCheckpoint", "held.checkpoint", null, "an offset");
+    }
+    const current = this.#items.get(keyOf(held));
+    if (
+      current === undefined ||
+      !LeaseConditions.resetCheckpoint(holder, held.checkpoint, now).holds(current)
+    ) {
+      return settleRefusedCheckpoint(held, "resetCheckpoint", current, nextOffset, now);
     }
     return this.#put({
       ...current,
@@ -449,8 +448,9 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async release(held: Lease): Promise<boolean> {
     this.#call("release");
-    const current = this.#holding(held);
-    if (current === undefined) return false;
+    const current = this.#items.get(keyOf(held));
+    if (held.owner === null || current === undefined) return false;
+    if (!LeaseConditions.release({ owner: held.owner, counter: held.counter }).holds(current)) return false;
     // Like lib/dynamodb: releasing does not bump the counter; the next claim does.
     this.#put({ ...current, owner: null, expiresAt: 0, handoffTo: null });
     return true;
@@ -458,21 +458,23 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async requestHandoff(observed: Lease, requester: string): Promise<boolean> {
     this.#call("requestHandoff");
-    const current = this.#holding(observed);
-    if (current === undefined || current.handoffTo !== null) return false;
+    const current = this.#items.get(keyOf(observed));
+    if (observed.owner === null || current === undefined) return false;
+    const holding = { owner: observed.owner, counter: observed.counter };
+    if (!LeaseConditions.requestHandoff(holding).holds(current)) return false;
     this.#put({ ...current, handoffTo: requester });
     return true;
   }
 
   async handOver(held: Lease, expiresAt: number): Promise<boolean> {
     this.#call("handOver");
-    const current = this.#holding(held);
-    if (current === undefined || current.handoffTo === null || current.handoffTo !== held.handoffTo) {
-      return false;
-    }
+    const current = this.#items.get(keyOf(held));
+    if (held.owner === null || held.handoffTo === null || current === undefined) return false;
+    const holding = { owner: held.owner, counter: held.counter };
+    if (!LeaseConditions.handOver(holding, held.handoffTo).holds(current)) return false;
     this.#put({
       ...current,
-      owner: current.handoffTo,
+      owner: held.handoffTo,
       counter: current.counter + 1,
       expiresAt,
       handoffTo: null,
@@ -502,19 +504,6 @@ export class InMemoryLeaseStore implements LeaseStore {
     return { ...lease };
   }
 
-  #held(held: Lease): Lease {
-    const current = this.#holding(held);
-    if (current === undefined) throw lost(held);
-    return current;
-  }
-
-  /** The stored lease when it is still the holding `held` describes (same owner and counter). */
-  #holding(held: Lease): Lease | undefined {
-    const current = this.#items.get(keyOf(held));
-    if (current === undefined || held.owner === null) return undefined;
-    return current.owner === held.owner && current.counter === held.counter ? current : undefined;
-  }
-
   #call(op: keyof InMemoryLeaseStore["calls"]): void {
     this.calls[op]++;
     if (this.unavailable) {
@@ -525,12 +514,6 @@ export class InMemoryLeaseStore implements LeaseStore {
 
 function keyOf(tp: TopicPartition): string {
   return `${tp.topic}/${tp.partition}`;
-}
-
-function lost(held: Lease): ReplicatorError {
-  return new ReplicatorError("LEASE_LOST", `lease ${held.topic}/${held.partition} is no longer held`, {
-    details: { topic: held.topic, partition: held.partition, owner: held.owner, counter: held.counter },
-  });
 }
 
 export interface LogEntry {

@@ -1,0 +1,181 @@
+/**
+ * Every condition the lease store writes under, composed from named pieces (condition.ts), with
+ * the race each one prevents. The in-memory LeaseStore of the tests evaluates these same
+ * conditions, so it refuses exactly what DynamoDB refuses.
+ *
+ * Placeholders are the piece's own (`:heldOwner`, `:observedCounter`, ...), apart from the
+ * `:<attribute>` ones of the values an update writes (lease-update.ts), so a condition and an
+ * update never bind the same placeholder.
+ */
+import type { Lease } from "../core/ports.js";
+import { absent, allOf, anyOf, type Condition, equals, greaterThan, lessThan } from "./condition.js";
+
+/** The holding a writer has: a held lease's owner and fencing counter. */
+export interface Holding {
+  readonly owner: string;
+  readonly counter: number;
+}
+
+/**
+ * The lease fence, as every conditional write on a held lease states it: the item is still the
+ * holding the writer has. The counter grows on every claim, so a holder that lost the lease and
+ * got it back (or a reused worker id) never passes for the holder it used to be.
+ */
+export function heldBy(holding: Holding): Condition {
+  return allOf(
+    equals("owner", ":heldOwner", holding.owner),
+    equals("counter", ":heldCounter", holding.counter),
+  );
+}
+
+/** Not expired by the writer's clock. */
+export function unexpiredAt(now: number): Condition {
+  return greaterThan("expiresAt", ":now", now);
+}
+
+/** Exactly as a claimer read it: the same owner (or none), counter and expiry. */
+export function unchangedSince(observed: Lease): Condition {
+  return allOf(
+    observed.owner === null ? absent("owner") : equals("owner", ":observedOwner", observed.owner),
+    equals("counter", ":observedCounter", observed.counter),
+    equals("expiresAt", ":observedExpiresAt", observed.expiresAt),
+  );
+}
+
+/** Nobody asked the holder for the lease yet. */
+export const noHandoffRequested: Condition = absent("handoffTo");
+
+/** `worker` is the one that asked the holder for the lease. */
+export function handoffRequestedBy(worker: string): Condition {
+  return equals("handoffTo", ":requester", worker);
+}
+
+/** The stored checkpoint is below `offset`, or there is none yet. */
+export function checkpointBelow(offset: number): Condition {
+  return anyOf(absent("checkpoint"), lessThan("checkpoint", ":checkpointBound", offset));
+}
+
+/** The stored checkpoint is `offset`. */
+export function checkpointAt(offset: number): Condition {
+  return equals("checkpoint", ":storedCheckpoint", offset);
+}
+
+/** No item under the key yet. */
+export const leaseAbsent: Condition = absent("key");
+
+/** Whether a checkpoint of `nextOffset` moves `held`'s checkpoint forward (or sets the first). */
+export function checkpointAdvances(held: Lease, nextOffset: number): boolean {
+  return held.checkpoint === null || nextOffset > held.checkpoint;
+}
+
+/**
+ * The conditions of each write, by LeaseStore operation. In the timelines A, B and C are workers.
+ */
+export const LeaseConditions = {
+  /**
+   * ensure: put only if absent. Timeline it prevents: worker A has held the lease and
+   * checkpointed offset 5000 when worker B (cold start, same partition list) runs ensure; a plain
+   * put would replace A's item with a free one, dropping owner, counter and checkpoint, and the
+   * partition would restart from its policy start offset while A keeps copying.
+   */
+  create: (): Condition => leaseAbsent,
+
+  /**
+   * claim: succeeds only if the item is exactly as the claimer saw it. Timelines it prevents:
+   *   t0  A and B both list: lease free (or expired), counter 7
+   *   t1  A claims: condition holds, owner A, counter 8
+   *   t2  B claims: without a condition B would overwrite A, and both would copy the partition
+   *       (A believing its counter 8 is current). With it, counter 8 != 7 and B gets null.
+   * And the late renewal, which owner and counter alone do not catch (renew keeps both):
+   *   t0  A holds counter 8, expiry E1; A sends a renewal that is slow to arrive
+   *   t1  B lists after E1: the lease looks expired
+   *   t2  A's renewal lands: expiry E2, and A, told so, keeps writing until E2
+   *   t3  B claims: owner and counter are as B saw them, so B would hold it too, and both
+   *       would write. The expiry B saw (E1) is no longer the item's (E2): B gets null.
+   * The counter check also fails on a missing item, so a claim never creates a lease.
+   */
+  claim: (observed: Lease): Condition => unchangedSince(observed),
+
+  /**
+   * renew must not resurrect a lease someone else took. Timeline it prevents:
+   *   t0  A holds counter 8 and stalls (GC pause, slow network) past expiresAt
+   *   t1  B claims the expired lease: owner B, counter 9
+   *   t2  A wakes and renews: unconditionally it would push B's expiry as if A still held it,
+   *       or (writing owner) take it back behind B's back. The counter check refuses A.
+   * Like the KCL, an expired lease that nobody took yet may still be renewed by its holder:
+   * nobody else has acted on it, and a claimer that saw it expired is conditional on the
+   * expiry it saw, which this renewal changes (see claim).
+   */
+  renew: (held: Holding): Condition => heldBy(held),
+
+  /**
+   * checkpoint: progress is recorded only by the current holder, before its lease runs out.
+   *   t0  A holds counter 8, copies 100..199; its checkpoint request is delayed (GC, network)
+   *   t1  A's lease expires; B claims it (counter 9) and resumes from checkpoint 100
+   *   t2  B copies 100..149 and checkpoints 150
+   *   t3  A's checkpoint 200 arrives: unconditionally, the item would mix two writers' progress,
+   *       and B's next checkpoint (180) would rewind it or be refused; if A is a zombie whose
+   *       writes the target fenced, 150..199 would be recorded as copied when they were not.
+   * The fence refuses A at t3; the expiry refuses it already between t1 and B's claim, because
+   * once expired anyone may be reading the stored checkpoint to resume. `now` is the caller's
+   * clock, so a holder whose clock runs late gets a little grace; the counter still fences it
+   * the moment anyone claims.
+   * The checkpoint bound refuses a move backwards: a late duplicate of an older write (an SDK
+   * retry whose first attempt landed after a newer one) would otherwise rewind the partition
+   * and make the next holder copy records the target already has. A checkpoint that stays put
+   * must find it stored as it is.
+   */
+  checkpoint: (held: Lease & Holding, nextOffset: number, now: number): Condition =>
+    allOf(
+      heldBy(held),
+      unexpiredAt(now),
+      checkpointAdvances(held, nextOffset) ? checkpointBelow(nextOffset) : checkpointAt(nextOffset),
+    ),
+
+  /**
+   * resetCheckpoint moves the checkpoint where the diverged source log must be read from, which
+   * checkpoint refuses on purpose. Timeline it is fenced against:
+   *   t0  A holds counter 8 at checkpoint 500, finds the topic re-created, decides to reset to 0
+   *   t1  A stalls (GC); its lease expires; B claims (counter 9), makes the same finding, resets
+   *       to 0 and copies 0..199, checkpoint 200
+   *   t2  A's reset lands: unconditionally it would rewind B to 0 and 0..199 would be copied twice
+   * The fence and the expiry refuse A at t2, as for checkpoint; the stored checkpoint must
+   * still be `from`, the one the reset was decided on, which refuses a late duplicate of an
+   * older write of our own.
+   */
+  resetCheckpoint: (held: Holding, from: number, now: number): Condition =>
+    allOf(heldBy(held), unexpiredAt(now), checkpointAt(from)),
+
+  /**
+   * release: only the holder may free the lease. Timeline it prevents:
+   *   t0  A holds counter 8, stalls past expiry; B claims (counter 9)
+   *   t1  A shuts down and releases: unconditionally it would free B's lease, and a third
+   *       worker C would claim and copy the partition alongside B.
+   * The counter is not bumped: the next claim bumps it, and a stale holder's owner check
+   * already fails against the absent owner.
+   */
+  release: (held: Holding): Condition => heldBy(held),
+
+  /**
+   * requestHandoff: the request is only a flag; ownership changes later by the holder's release
+   * and an ordinary claim, both fenced by the counter. The condition makes sure the flag lands
+   * on the holding we judged overloaded. Timeline it prevents:
+   *   t0  B lists: A holds the lease, counter 8, A has too many leases
+   *   t1  A releases; C claims (counter 9)
+   *   t2  B's request would land on C, who may hold only its fair share, and C would give the
+   *       lease up for nothing. With the fence it lands only on A's term.
+   * noHandoffRequested keeps two requesters from overwriting each other's request, so one
+   * holder is asked once, not once per newcomer.
+   */
+  requestHandoff: (observed: Holding): Condition => allOf(heldBy(observed), noHandoffRequested),
+
+  /**
+   * handOver: ownership moves from holder to asker in one conditional write. Timeline it prevents:
+   *   t0  A holds counter 8, B asked for it; A finishes its batch and checkpoints
+   *   t1  A's lease expires while A is slow; C claims it (counter 9)
+   *   t2  A hands over: unconditionally B and C would both copy the partition.
+   * The fence refuses A at t2. The new counter fences A's later writes, and
+   * handoffRequestedBy makes sure the lease goes to the worker that asked, not a stale asker.
+   */
+  handOver: (held: Holding, to: string): Condition => allOf(heldBy(held), handoffRequestedBy(to)),
+} as const;
