@@ -21,6 +21,10 @@
  * (listTopics, createTopics, listOffsets) make one attempt through the cluster client
  * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
  * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
+ *
+ * In lib/dynamodb: one store call is one SDK call bounded by LEASE_STORE_MAX_ATTEMPTS (2) ×
+ * leases.requestTimeoutMs (lib/dynamodb/client.ts); the SDK's one extra attempt after a throttle
+ * or timeout is part of that bound. The worker and the pump decide what happens after it fails.
  */
 import type {
   FetchedRecords,
