@@ -187,7 +187,9 @@ export class LeaseGuard {
     fields: Record<string, unknown> = {},
   ): Promise<T | LeaseEnd> {
     const held = this.held;
-    let worthRetrying = false;
+    // Retryable, whether or not the lease lets us try again: such a failure is never the
+    // partition's error, it ends the step with the lease's end (stopped, lost, expired).
+    let retryable = false;
     const retried = retryUntil(attempt, {
       clock: this.#clock,
       signal: held.signal,
@@ -196,8 +198,8 @@ export class LeaseGuard {
       // Full delays, no jitter: the pumps' timing stays reproducible under a fake clock.
       random: () => 1,
       retryable: (error) => {
-        worthRetrying = isReplicatorError(error) && error.retryable && !held.signal.aborted;
-        return worthRetrying;
+        retryable = isReplicatorError(error) && error.retryable;
+        return retryable && !held.signal.aborted;
       },
       onRetry: (error, n) => {
         const { code, details } = isReplicatorError(error) ? error : { code: undefined, details: undefined };
@@ -205,9 +207,8 @@ export class LeaseGuard {
         this.#logger.warn(message, { ...held.logFields(), ...fields, code, attempt: n, details });
       },
     });
-    // A retryable failure that outlasted the lease ends the step with the lease's end.
     return retried.catch((error: unknown) => {
-      if (worthRetrying) return held.end();
+      if (retryable) return held.end();
       throw error;
     });
   }

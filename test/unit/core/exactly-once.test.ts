@@ -253,6 +253,27 @@ describe("PartitionPump, exactly-once", () => {
   // Regression: a worker frozen mid-write woke past its lease with the write uncertain and, on
   // its retry, fenced the partition before looking at its lease, bumping the epoch of the worker
   // that had taken over (aborting that worker's open transaction and stopping it as fenced).
+  it("a stop while the start's pin waits for the lease store ends the term stopped, not in error", async () => {
+    // Prepare: a fresh lease (no target position yet), so the pump must pin before writing; the
+    // store is down, so the pin waits and retries.
+    const e = env();
+    e.source.append(src, makeRecords(5, 0));
+    const held = await claim(e, "w1");
+    e.store.unavailable = true;
+    const pump = pumpFor(e, held);
+
+    // Act: the worker winds down (or a handoff is asked for) while the pin is still retrying.
+    const running = pump.run();
+    await until(e.clock, () => e.clock.now() >= 500);
+    held.stop();
+    const status = await running;
+
+    // Assess: an ordinary stop, so the worker releases or hands over the lease at once.
+    assert.equal(status.error, null, `ended in error: ${status.error?.code}`);
+    assert.equal(status.stopReason, "stopped");
+    assert.deepEqual(copiedOffsets(e), []);
+  });
+
   it("a holder whose uncertain write outlived its lease does not fence the partition again", async () => {
     // Prepare
     const e = env();
