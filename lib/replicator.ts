@@ -15,7 +15,8 @@ import {
 import { systemClock } from "./core/clock.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { Worker, type WorkerSettings } from "./core/worker.js";
+import { Worker } from "./core/worker.js";
+import type { WorkerSettings } from "./core/worker-settings.js";
 import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
 import type { KafkaConnectionOptions } from "./kafka/connection.js";
@@ -127,16 +128,20 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const clock = deps.clock ?? systemClock;
   const sourceOptions = kafkaConnectionOptions(config.source, logger, deps.security?.source);
   const targetOptions = kafkaConnectionOptions(config.target, logger, deps.security?.target);
-  const source = new KafkaSourceReader(sourceOptions);
+  // One clock for the worker and every adapter, so deadlines and lease expiries agree.
+  const source = new KafkaSourceReader({ ...sourceOptions, clock });
   const target = createTargetWriter(config, targetOptions, clock);
-  const targetReader = config.provenance.enabled ? new KafkaSourceReader(targetOptions) : undefined;
-  const sourceAdmin = new KafkaClusterAdmin(sourceOptions);
-  const targetAdmin = new KafkaClusterAdmin(targetOptions);
+  const targetReader = config.provenance.enabled
+    ? new KafkaSourceReader({ ...targetOptions, clock })
+    : undefined;
+  const sourceAdmin = new KafkaClusterAdmin({ ...sourceOptions, clock });
+  const targetAdmin = new KafkaClusterAdmin({ ...targetOptions, clock });
   const leases = new DynamoDbLeaseStore({
     client: deps.dynamodb,
     tableName: config.leases.table,
     logger,
     metrics: deps.metrics,
+    clock,
   });
   const worker = new Worker({
     workerId,

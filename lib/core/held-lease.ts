@@ -6,7 +6,7 @@
 import { isReplicatorError } from "../errors.js";
 import type { PartitionRoute } from "./planner.js";
 import type { Clock, Lease, Logger } from "./ports.js";
-import { type BackoffPolicy, DEFAULT_BACKOFF, retryUntil } from "./retry.js";
+import { type BackoffPolicy, DEFAULT_BACKOFF, NO_JITTER, retryUntil } from "./retry.js";
 
 /** Why a pump's hold on its partition ended, short of an error. */
 export type LeaseEnd =
@@ -195,8 +195,7 @@ export class LeaseGuard {
       signal: held.signal,
       deadline: () => held.expiresAt,
       backoff: this.#options.retry ?? DEFAULT_BACKOFF,
-      // Full delays, no jitter: the pumps' timing stays reproducible under a fake clock.
-      random: () => 1,
+      random: NO_JITTER,
       retryable: (error) => {
         retryable = isReplicatorError(error) && error.retryable;
         return retryable && !held.signal.aborted;

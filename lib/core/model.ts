@@ -9,8 +9,8 @@ export interface TopicPartition {
 }
 
 /**
- * The one string form of a topic partition, "topic:partition": map keys, lease-table keys and
- * log fields all use it. Unambiguous because Kafka topic names cannot contain ":".
+ * The one string form of a topic partition, "topic:partition": map keys, and lease-table keys
+ * use it. Unambiguous because Kafka topic names cannot contain ":".
  */
 export function partitionKey(tp: TopicPartition): string {
   return `${tp.topic}:${tp.partition}`;

@@ -10,9 +10,10 @@
  *
  * An adapter call is one bounded attempt: it ends by the request timeout or deadline it is given
  * and does not retry after failing. Within that bound it may do what one attempt needs: the
- * cluster client refreshes metadata and re-routes once after a leader change or lost connection,
- * and the writer resends a batch of unknown outcome with its original producer id and sequence so
- * the broker de-duplicates it (that is confirming one write, not retrying it). A failure carries
+ * cluster client refreshes metadata and re-routes once after a leader change or lost connection;
+ * one write is one attempt of the pump's, inside which the writer resends a batch of unknown
+ * outcome with its original producer id and sequence so the broker de-duplicates it, and sends
+ * again a batch that certainly did not land, until that write's own deadline (the lease's). A failure carries
  * `retryable`. Whoever owns the deadline decides whether to try again, and does so only with
  * `retryUntil` (lib/core/retry.ts): the pump while it holds the lease, the worker for lease-store
  * calls, the CLI and the lag function with their command deadline.

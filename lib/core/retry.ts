@@ -4,7 +4,7 @@
  */
 import type { Clock } from "./ports.js";
 
-/** Exponential backoff with full jitter. */
+/** Exponential backoff with equal jitter (a delay is random in [base/2, base]). */
 export interface BackoffPolicy {
   /** First delay; doubles per attempt. */
   readonly initialMs: number;
@@ -13,6 +13,9 @@ export interface BackoffPolicy {
 }
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 5_000 };
+
+/** `RetryOptions.random` for full delays without jitter: timing stays reproducible on a fake clock. */
+export const NO_JITTER = (): number => 1;
 
 /** Delay before retry number `attempt` (0-based): random in [base/2, base], base doubling up to maxMs. */
 export function backoffDelay(

@@ -68,7 +68,7 @@ export async function checkContinuity(
   if (storedEpoch === null || storedEpoch < 0) return { kind: "same", identity };
   const end = await deps.source.endOffsetForLeaderEpoch(tp, storedEpoch);
   // -1: this leader does not know the epoch; nothing to compare, and a checkpoint past the log
-  // end still stops the partition (PartitionPump's out-of-range handling).
+  // end still stops the partition (SourceFeed's out-of-range handling).
   if (end < 0 || end >= checkpoint) return { kind: "same", identity };
   const lost = { from: end, to: checkpoint };
   reportLost(deps, tp, lost);
@@ -125,7 +125,7 @@ export interface ResumeTarget {
 /**
  * Runs the check for a lease the pump just took and, when the log diverged, stores the reset
  * with a fenced write before anything is read. In exactly-once mode the reset carries the
- * target's current end as the new target position and `restartTail` moves the tail there: the
+ * target's current end as the new target position and `tail.restartAt` moves the tail there: the
  * reset's offsets are reused by different records, so provenance headers written before it
  * must not count as landed. Returns the topic id to store with later checkpoints, or how the
  * lease ended first.

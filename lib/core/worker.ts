@@ -30,7 +30,7 @@ import type {
   TopicMapping,
 } from "./ports.js";
 import { ReadAheadBudget } from "./read-ahead.js";
-import { type BackoffPolicy, retryUntil } from "./retry.js";
+import { type BackoffPolicy, NO_JITTER, retryUntil } from "./retry.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
 import {
@@ -39,10 +39,6 @@ import {
   pumpSettings,
   type WorkerSettings,
 } from "./worker-settings.js";
-
-// The types of Worker's own API, importable with it.
-export type { PartitionSummary, RunEndReason, RunError, RunSummary } from "./run-summary.js";
-export type { WorkerSettings } from "./worker-settings.js";
 
 export interface WorkerOptions {
   readonly workerId: string;
@@ -79,7 +75,6 @@ interface Term {
 const STORE_RETRY_MS = 1000;
 const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
 /** With this, backoffDelay is exactly the policy's delay: no jitter. */
-const NO_JITTER = (): number => 1;
 const CAUGHT_UP_POLL_MS = 200;
 /** How often a worker looks for a lease it asked for (one lease-table read each time). */
 const AWAIT_POLL_MS = 500;

@@ -1,8 +1,10 @@
 /**
- * One client per Kafka cluster, as platformatic/kafka's Base client: it owns the kafkajs Cluster
- * (one connect at a time), metadata refresh, leader lookup, version negotiation and the re-route
- * of one attempt after a leader change or a lost connection. The reader, the writer (its producer
- * session and transaction coordinators) and the admin each hold one and never touch kafkajs.
+ * The one cluster client, as platformatic/kafka's Base client: it owns a kafkajs Cluster (one
+ * connect at a time), metadata refresh, leader lookup, version negotiation and the re-route of
+ * one attempt after a leader change or a lost connection. The reader, the writer (its producer
+ * session and transaction coordinators) and the admin each hold an instance of their own and
+ * never touch kafkajs: their connections are their own, so a long-polling Fetch never queues a
+ * Produce or an admin call behind it, and closing one adapter closes only its connections.
  *
  * It makes no retries of its own (ports.ts, "Retries"): `attempt` calls once and, when the answer
  * says the request went to the wrong broker or the connection broke, refreshes metadata and calls
@@ -119,11 +121,6 @@ export class KafkaClusterClient {
       await this.refreshMetadata();
       return call();
     }
-  }
-
-  /** `call` with the partition's leader, re-routed once (see attempt). */
-  onLeader<T>(tp: TopicPartition, what: string, call: (broker: Broker) => Promise<T>): Promise<T> {
-    return this.attempt(what, async () => call(await this.broker(await this.leaderFor(tp))));
   }
 
   /** The partition's current leader by the loaded metadata. */

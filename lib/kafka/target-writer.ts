@@ -44,8 +44,10 @@ export interface KafkaTargetWriterOptions extends ClusterClientOptions {
    */
   readonly maxInFlightBatches?: number;
   /**
-   * How long one batch is retried on transient errors before KAFKA_RETRIABLE; a write's deadline
-   * bounds its retries too. 0: a batch is sent once. @default 30000
+   * How long, within one write, a batch that certainly did not land is sent again after a
+   * transient error before the write fails with KAFKA_RETRIABLE; the write's deadline bounds it
+   * too. This is the writer's part of one bounded write (ports.ts, "Retries"); after the write
+   * fails, the pump decides. 0: a batch is sent once. @default 30000
    */
   readonly retryDeadlineMs?: number;
   /** First retry delay; doubles per attempt. @default 100 */
@@ -262,9 +264,9 @@ export class KafkaTargetWriter implements TargetWriter {
     deadline: WriteDeadline,
     resend: Resend,
   ): Promise<Sent> {
-    const retryUntil = this.now() + this.retryDeadlineMs;
+    const giveUpAt = this.now() + this.retryDeadlineMs;
     const session = this.session;
-    const identity = resend.identity ?? (await session.identity(tp, retryUntil));
+    const identity = resend.identity ?? (await session.identity(tp, giveUpAt));
     const key = partitionKey(tp);
     const baseSequence = session.state(tp).nextSequence(key, identity);
     const body = await session.body(tp, records, stamp, identity, baseSequence);
@@ -282,7 +284,7 @@ export class KafkaTargetWriter implements TargetWriter {
         return { baseOffset: verdict.baseOffset, acknowledged: records.length };
       }
       if (verdict.kind === "bisect") return this.sendHalves(tp, records, stamp, deadline, identity);
-      if (verdict.kind === "fail" || this.now() >= retryUntil) {
+      if (verdict.kind === "fail" || this.now() >= giveUpAt) {
         const failure =
           verdict.kind === "fail" ? verdict : { error: verdict.exhausted(), reset: verdict.uncertain };
         if (failure.reset) session.state(tp).reset(key, identity);
@@ -290,7 +292,7 @@ export class KafkaTargetWriter implements TargetWriter {
       }
       uncertain = verdict.uncertain;
       this.logger?.debug("produce retry", { ...batchDetails(tp, records), attempt, ...verdict.log });
-      await session.pauseBeforeRetry(attempt, Math.min(retryUntil, deadline() - this.requestTimeoutMs));
+      await session.pauseBeforeRetry(attempt, Math.min(giveUpAt, deadline() - this.requestTimeoutMs));
     }
   }
 
@@ -338,7 +340,6 @@ function checkedInFlight(value: number): number {
   );
 }
 
-/** The writer's clock: `clock`, else the caller's `now` with real pauses, else real time. */
 function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {
   return batches.reduce((n, batch) => n + batch.length, 0);
 }

@@ -9,7 +9,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import type { RunSummary } from "../../../lib/core/worker.js";
+import type { RunSummary } from "../../../lib/core/run-summary.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";

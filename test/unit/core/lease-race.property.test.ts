@@ -17,7 +17,8 @@ import fc from "fast-check";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { Clock, LeaseStore, TargetWriter } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
-import { Worker, type WorkerSettings } from "../../../lib/core/worker.js";
+import { Worker } from "../../../lib/core/worker.js";
+import type { WorkerSettings } from "../../../lib/core/worker-settings.js";
 import {
   CapturingLogger,
   CapturingMetrics,
