@@ -155,7 +155,7 @@ class Run {
     const stopAt = this.#deadline - settings.writeSafetyMarginMs;
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
-    const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics());
+    const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics(stopAt));
     if (plan !== null) this.#adopt(plan);
     const partitions = [...this.#routes.values()].map((r) => r.source);
     const ensured =
@@ -207,12 +207,19 @@ class Run {
     }
   }
 
-  #planTopics(): Promise<TopicPlan> {
+  #planTopics(stopAt: number): Promise<TopicPlan> {
     return planTopics({
       sourceAdmin: this.#o.sourceAdmin,
       targetAdmin: this.#o.targetAdmin,
       mapping: this.#o.mapping,
       replicationFactor: this.#o.settings.replicationFactor,
+      retry: {
+        clock: this.#o.clock,
+        deadline: stopAt,
+        signal: this.#options.signal,
+        backoff: STORE_RETRY,
+        onRetry: (what, error) => this.#o.logger.warn(`${what} failed, retrying`, describeError(error)),
+      },
     });
   }
 
