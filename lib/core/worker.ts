@@ -208,18 +208,16 @@ class Run {
   }
 
   #planTopics(stopAt: number): Promise<TopicPlan> {
+    const { clock, logger } = this.#o;
+    const { signal } = this.#options;
+    const onRetry = (what: string, error: unknown) =>
+      logger.warn(`${what} failed, retrying`, describeError(error));
     return planTopics({
       sourceAdmin: this.#o.sourceAdmin,
       targetAdmin: this.#o.targetAdmin,
       mapping: this.#o.mapping,
       replicationFactor: this.#o.settings.replicationFactor,
-      retry: {
-        clock: this.#o.clock,
-        deadline: stopAt,
-        signal: this.#options.signal,
-        backoff: STORE_RETRY,
-        onRetry: (what, error) => this.#o.logger.warn(`${what} failed, retrying`, describeError(error)),
-      },
+      retry: { clock, deadline: stopAt, signal, backoff: STORE_RETRY, onRetry },
     });
   }
 
