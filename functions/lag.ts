@@ -3,9 +3,12 @@
  * holds included) and creates lease items for newly matching topics, so a topic added to the
  * source or the whitelist starts replicating within one tick.
  */
+import type { Context } from "aws-lambda";
+import { systemClock } from "../lib/core/clock.js";
 import { partitionKey } from "../lib/core/model.js";
 import type { ClusterAdmin, LeaseStore, SourceReader } from "../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../lib/dynamodb/lease-store.js";
+import { describeError } from "../lib/errors.js";
 import { KafkaClusterAdmin } from "../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../lib/kafka/source-reader.js";
 import { measureLag } from "../lib/lag/lag-monitor.js";
@@ -16,6 +19,9 @@ import { type FunctionParts, type Runtime, STALL_AFTER_VARIABLE, scheduledFuncti
 
 /** Lag without progress for this long counts as stalled. @default 5 minutes */
 const DEFAULT_STALL_AFTER_MS = 300_000;
+
+/** Retries stop this long before the invocation's timeout, leaving time to publish the report. */
+export const LAG_SAFETY_MARGIN_MS = 5_000;
 
 export interface LagResult {
   readonly partitions: number;
@@ -65,10 +71,20 @@ function connect(
 
 async function lag(
   monitor: LagMonitor,
-  _context: unknown,
+  context: Pick<Context, "getRemainingTimeInMillis">,
   { logger, metrics }: FunctionParts,
 ): Promise<LagResult> {
-  const { report, discovered } = await measureLag({ ...monitor, logger });
+  const deadline = systemClock.now() + context.getRemainingTimeInMillis() - LAG_SAFETY_MARGIN_MS;
+  const { report, discovered } = await measureLag({
+    ...monitor,
+    logger,
+    retry: {
+      clock: systemClock,
+      deadline,
+      onRetry: (what, error, attempt, delayMs) =>
+        logger.warn(`${what} failed, retrying`, { attempt, delayMs, ...describeError(error) }),
+    },
+  });
   metrics.lagMeasured(report);
   if (discovered.length > 0) {
     logger.info("new partitions discovered", {

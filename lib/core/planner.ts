@@ -6,6 +6,7 @@
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { TopicInfo, TopicPartition } from "./model.js";
 import type { ClusterAdmin, TopicMapping } from "./ports.js";
+import { type KafkaRetry, retryRetryable } from "./retry.js";
 
 export interface PlanTopicsOptions {
   readonly sourceAdmin: ClusterAdmin;
@@ -13,6 +14,12 @@ export interface PlanTopicsOptions {
   readonly mapping: TopicMapping;
   /** Replication factor of target topics this planner creates. */
   readonly replicationFactor: number;
+  /**
+   * How a creation that failed transiently is retried: within the planning's deadline, so a
+   * broker that blinked does not leave the topic out of the whole run. The listings are not
+   * retried here; the caller retries the whole planning (it is idempotent).
+   */
+  readonly retry: KafkaRetry;
 }
 
 export interface PartitionRoute {
@@ -48,14 +55,14 @@ interface MappedTopic {
  * another worker (or a person) created with too few partitions is still caught.
  */
 export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan> {
-  const { sourceAdmin, targetAdmin, mapping, replicationFactor } = options;
+  const { sourceAdmin, targetAdmin, mapping } = options;
   const errors: TopicPlanError[] = [];
   const mapped = mapTopics(await sourceAdmin.listTopics(), mapping, errors);
   const routable = withoutCollisions(mapped, errors);
 
   const existing = await targetTopicCounts(targetAdmin);
   const missing = routable.filter((t) => !existing.has(t.target));
-  const createFailed = await createMissing(targetAdmin, missing, replicationFactor, errors);
+  const createFailed = await createMissing(targetAdmin, missing, options, errors);
 
   const after = missing.length > 0 ? await targetTopicCounts(targetAdmin) : existing;
   const partitions = routable
@@ -91,15 +98,17 @@ function mapTopics(
 async function createMissing(
   admin: ClusterAdmin,
   missing: readonly MappedTopic[],
-  replicationFactor: number,
+  { replicationFactor, retry }: PlanTopicsOptions,
   errors: TopicPlanError[],
 ): Promise<Set<string>> {
   const createFailed = new Set<string>();
-  // One request per topic so a failure is charged to the topic that caused it.
+  // One request per topic so a failure is charged to the topic that caused it. "Already exists"
+  // is success, so a retry after a lost answer is harmless.
   await Promise.all(
     missing.map(async (t) => {
       try {
-        await admin.createTopics([{ name: t.target, partitions: t.partitions, replicationFactor }]);
+        const spec = { name: t.target, partitions: t.partitions, replicationFactor };
+        await retryRetryable(`creating topic ${t.target}`, () => admin.createTopics([spec]), retry);
       } catch (error) {
         createFailed.add(t.source);
         errors.push({ topic: t.source, error: asCreateError(t, error) });

@@ -16,7 +16,9 @@
  * again a batch that certainly did not land, until that write's own deadline (the lease's). A failure carries
  * `retryable`. Whoever owns the deadline decides whether to try again, and does so only with
  * `retryUntil` (lib/core/retry.ts): the pump while it holds the lease, the worker for lease-store
- * calls, the CLI and the lag function with their command deadline.
+ * calls and planning (createTopics included, within the planning's deadline), the CLI and the lag
+ * function with their command deadline. Those last two read through `retryingAdmin` and
+ * `retryingReader` (lib/core/retrying-ports.ts, `retryRetryable`); never give those to the pump.
  *
  * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch) and the admin
  * (listTopics, createTopics, listOffsets) make one attempt through the cluster client

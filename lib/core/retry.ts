@@ -2,6 +2,7 @@
  * The one retry helper. Who retries is fixed in ports.ts ("Retries"): an adapter call is one
  * bounded attempt; the caller that owns the deadline retries it here.
  */
+import { isReplicatorError } from "../errors.js";
 import type { Clock } from "./ports.js";
 
 /** Exponential backoff with equal jitter (a delay is random in [base/2, base]). */
@@ -65,4 +66,33 @@ export async function retryUntil<T>(attempt: (n: number) => Promise<T>, options:
       if (signal?.aborted || clock.now() >= deadline()) throw error;
     }
   }
+}
+
+/** How a caller that owns a deadline retries its Kafka calls (see retryRetryable). */
+export interface KafkaRetry {
+  readonly clock: Clock;
+  /** Epoch ms by `clock`; read when each call starts, so a per-call budget can be `() => now + budget`. */
+  readonly deadline: number | (() => number);
+  readonly signal?: AbortSignal;
+  /** Logs each failure before its pause (what, the error, 0-based attempt, pause). */
+  readonly onRetry?: (what: string, error: unknown, attempt: number, delayMs: number) => void;
+  readonly backoff?: BackoffPolicy;
+}
+
+/** True for a ReplicatorError marked retryable: the one test of "worth another attempt". */
+export function isRetryable(error: unknown): boolean {
+  return isReplicatorError(error) && error.retryable;
+}
+
+/** Runs one Kafka call (`what` names it for onRetry) until it succeeds or `retryUntil` gives up. */
+export function retryRetryable<T>(what: string, call: () => Promise<T>, retry: KafkaRetry): Promise<T> {
+  const deadline = typeof retry.deadline === "number" ? retry.deadline : retry.deadline();
+  return retryUntil(call, {
+    clock: retry.clock,
+    retryable: isRetryable,
+    deadline,
+    ...(retry.signal === undefined ? {} : { signal: retry.signal }),
+    ...(retry.backoff === undefined ? {} : { backoff: retry.backoff }),
+    onRetry: (error, attempt, delayMs) => retry.onRetry?.(what, error, attempt, delayMs),
+  });
 }

@@ -150,7 +150,7 @@ class Run {
     const stopAt = this.#deadline - settings.writeSafetyMarginMs;
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
-    const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics());
+    const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics(stopAt));
     if (plan !== null) this.#adopt(plan);
     const partitions = [...this.#routes.values()].map((r) => r.source);
     const ensured =
@@ -202,12 +202,17 @@ class Run {
     }
   }
 
-  #planTopics(): Promise<TopicPlan> {
+  #planTopics(stopAt: number): Promise<TopicPlan> {
+    const { clock, logger } = this.#o;
+    const { signal } = this.#options;
+    const onRetry = (what: string, error: unknown) =>
+      logger.warn(`${what} failed, retrying`, describeError(error));
     return planTopics({
       sourceAdmin: this.#o.sourceAdmin,
       targetAdmin: this.#o.targetAdmin,
       mapping: this.#o.mapping,
       replicationFactor: this.#o.settings.replicationFactor,
+      retry: { clock, deadline: stopAt, signal, backoff: STORE_RETRY, onRetry },
     });
   }
 

@@ -2,10 +2,13 @@
  * One lag measurement over the source cluster and the lease table: discovers selected topics
  * (creating lease items for new ones, so they start replicating at the next tick), reads log
  * offsets and leases, and dates the oldest record not yet copied of every lagging partition.
- * Partitions that no worker holds are measured like the others.
+ * Partitions that no worker holds are measured like the others. Kafka calls are retried until
+ * `retry.deadline` (the adapters make one attempt each, ports.ts "Retries").
  */
 import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { ClusterAdmin, Lease, LeaseStore, Logger, SourceReader, TopicMapping } from "../core/ports.js";
+import type { KafkaRetry } from "../core/retry.js";
+import { retryingAdmin, retryingReader } from "../core/retrying-ports.js";
 import {
   type LagReport,
   lagReport,
@@ -24,6 +27,8 @@ export interface LagMonitorOptions {
   /** Lag > 0 without progress for this long counts as stalled. */
   readonly stallAfterMs: number;
   readonly now?: () => number;
+  /** The measurement's own deadline: the invocation's remaining time less a margin. */
+  readonly retry: KafkaRetry;
 }
 
 /** How many partitions are dated at once; the reader coalesces them per leader broker. */
@@ -36,7 +41,8 @@ export interface LagMeasurement {
 }
 
 export async function measureLag(options: LagMonitorOptions): Promise<LagMeasurement> {
-  const { sourceAdmin, leases, mapping } = options;
+  const { leases, mapping } = options;
+  const sourceAdmin = retryingAdmin(options.sourceAdmin, options.retry);
   const now = options.now ?? Date.now;
   const topics = (await sourceAdmin.listTopics()).filter((t) => mapping.isSelected(t.name));
   const selected = topics.flatMap((t) =>
@@ -66,7 +72,10 @@ export async function measureLag(options: LagMonitorOptions): Promise<LagMeasure
     }
   }
 
-  const dated = await datePending(inputs, options);
+  const dated = await datePending(inputs, {
+    ...options,
+    source: retryingReader(options.source, options.retry),
+  });
   const at = now();
   const report = lagReport(dated.map((input) => partitionLag(input, at, options.stallAfterMs)));
   return { report, discovered };

@@ -12,6 +12,11 @@ import type { ClusterAdmin, SourceReader } from "../core/ports.js";
 import { RecordDigest, sameContent } from "./digest.js";
 import { PartitionCursor } from "./partition-cursor.js";
 
+/**
+ * One cluster's reader and admin. Verify makes no retries of its own: pass retrying ones
+ * (retryingAdmin, retryingReader, with the command's deadline) so a broker that blinks does not
+ * fail the comparison; each adapter call is a single attempt.
+ */
 export interface ClusterSide {
   readonly reader: SourceReader;
   readonly admin: ClusterAdmin;

@@ -1,6 +1,11 @@
 /** What every command that talks to the clusters needs, opened in order and closed in reverse. */
 import type { MirrorConfig } from "../../config/schema.js";
+import { systemClock } from "../../core/clock.js";
+import type { Clock, Logger } from "../../core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../../core/provenance.js";
+import type { KafkaRetry } from "../../core/retry.js";
+import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
+import { describeError } from "../../errors.js";
 import { topicSelectorOf } from "../../replicator.js";
 import type { TopicSelector } from "../../topics/selection.js";
 import { type ClusterHandle, type ClusterSecurity, clusterSecurity, openCluster } from "../clusters.js";
@@ -23,9 +28,45 @@ export interface Clusters {
   readonly mapping: TopicSelector;
   /** Each side's TLS and SASL options, for connections the command opens itself. */
   readonly security: ClusterSecurity;
+  /** Admin and reader whose calls are retried as `retry` says (see commandRetry). */
   readonly source: ClusterHandle;
   readonly target: ClusterHandle;
+  /** The command's retry policy, for clients it opens itself. */
+  readonly retry: KafkaRetry;
   close(): Promise<void>;
+}
+
+/**
+ * How long one Kafka call of a command may be retried after transient failures (a broker
+ * restarting, a leader moving), in request timeouts of the slower side. Counted from each call's
+ * start, so a long verify keeps its retries to its last read; Ctrl-C (the signal) ends them.
+ */
+export const COMMAND_RETRY_REQUEST_TIMEOUTS = 3;
+
+export function commandRetry(
+  config: MirrorConfig,
+  logger: Logger,
+  signal?: AbortSignal,
+  clock: Clock = systemClock,
+): KafkaRetry {
+  const budgetMs =
+    COMMAND_RETRY_REQUEST_TIMEOUTS * Math.max(config.source.requestTimeoutMs, config.target.requestTimeoutMs);
+  return {
+    clock,
+    deadline: () => clock.now() + budgetMs,
+    ...(signal === undefined ? {} : { signal }),
+    onRetry: (what, error, attempt, delayMs) =>
+      logger.warn(`${what} failed, retrying`, { attempt, delayMs, ...describeError(error) }),
+  };
+}
+
+/** The handle's admin and reader retried per `retry`; closing closes the handle. */
+export function withRetries(handle: ClusterHandle, retry: KafkaRetry): ClusterHandle {
+  return {
+    admin: retryingAdmin(handle.admin, retry),
+    reader: retryingReader(handle.reader, retry),
+    close: () => handle.close(),
+  };
 }
 
 export async function openClusters(options: GlobalOptions, io: CliIo): Promise<Clusters> {
@@ -41,13 +82,15 @@ export async function openClusters(options: GlobalOptions, io: CliIo): Promise<C
     await source.close();
     throw error;
   }
+  const retry = commandRetry(config, logger, options.signal);
   return {
     config,
     logger,
     mapping,
     security,
-    source,
-    target,
+    source: withRetries(source, retry),
+    target: withRetries(target, retry),
+    retry,
     async close() {
       await Promise.allSettled([source.close(), target.close()]);
     },

@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockKafka, startMockKafka } from "../../../test/helpers/mock-kafka.js";
 import { type MirrorConfig, parseConfig } from "../../config/schema.js";
-import type { ReplicationMetrics } from "../../core/ports.js";
+import type { ClusterAdmin, ReplicationMetrics } from "../../core/ports.js";
+import type { KafkaRetry } from "../../core/retry.js";
+import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
 import { stopLeaseServer } from "../../embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../kafka/source-reader.js";
@@ -21,7 +23,7 @@ import { Closers } from "../closers.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { type LeaseTable, openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
-import { mirrorHeaderOf } from "./context.js";
+import { commandRetry, mirrorHeaderOf } from "./context.js";
 import {
   DEMO_PARTITIONS,
   DEMO_RECORDS_PER_PARTITION,
@@ -61,7 +63,9 @@ interface DemoSetup {
   readonly target: MockKafka;
   readonly config: MirrorConfig;
   readonly table: LeaseTable;
-  readonly sourceAdmin: KafkaClusterAdmin;
+  /** Retried per `retry`, like every Kafka call the demo makes itself (not the workers'). */
+  readonly sourceAdmin: ClusterAdmin;
+  readonly retry: KafkaRetry;
   readonly workers: readonly Replicator[];
   readonly metrics: DemoMetrics;
   /** Records written to the whitelisted topics. */
@@ -143,8 +147,10 @@ async function prepareDemo(
   const config = demoConfig(source, target);
   const table = await openLeaseTable(config, stateDir, "embedded", logger);
   closers.add("lease table client", () => table.close());
-  const sourceAdmin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
-  closers.add("source admin", () => sourceAdmin.close());
+  const admin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
+  closers.add("source admin", () => admin.close());
+  const retry = commandRetry(config, logger, signal);
+  const sourceAdmin = retryingAdmin(admin, retry);
 
   const metrics = new DemoMetrics();
   const workers = WORKERS.map((workerId) => {
@@ -153,7 +159,7 @@ async function prepareDemo(
     return replicator;
   });
   const total = DEMO_TOPICS.length * DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION;
-  return { source, target, config, table, sourceAdmin, workers, metrics, total };
+  return { source, target, config, table, sourceAdmin, retry, workers, metrics, total };
 }
 
 function demoConfig(source: MockKafka, target: MockKafka): MirrorConfig {
@@ -256,14 +262,18 @@ async function verifyDemo(setup: DemoSetup, closers: Closers, signal: AbortSigna
   closers.add("verify clients", async () => {
     await Promise.allSettled([sourceReader.close(), targetReader.close(), targetAdmin.close()]);
   });
+  const target = {
+    reader: retryingReader(targetReader, setup.retry),
+    admin: retryingAdmin(targetAdmin, setup.retry),
+  };
   const report = await verifyMirror({
-    source: { reader: sourceReader, admin: setup.sourceAdmin },
-    target: { reader: targetReader, admin: targetAdmin },
+    source: { reader: retryingReader(sourceReader, setup.retry), admin: setup.sourceAdmin },
+    target,
     mapping: topicSelectorOf(setup.config),
     mirrorHeader: mirrorHeaderOf(setup.config),
     signal,
   });
-  const leaked = (await targetAdmin.listTopics()).some((t) => t.name === DEMO_UNLISTED_TOPIC);
+  const leaked = (await target.admin.listTopics()).some((t) => t.name === DEMO_UNLISTED_TOPIC);
   const verified = report.partitions.reduce((n, p) => n + p.sourceRecords, 0);
   const problems = [
     ...report.topicProblems.map((p) => p.message),

@@ -3,16 +3,19 @@ import { describe, it } from "node:test";
 import { planTopics } from "../../../lib/core/planner.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { FakeClock, fakeMapping, InMemoryCluster } from "../../helpers/fakes.js";
+import { flakyAdmin } from "../../helpers/flaky.js";
 
 function clusters() {
   const clock = new FakeClock();
-  return { source: new InMemoryCluster(clock), target: new InMemoryCluster(clock) };
+  // The planning's deadline: a minute of (fake) time for creations to be retried in.
+  const retry = { clock, deadline: clock.now() + 60_000 };
+  return { clock, retry, source: new InMemoryCluster(clock), target: new InMemoryCluster(clock) };
 }
 
 describe("planTopics", () => {
   it("creates missing target topics with the source's partition count and routes p to p", async () => {
     // Prepare
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("orders", 6);
     source.createTopic("__consumer_offsets", 50);
 
@@ -22,6 +25,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping({ rename: (t) => `dr.${t}` }),
       replicationFactor: 3,
+      retry,
     });
 
     // Assess
@@ -34,7 +38,7 @@ describe("planTopics", () => {
   });
 
   it("reports a target with fewer partitions and goes on with the other topics", async () => {
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("a", 4);
     source.createTopic("b", 2);
     source.createTopic("c", 2);
@@ -46,6 +50,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      retry,
     });
 
     assert.equal(plan.errors.length, 1);
@@ -70,7 +75,7 @@ describe("planTopics", () => {
   });
 
   it("checks counts after creating, catching a topic someone else created too small meanwhile", async () => {
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("a", 4);
     // Another worker wins the creation race with a wrong count: our create is "already exists".
     const create = target.createTopics.bind(target);
@@ -84,6 +89,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      retry,
     });
 
     assert.deepEqual(plan.partitions, []);
@@ -91,7 +97,7 @@ describe("planTopics", () => {
   });
 
   it("turns a mapping that throws for one topic into an error for that topic only", async () => {
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("good", 1);
     source.createTopic("bad", 1);
 
@@ -105,6 +111,7 @@ describe("planTopics", () => {
         },
       }),
       replicationFactor: 1,
+      retry,
     });
 
     assert.deepEqual(
@@ -117,13 +124,14 @@ describe("planTopics", () => {
   });
 
   it("reports a failed creation for that topic only", async () => {
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("ok", 1);
     source.createTopic("denied", 1);
     const create = target.createTopics.bind(target);
     target.createTopics = async (specs) => {
       if (specs.some((s) => s.name === "denied")) {
         throw new ReplicatorError("TOPIC_CREATE_FAILED", "policy violation", {
+          retryable: false,
           details: { topic: "denied" },
         });
       }
@@ -135,6 +143,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      retry,
     });
 
     assert.deepEqual(
@@ -148,7 +157,7 @@ describe("planTopics", () => {
   });
 
   it("refuses two source topics that map to the same target topic", async () => {
-    const { source, target } = clusters();
+    const { source, target, retry } = clusters();
     source.createTopic("eu.orders", 1);
     source.createTopic("us.orders", 1);
     source.createTopic("other", 1);
@@ -158,6 +167,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping({ rename: (t) => t.replace(/^(eu|us)\./, "") }),
       replicationFactor: 1,
+      retry,
     });
 
     assert.deepEqual(
@@ -170,6 +180,62 @@ describe("planTopics", () => {
         ["eu.orders", "CONFIG_INVALID"],
         ["us.orders", "CONFIG_INVALID"],
       ],
+    );
+  });
+
+  it("retries a creation that failed transiently, so the topic is not left out of the run", async () => {
+    // Prepare: the controller answers the first CreateTopics with a retryable failure.
+    const { source, target, retry } = clusters();
+    source.createTopic("orders", 2);
+    const flaky = flakyAdmin(target, { methods: ["createTopics"] });
+
+    // Act
+    const plan = await planTopics({
+      sourceAdmin: source,
+      targetAdmin: flaky,
+      mapping: fakeMapping(),
+      replicationFactor: 1,
+      retry,
+    });
+
+    // Assess
+    assert.equal(flaky.failed.get("createTopics"), 1);
+    assert.deepEqual(plan.errors, []);
+    assert.deepEqual(
+      plan.partitions.map((r) => `${r.source.topic}/${r.source.partition}`),
+      ["orders/0", "orders/1"],
+    );
+  });
+
+  it("charges a creation still failing at the planning's deadline to that topic only", async () => {
+    // Prepare: "down" never gets created; the deadline ends its retries.
+    const { clock, source, target, retry } = clusters();
+    source.createTopic("down", 1);
+    source.createTopic("up", 1);
+    const create = target.createTopics.bind(target);
+    target.createTopics = async (specs) => {
+      if (specs.some((s) => s.name === "down")) throw new ReplicatorError("KAFKA_RETRIABLE", "no controller");
+      await create(specs);
+    };
+
+    // Act
+    const plan = await planTopics({
+      sourceAdmin: source,
+      targetAdmin: target,
+      mapping: fakeMapping(),
+      replicationFactor: 1,
+      retry,
+    });
+
+    // Assess
+    assert.ok(clock.now() <= retry.deadline, "no retry past the deadline");
+    assert.deepEqual(
+      plan.partitions.map((r) => r.source.topic),
+      ["up"],
+    );
+    assert.deepEqual(
+      plan.errors.map((e) => [e.topic, e.error.code]),
+      [["down", "KAFKA_RETRIABLE"]],
     );
   });
 });

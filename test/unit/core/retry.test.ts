@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Clock } from "../../../lib/core/ports.js";
-import { backoffDelay, retryUntil } from "../../../lib/core/retry.js";
+import { backoffDelay, retryRetryable, retryUntil } from "../../../lib/core/retry.js";
+import { ReplicatorError } from "../../../lib/errors.js";
 
 /** A clock whose sleeps advance time at once, so the deadline arithmetic is exact. */
 function steppingClock(start = 0): Clock & { slept: number[] } {
@@ -122,5 +123,60 @@ describe("backoffDelay", () => {
       backoffDelay(10, policy, () => 0),
       500,
     );
+  });
+});
+
+describe("retryRetryable", () => {
+  const transient = () => new ReplicatorError("KAFKA_RETRIABLE", "broker briefly unavailable");
+
+  it("retries a retryable ReplicatorError and names the call on each retry", async () => {
+    const clock = steppingClock(1_000);
+    const retried: string[] = [];
+    let calls = 0;
+    const result = await retryRetryable(
+      "listing topics",
+      async () => {
+        if (++calls < 3) throw transient();
+        return "topics";
+      },
+      { clock, deadline: 60_000, onRetry: (what, _error, attempt) => retried.push(`${what} #${attempt}`) },
+    );
+    assert.equal(result, "topics");
+    assert.deepEqual(retried, ["listing topics #0", "listing topics #1"]);
+  });
+
+  it("does not retry a non-retryable error, nor one that is not ours", async () => {
+    const clock = steppingClock();
+    for (const error of [new ReplicatorError("KAFKA_FATAL", "bad request"), new Error("bug")]) {
+      let calls = 0;
+      await assert.rejects(
+        retryRetryable(
+          "x",
+          async () => {
+            calls++;
+            throw error;
+          },
+          { clock, deadline: 60_000 },
+        ),
+        error,
+      );
+      assert.equal(calls, 1);
+    }
+  });
+
+  it("reads a deadline function when the call starts: a per-call budget", async () => {
+    const clock = steppingClock(10_000);
+    await assert.rejects(
+      retryRetryable(
+        "x",
+        async () => {
+          throw transient();
+        },
+        { clock, deadline: () => clock.now() + 2_000 },
+      ),
+      { code: "KAFKA_RETRIABLE" },
+    );
+    assert.ok(clock.now() < 12_000, `gave up by the budget from the call's start, at ${clock.now()}`);
+    assert.ok(clock.now() > 11_000, "retried for most of its budget");
   });
 });

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { measureLag } from "../../../lib/lag/lag-monitor.js";
 import { createTopicSelector } from "../../../lib/topics/selection.js";
 import { CapturingLogger, FakeClock, InMemoryCluster, InMemoryLeaseStore } from "../../helpers/fakes.js";
+import { flakyAdmin, flakyReader } from "../../helpers/flaky.js";
 
 function records(n: number, firstTimestamp: number) {
   return Array.from({ length: n }, (_, i) => ({
@@ -38,6 +39,7 @@ describe("measureLag", () => {
       startFrom: "earliest" as const,
       stallAfterMs: 300_000,
       now: () => clock.now(),
+      retry: { clock, deadline: now + 60_000 },
     };
 
     // Act
@@ -63,5 +65,68 @@ describe("measureLag", () => {
 
     // Act again: nothing new to discover.
     assert.deepEqual((await measureLag(options)).discovered, []);
+  });
+
+  it("retries listing topics, offsets and dating after a transient failure, within its deadline", async () => {
+    // Prepare: each Kafka call fails once with a retryable error (a broker briefly unavailable).
+    const clock = new FakeClock();
+    const now = clock.now();
+    const cluster = new InMemoryCluster(clock);
+    cluster.createTopic("ORDERS", 1);
+    cluster.append({ topic: "ORDERS", partition: 0 }, records(5, now - 60_000));
+    const sourceAdmin = flakyAdmin(cluster);
+    const source = flakyReader(cluster);
+    const logger = new CapturingLogger();
+    const retried: string[] = [];
+
+    // Act
+    const { report } = await measureLag({
+      sourceAdmin,
+      source,
+      leases: new InMemoryLeaseStore(),
+      mapping: createTopicSelector({ whitelist: "ORDERS", rename: "identity", sourceAlias: "s" }),
+      logger,
+      startFrom: "earliest",
+      stallAfterMs: 300_000,
+      now: () => clock.now(),
+      retry: { clock, deadline: now + 60_000, onRetry: (what) => retried.push(what) },
+    });
+
+    // Assess
+    assert.deepEqual(
+      [
+        sourceAdmin.failed.get("listTopics"),
+        sourceAdmin.failed.get("listOffsets"),
+        source.failed.get("fetch"),
+      ],
+      [1, 1, 1],
+    );
+    assert.deepEqual(retried, ["listing topics", "listing offsets of ORDERS", "fetching ORDERS/0"]);
+    assert.deepEqual(
+      report.partitions.map((p) => [p.partition, p.lagRecords]),
+      [[0, 5]],
+    );
+    assert.ok((report.partitions[0]?.lagSeconds ?? 0) >= 60, "dated by the record read on the retry");
+  });
+
+  it("gives up at its deadline and throws the last failure", async () => {
+    const clock = new FakeClock();
+    const cluster = new InMemoryCluster(clock);
+    const deadline = clock.now() + 5_000;
+
+    await assert.rejects(
+      measureLag({
+        sourceAdmin: flakyAdmin(cluster, { failures: Number.POSITIVE_INFINITY }),
+        source: cluster,
+        leases: new InMemoryLeaseStore(),
+        mapping: createTopicSelector({ whitelist: ".*", rename: "identity", sourceAlias: "s" }),
+        logger: new CapturingLogger(),
+        startFrom: "earliest",
+        stallAfterMs: 300_000,
+        retry: { clock, deadline },
+      }),
+      { code: "KAFKA_RETRIABLE" },
+    );
+    assert.ok(clock.now() <= deadline, "no attempt after the deadline");
   });
 });

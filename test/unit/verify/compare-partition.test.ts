@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
 import type { SourceReader } from "../../../lib/core/ports.js";
+import { retryingAdmin, retryingReader } from "../../../lib/core/retrying-ports.js";
 import { createTopicSelector } from "../../../lib/topics/selection.js";
 import { comparePartition } from "../../../lib/verify/compare-partition.js";
 import { verifyMirror } from "../../../lib/verify/verify-mirror.js";
 import { FakeClock, InMemoryCluster, makeRecords, type NewRecord } from "../../helpers/fakes.js";
+import { flakyAdmin, flakyReader } from "../../helpers/flaky.js";
 
 const TP: TopicPartition = { topic: "BIN-BI-TOPIC", partition: 0 };
 
@@ -19,7 +21,7 @@ function clusters(count: number, edit: (records: NewRecord[]) => NewRecord[] = (
   const records = makeRecords(count, 7);
   source.append(TP, records);
   target.append(TP, edit([...records]));
-  return { source: { reader: source, admin: source }, target: { reader: target, admin: target } };
+  return { clock, source: { reader: source, admin: source }, target: { reader: target, admin: target } };
 }
 
 /** The target as a read_committed reader sees it while a transaction from `lso` on is open. */
@@ -182,5 +184,37 @@ describe("verifyMirror", () => {
       ["PUSH-BI-TOPIC"],
     );
     assert.equal(report.ok, false);
+  });
+});
+
+describe("verifyMirror over retrying sides", () => {
+  it("compares to the end although each side's first listing, offsets and fetch fail transiently", async () => {
+    // Prepare: the sides as the CLI hands them out, over clusters that blink once per call kind.
+    const { clock, source, target } = clusters(40);
+    const retry = { clock, deadline: () => clock.now() + 10_000 };
+    const admins = [flakyAdmin(source.admin), flakyAdmin(target.admin)] as const;
+    const readers = [flakyReader(source.reader), flakyReader(target.reader)] as const;
+    const side = (i: 0 | 1) => ({
+      admin: retryingAdmin(admins[i], retry),
+      reader: retryingReader(readers[i], retry),
+    });
+
+    // Act
+    const report = await verifyMirror({
+      source: side(0),
+      target: side(1),
+      mapping: createTopicSelector({ whitelist: TP.topic, rename: "identity", sourceAlias: "s" }),
+    });
+
+    // Assess
+    for (const admin of admins) {
+      assert.deepEqual([admin.failed.get("listTopics"), admin.failed.get("listOffsets")], [1, 1]);
+    }
+    for (const reader of readers) assert.equal(reader.failed.get("fetch"), 1);
+    assert.equal(report.ok, true);
+    assert.deepEqual(
+      report.partitions.map((p) => [p.sourceRecords, p.targetRecords]),
+      [[40, 40]],
+    );
   });
 });

@@ -1,0 +1,38 @@
+/**
+ * ClusterAdmin and SourceReader whose calls are retried until the caller's deadline
+ * (retryRetryable). For callers that own a deadline and make plain reads: the CLI commands, verify
+ * and the lag function. Never hand one to the pump or the worker: they retry themselves, and two
+ * layers would stack (ports.ts, "Retries").
+ */
+import type { FetchedRecords, FetchLimits, PartitionOffsets, TopicInfo, TopicPartition } from "./model.js";
+import type { ClusterAdmin, PartitionIdentity, SourceReader } from "./ports.js";
+import { type KafkaRetry, retryRetryable } from "./retry.js";
+
+export function retryingAdmin(admin: ClusterAdmin, retry: KafkaRetry): ClusterAdmin {
+  return {
+    listTopics: (): Promise<TopicInfo[]> => retryRetryable("listing topics", () => admin.listTopics(), retry),
+    // "Already exists" counts as success, so a create whose outcome was lost can be sent again.
+    createTopics: (specs): Promise<void> =>
+      retryRetryable("creating topics", () => admin.createTopics(specs), retry),
+    listOffsets: (topic, partitions): Promise<PartitionOffsets[]> =>
+      retryRetryable(`listing offsets of ${topic}`, () => admin.listOffsets(topic, partitions), retry),
+    close: () => admin.close(),
+  };
+}
+
+export function retryingReader(reader: SourceReader, retry: KafkaRetry): SourceReader {
+  const where = (tp: TopicPartition): string => `${tp.topic}/${tp.partition}`;
+  return {
+    fetch: (tp, offset, limits: FetchLimits): Promise<FetchedRecords> =>
+      retryRetryable(`fetching ${where(tp)}`, () => reader.fetch(tp, offset, limits), retry),
+    describePartition: (tp): Promise<PartitionIdentity> =>
+      retryRetryable(`describing ${where(tp)}`, () => reader.describePartition(tp), retry),
+    endOffsetForLeaderEpoch: (tp, leaderEpoch): Promise<number> =>
+      retryRetryable(
+        `reading the end of epoch ${leaderEpoch} of ${where(tp)}`,
+        () => reader.endOffsetForLeaderEpoch(tp, leaderEpoch),
+        retry,
+      ),
+    close: () => reader.close(),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * A ClusterAdmin or SourceReader (ours, not kafkajs) whose first calls fail with a retryable
+ * KAFKA_RETRIABLE, as a broker that is briefly unavailable makes one attempt of the adapter fail.
+ */
+import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
+import { ReplicatorError } from "../../lib/errors.js";
+
+export interface Flaky {
+  /** Calls that failed so far, by method. */
+  readonly failed: Map<string, number>;
+}
+
+export interface FlakyOptions {
+  /** Failures per method before calls pass. @default 1 */
+  readonly failures?: number;
+  /** Which methods fail. @default all of them */
+  readonly methods?: readonly string[];
+}
+
+function failing(method: string, options: FlakyOptions, flaky: Flaky): void {
+  if (options.methods !== undefined && !options.methods.includes(method)) return;
+  const n = flaky.failed.get(method) ?? 0;
+  if (n >= (options.failures ?? 1)) return;
+  flaky.failed.set(method, n + 1);
+  throw new ReplicatorError("KAFKA_RETRIABLE", `${method}: broker briefly unavailable (injected)`);
+}
+
+/** `admin` with the first calls of its methods failing (see FlakyOptions). */
+export function flakyAdmin(admin: ClusterAdmin, failures: FlakyOptions = {}): ClusterAdmin & Flaky {
+  const flaky: Flaky = { failed: new Map() };
+  return {
+    ...flaky,
+    listTopics: async () => {
+      failing("listTopics", failures, flaky);
+      return admin.listTopics();
+    },
+    createTopics: async (specs) => {
+      failing("createTopics", failures, flaky);
+      return admin.createTopics(specs);
+    },
+    listOffsets: async (topic, partitions) => {
+      failing("listOffsets", failures, flaky);
+      return admin.listOffsets(topic, partitions);
+    },
+    close: () => admin.close(),
+  };
+}
+
+/** `reader` with the first fetches failing (see FlakyOptions). */
+export function flakyReader(reader: SourceReader, failures: FlakyOptions = {}): SourceReader & Flaky {
+  const flaky: Flaky = { failed: new Map() };
+  return {
+    ...flaky,
+    fetch: async (tp, offset, limits) => {
+      failing("fetch", failures, flaky);
+      return reader.fetch(tp, offset, limits);
+    },
+    describePartition: (tp) => reader.describePartition(tp),
+    endOffsetForLeaderEpoch: (tp, epoch) => reader.endOffsetForLeaderEpoch(tp, epoch),
+    close: () => reader.close(),
+  };
+}
