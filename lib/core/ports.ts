@@ -13,8 +13,8 @@
  * cluster client refreshes metadata and re-routes once after a leader change or lost connection;
  * one write is one attempt of the pump's, inside which the writer resends a batch of unknown
  * outcome with its original producer id and sequence so the broker de-duplicates it, and sends
- * again a batch that certainly did not land, until that write's own deadline (the lease's). A failure carries
- * `retryable`. Whoever owns the deadline decides whether to try again, and does so only with
+ * again a batch that certainly did not land, until that write's own deadline (the lease's). A
+ * failure carries `retryable`. Whoever owns the deadline decides whether to try again, and does so only with
  * `retryUntil` (lib/core/retry.ts): the pump while it holds the lease, the worker for lease-store
  * calls and planning (createTopics included, within the planning's deadline), the CLI and the lag
  * function with their command deadline. Those last two read through `retryingAdmin` and
