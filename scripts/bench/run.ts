@@ -6,6 +6,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { systemClock } from "../../lib/core/clock.js";
+import type { KafkaRetry } from "../../lib/core/retry.js";
+import { retryingAdmin, retryingReader } from "../../lib/core/retrying-ports.js";
 import { stopLeaseServer } from "../../lib/embedded/ensure.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
@@ -186,8 +189,16 @@ function describeMachine(): string {
   return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.versions.node}`;
 }
 
+/** The bench's own reads: one attempt per call (ports.ts, "Retries"), so each is retried for a minute. */
+function benchRetry(): KafkaRetry {
+  return { clock: systemClock, deadline: () => Date.now() + 60_000 };
+}
+
 async function countRecords(cluster: MockKafka, topic: string, partitions: number): Promise<number> {
-  const admin = new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-admin" });
+  const admin = retryingAdmin(
+    new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-admin" }),
+    benchRetry(),
+  );
   try {
     const offsets = await admin.listOffsets(
       topic,
@@ -204,8 +215,14 @@ async function digestTopic(
   topic: string,
   partitions: number,
 ): Promise<PartitionDigest[]> {
-  const reader = new KafkaSourceReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" });
-  const admin = new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-verify" });
+  const reader = retryingReader(
+    new KafkaSourceReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
+    benchRetry(),
+  );
+  const admin = retryingAdmin(
+    new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
+    benchRetry(),
+  );
   try {
     const digests: PartitionDigest[] = [];
     for (let partition = 0; partition < partitions; partition++) {

@@ -3,8 +3,10 @@
  * source partition's end, then compare each target partition with its source, record for record,
  * by the provenance headers, and name the first anomalies found.
  */
+import { systemClock } from "../../lib/core/clock.js";
 import type { MirrorRecord } from "../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../lib/core/provenance.js";
+import { retryingAdmin } from "../../lib/core/retrying-ports.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
@@ -35,10 +37,17 @@ export async function waitForCatchUp(
   partitionsOf: { topics: readonly string[]; partitions: number; timeoutMs: number },
   log: (line: string) => void,
 ): Promise<void> {
-  const admin = new KafkaClusterAdmin({ brokers: src.bootstrapServers, clientId: "chaos-check" });
+  const deadline = Date.now() + partitionsOf.timeoutMs;
+  // An admin call is one attempt; the brokers may still be recovering from the last fault.
+  const admin = retryingAdmin(
+    new KafkaClusterAdmin({ brokers: src.bootstrapServers, clientId: "chaos-check" }),
+    {
+      clock: systemClock,
+      deadline,
+    },
+  );
   const client = db.client();
   const store = new DynamoDbLeaseStore({ client, tableName: table });
-  const deadline = Date.now() + partitionsOf.timeoutMs;
   const ids = Array.from({ length: partitionsOf.partitions }, (_, i) => i);
   try {
     const ends = new Map<string, number>();
