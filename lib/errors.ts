@@ -26,6 +26,11 @@ export const ErrorCodes = {
   KAFKA_RETRIABLE: { retryable: true },
   /** A Kafka request failed with an error that will not go away by retrying. */
   KAFKA_FATAL: { retryable: false },
+  /**
+   * A broker refused our credentials or SASL mechanism. Not retryable with the same password:
+   * the functions re-read the secret (it may have been rotated) and reconnect once.
+   */
+  AUTHENTICATION_FAILED: { retryable: false },
   /** The requested offset is outside the source partition's log. */
   OFFSET_OUT_OF_RANGE: { retryable: false },
   /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */

@@ -7,7 +7,7 @@ import kafkajs from "kafkajs";
 import type { Logger } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { KafkaPartitionError, kafkaError } from "./error-codes.js";
-import type { KafkaSecurityOptions } from "./security.js";
+import { isAuthenticationFailure, type KafkaSecurityOptions } from "./security.js";
 
 export interface KafkaConnectionOptions {
   /** `host:port` of one or more bootstrap brokers. */
@@ -85,8 +85,10 @@ export function protocolErrorCode(error: unknown): number | undefined {
 }
 
 /**
- * Wraps any error from a kafkajs call into a ReplicatorError (KAFKA_RETRIABLE or KAFKA_FATAL),
- * leaving ReplicatorErrors as they are.
+ * Wraps any error from a kafkajs call into a ReplicatorError (AUTHENTICATION_FAILED when a broker
+ * refused our credentials, else KAFKA_RETRIABLE or KAFKA_FATAL), leaving ReplicatorErrors as they
+ * are. The refusal gets its own code so the functions can see it in a run summary and re-read a
+ * rotated secret without knowing kafkajs.
  */
 export function translateKafkajsError(error: unknown, what: string, details: Record<string, unknown> = {}) {
   if (error instanceof ReplicatorError) return error;
@@ -95,7 +97,11 @@ export function translateKafkajsError(error: unknown, what: string, details: Rec
   const kafkaName = code === undefined ? undefined : kafkaError(code).name;
   const reason = kafkaName ?? (error instanceof Error ? `${name}: ${error.message}` : String(error));
   return new ReplicatorError(
-    isTransientKafkajsError(error) ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
+    isAuthenticationFailure(error)
+      ? "AUTHENTICATION_FAILED"
+      : isTransientKafkajsError(error)
+        ? "KAFKA_RETRIABLE"
+        : "KAFKA_FATAL",
     `${what} failed: ${reason}`,
     {
       cause: error,

@@ -8,7 +8,7 @@ import type { ConnectionOptions } from "node:tls";
 import { generateAuthToken } from "aws-msk-iam-sasl-signer-js";
 import type { SASLOptions } from "kafkajs";
 import type { SASL_MECHANISMS } from "../config/schema.js";
-import { ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
@@ -132,10 +132,12 @@ const AUTHENTICATION_ERROR_CODES = new Set([33, 34, 58]);
 
 /**
  * True when the broker refused our credentials (or mechanism), looking through `cause`s: kafkajs
- * raises KafkaJSSASLAuthenticationError, and an error response may carry one of the SASL codes.
+ * raises KafkaJSSASLAuthenticationError, an error response may carry one of the SASL codes, and
+ * our own adapters translate either into AUTHENTICATION_FAILED.
  */
 export function isAuthenticationFailure(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (isReplicatorError(e, "AUTHENTICATION_FAILED")) return true;
     if (e.name === "KafkaJSSASLAuthenticationError") return true;
     const details = (e as { details?: { kafkaErrorCode?: unknown } }).details;
     const code = details?.kafkaErrorCode ?? (e as { code?: unknown }).code;

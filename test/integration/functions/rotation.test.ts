@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseConfig } from "../../../lib/config/schema.js";
+import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { isAuthenticationFailure } from "../../../lib/kafka/security.js";
 import { kafkaConnectionOptions } from "../../../lib/replicator.js";
@@ -90,7 +91,11 @@ describe("RefreshOnAuthFailure (secret rotation)", () => {
     );
     const { refresh, built, call } = rig(secrets);
 
-    await assert.rejects(refresh.use(call), (error) => isAuthenticationFailure(error));
+    // Our adapter's code for it, which the replicate function looks for in a run summary.
+    await assert.rejects(
+      refresh.use(call),
+      (error) => isReplicatorError(error, "AUTHENTICATION_FAILED") && isAuthenticationFailure(error),
+    );
 
     assert.deepEqual(secrets.reads, [{ fresh: false }, { fresh: true }]);
     assert.equal(built.length, 2);

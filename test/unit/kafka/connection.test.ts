@@ -10,6 +10,7 @@ import {
   kafkajsLogger,
   negotiateVersion,
 } from "../../../lib/kafka/kafkajs-internals.js";
+import { isAuthenticationFailure } from "../../../lib/kafka/security.js";
 import { CapturingLogger } from "../../helpers/fakes.js";
 
 function brokerSupporting(apiKey: number, minVersion: number, maxVersion: number): KafkajsBroker {
@@ -55,11 +56,15 @@ describe("translateKafkajsError", () => {
   });
 });
 
-/** Error classes kafkajs 2.2.4 exports at runtime but leaves out of its type declarations. */
+/** Error classes kafkajs 2.2.4 exports at runtime but leaves out of (or mistypes in) its declarations. */
 const untyped = kafkajs as unknown as {
   KafkaJSConnectionClosedError: new (message: string, where: { host: string; port: number }) => Error;
   KafkaJSNoBrokerAvailableError: new () => Error;
   KafkaJSPartialMessageError: new (message: string) => Error;
+  // Declared without arguments, but kafkajs passes the broker's message.
+  KafkaJSSASLAuthenticationError: new (
+    message: string,
+  ) => Error;
 };
 
 /** The error kafkajs 2.2.4 itself throws for a request on a Broker whose connect has not finished. */
@@ -127,6 +132,23 @@ describe("isTransientKafkajsError / translateKafkajsError on kafkajs's own error
 
     assert.equal(translateKafkajsError(notLeader, "fetch").code, "KAFKA_RETRIABLE");
     assert.equal(translateKafkajsError(denied, "fetch").code, "KAFKA_FATAL");
+  });
+
+  it("regression (issue 16): a refused login is AUTHENTICATION_FAILED, also when wrapped, so the functions see it as a code", () => {
+    const refused = new untyped.KafkaJSSASLAuthenticationError("SASL PLAIN authentication failed");
+    const wrapped = new kafkajs.KafkaJSNumberOfRetriesExceeded(refused, { retryCount: 0, retryTime: 0 });
+    const saslCode = new kafkajs.KafkaJSProtocolError(
+      Object.assign(new Error("refused"), { type: "SASL_AUTHENTICATION_FAILED", code: 58, retriable: false }),
+    );
+
+    for (const error of [refused, wrapped, saslCode]) {
+      const translated = translateKafkajsError(error, "fetch", { topic: "t" });
+      assert.equal(translated.code, "AUTHENTICATION_FAILED", error.name);
+      assert.equal(translated.retryable, false);
+      assert.equal(translated.cause, error);
+      assert.equal(isAuthenticationFailure(translated), true);
+    }
+    assert.equal(isAuthenticationFailure(new ReplicatorError("KAFKA_FATAL", "denied")), false);
   });
 
   it("keeps a plain Error that merely resembles a kafkajs one fatal", () => {
