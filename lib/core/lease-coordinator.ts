@@ -174,10 +174,16 @@ export class LeaseCoordinator {
       ...(random === undefined ? {} : { random }),
     });
     const expiresAt = leaseExpiry(now, durationMs, hardDeadline);
-    // Leases handed over to us (see LeaseStore.handOver) are ours already: adopt them.
+    // Leases handed over to us (see LeaseStore.handOver) are ours already: adopt them. Not one
+    // that another worker asked for: we are handing it over (our handover may still be on its
+    // way), and a pump started on it would write alongside the taker's once it lands.
     const excluded = exclude ?? new Set<string>();
     const acquired: Lease[] = leases.filter(
-      (l) => l.owner === workerId && !isExpired(l, now) && !excluded.has(partitionKey(l)),
+      (l) =>
+        l.owner === workerId &&
+        (l.handoffTo === null || l.handoffTo === workerId) &&
+        !isExpired(l, now) &&
+        !excluded.has(partitionKey(l)),
     );
     for (const observed of decision.take) {
       const claimed = await store.claim(observed, workerId, expiresAt);

@@ -178,6 +178,20 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get({ topic: "t", partition: 0 })?.owner, "other");
   });
 
+  it("adopts a lease handed over to it, but not one of its own that another worker asked for", async () => {
+    // A lease of mine with a handoff request is on its way out: my handover may not have landed
+    // yet when I list the table, and a pump started on it would write alongside the taker's.
+    const store = new InMemoryLeaseStore();
+    store.put({ ...lease(0, "me"), handoffTo: "other" });
+    store.put({ ...lease(1, "me"), handoffTo: "me" });
+    store.put(lease(2, "me"));
+    const coordinator = new LeaseCoordinator({ store, workerId: "me", durationMs: DURATION });
+
+    const { acquired } = await coordinator.rebalance(NOW, FAR);
+
+    assert.deepEqual(acquired.map((l) => l.partition).sort(), [1, 2]);
+  });
+
   it("3 workers over 24 partitions settle at 8 each and then stop moving leases", async () => {
     const fleet = await fleetOver(24, ["A", "B", "C"]);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
+import type { Lease, LeaseStore, TargetWriter } from "../../../lib/core/ports.js";
 import { Worker } from "../../../lib/core/worker.js";
 import { checkWorkerSettings, type WorkerSettings } from "../../../lib/core/worker-settings.js";
 import { ReplicatorError } from "../../../lib/errors.js";
@@ -46,12 +46,18 @@ function workerFor(
   e: Env,
   workerId: string,
   seed: number,
-  ports: { source?: InMemoryCluster; target?: InMemoryCluster; leases?: LeaseStore } = {},
+  ports: {
+    source?: InMemoryCluster;
+    target?: InMemoryCluster;
+    leases?: LeaseStore;
+    /** The worker's producer, when not the target cluster itself. */
+    writer?: TargetWriter;
+  } = {},
 ): Worker {
   return new Worker({
     workerId,
     source: ports.source ?? e.source,
-    target: ports.target ?? e.target,
+    target: ports.writer ?? ports.target ?? e.target,
     sourceAdmin: ports.source ?? e.source,
     targetAdmin: ports.target ?? e.target,
     leases: ports.leases ?? e.store,
@@ -152,6 +158,60 @@ describe("Worker", () => {
     for (const tp of partitions()) assertNothingLost(e, tp, 0);
     const termsOfA = sa.partitions.reduce((n, p) => n + p.terms, 0);
     assert.equal(termsOfA, sa.partitions.length, "A ran each of its partitions in one term");
+  });
+
+  it("a worker whose handover is slow to land does not start copying the lease it is giving away", async () => {
+    // Regression: lease-race seed 164430370 (by the lease alone) copied a batch twice. The giver
+    // listed the lease table while its handover was under way, saw itself still the owner and
+    // started a new pump on the lease, which kept writing after the taker had started.
+    const e = env();
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(100);
+    };
+    const store = e.store;
+    const handing = new Set<string>();
+    const slowHandOver = storeWith(store, {
+      handOver: async (held: Lease, expiresAt: number) => {
+        handing.add(`${held.topic}/${held.partition}`);
+        // Longer than a rebalance interval: A looks at the lease table while it is under way.
+        await e.clock.sleep(SETTINGS.leases.rebalanceIntervalMs + 1_000);
+        return store.handOver(held, expiresAt);
+      },
+    });
+    // A writer of A's that notes each write to a partition A has begun to hand over.
+    const late: string[] = [];
+    const writerOfA: TargetWriter = {
+      write: (tp, records, stamp, deadline) => {
+        const key = `${tp.topic.replace(/^dr\./, "")}/${tp.partition}`;
+        if (handing.has(key)) late.push(key);
+        return e.target.write(tp, records, stamp, deadline);
+      },
+      fence: (tp, deadline) => e.target.fence(tp, deadline),
+      close: () => e.target.close(),
+    };
+    let n = 0;
+    let traffic = true;
+    const producing = (async () => {
+      for (; traffic; n++) {
+        const records = makeRecords(1, 0).map((r) => ({ ...r, value: Buffer.from(`late-${n}`) }));
+        for (const tp of partitions()) e.source.append(tp, records);
+        await e.clock.sleep(200);
+      }
+    })();
+    const deadline = e.clock.now() + 40_000;
+    const a = workerFor(e, "A", 1, { leases: slowHandOver, writer: writerOfA }).replicate(deadline);
+    while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
+    const b = workerFor(e, "B", 2).replicate(deadline);
+    const [sa] = await Promise.all([a, b]);
+    traffic = false;
+    await producing;
+    await workerFor(e, "C", 3).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+
+    assert.ok(handing.size > 0, "A handed leases over during its run");
+    assert.deepEqual(late, [], "A wrote to partitions it had begun to hand over");
+    const termsOfA = sa.partitions.reduce((t, p) => t + p.terms, 0);
+    assert.equal(termsOfA, sa.partitions.length, "A ran each of its partitions in one term");
+    for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
   });
 
   it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {
