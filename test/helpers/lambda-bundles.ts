@@ -29,6 +29,8 @@ export interface BundleResult {
   readonly ok: boolean;
   readonly result?: Record<string, number>;
   readonly error?: string;
+  /** What getRemainingTimeInMillis() said when the handler returned. */
+  readonly remainingMs?: number;
 }
 
 export interface SynthesizedBundles {

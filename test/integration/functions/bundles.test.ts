@@ -19,11 +19,11 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
+import { invokeBundle } from "../../helpers/lambda-bundles.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView, firstDifference } from "../../helpers/partition-data.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const INVOKER = fileURLToPath(new URL("./invoke-bundle.mjs", import.meta.url));
 const REGION = "eu-west-1";
 const PARTITIONS = 4;
 const PER_PARTITION = 600;
@@ -229,38 +229,14 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     };
   }
 
-  function invoke(fn: FunctionUnderTest, budgetMs: number): Promise<Invocation> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [INVOKER, fn.dir, fn.event, String(budgetMs)], {
-        cwd: fn.dir,
-        env: environment(fn),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString("utf8");
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString("utf8")).slice(-4000);
-      });
-      const timer = setTimeout(() => child.kill("SIGKILL"), budgetMs + 30_000);
-      child.once("error", reject);
-      child.once("exit", () => {
-        clearTimeout(timer);
-        const lines = stdout.split("\n");
-        const resultLine = lines.find((l) => l.startsWith("RESULT "));
-        if (resultLine === undefined) {
-          reject(new Error(`no result from the bundle\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr}`));
-          return;
-        }
-        const emf = lines
-          .filter((l) => l.startsWith("{"))
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((d): d is EmfDocument => typeof d._aws === "object");
-        resolve({ result: JSON.parse(resultLine.slice("RESULT ".length)), emf, stdout });
-      });
-    });
+  async function invoke(fn: FunctionUnderTest, budgetMs: number): Promise<Invocation> {
+    const { result, stdout } = await invokeBundle(fn, environment(fn), budgetMs);
+    const emf = stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((d): d is EmfDocument => typeof d._aws === "object");
+    return { result, emf, stdout };
   }
 
   function metric(emf: readonly EmfDocument[], name: string, topic?: string): number[] {
