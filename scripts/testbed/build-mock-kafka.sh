@@ -186,5 +186,7 @@ fi
 mkdir -p "$OUT"
 build_library "$lib_hash"
 # The script itself is in the launcher hash because it holds the compiler flags.
-build_launcher "${lib_hash}-$(hash_of "$LAUNCHER_SRC" "$SELF")"
+# launcher.c #includes the other handler files of its directory (one per API family), so
+# every .c and .h there is part of the launcher's hash.
+build_launcher "${lib_hash}-$(hash_of "$(dirname "$LAUNCHER_SRC")"/*.[ch] "$SELF")"
 build_txn_client "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
