@@ -20,15 +20,15 @@ export const DESCRIBE_CONFIGS_API = {
 
 const TOPIC_RESOURCE = 2;
 
-/** Kafka's ConfigSource ids (DescribeConfigsResponse). */
+/** Kafka's ConfigSource ids (DescribeConfigsResponse.ConfigSource). */
 export const ConfigSource = {
   UNKNOWN: 0,
   DYNAMIC_TOPIC_CONFIG: 1,
-  DYNAMIC_BROKER_LOGGER_CONFIG: 2,
-  DYNAMIC_BROKER_CONFIG: 3,
-  DYNAMIC_DEFAULT_BROKER_CONFIG: 4,
-  STATIC_BROKER_CONFIG: 5,
-  DEFAULT_CONFIG: 6,
+  DYNAMIC_BROKER_CONFIG: 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+  STATIC_BROKER_CONFIG: 4,
+  DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
 } as const;
 
 export interface ConfigEntry {
