@@ -10,6 +10,8 @@
  * Environment (read by the patched library, see patch-retention.pl):
  *   MOCK_KAFKA_PARTITION_MAX_BYTES    log bytes kept per partition (default 4 GiB)
  *   MOCK_KAFKA_PARTITION_MAX_BATCHES  record batches kept per partition (default 1e12)
+ * and by the launcher:
+ *   MOCK_KAFKA_NO_TOPIC_ADMIN=1       upstream's mock: no topic admin handlers (topic-admin.c)
  *
  * Start-up prints exactly two lines on stdout:
  *   BOOTSTRAP host:port,host:port,...
