@@ -233,8 +233,15 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
   it("CreatePartitions grows a live topic: kcat sees 8 partitions, writes to and reads partition 7", async () => {
     const topic = topicName();
     await admin("create-topic", topic, "4", "3");
-    const before = [{ key: Buffer.from("k0"), value: Buffer.from("before growth") }];
-    await kcatProduce({ brokers: bootstrap, topic, partition: 3, records: before });
+    // Two batches in partition 3, so its log is a list of two when the partitions move.
+    for (const value of ["b0", "b1"]) {
+      await kcatProduce({
+        brokers: bootstrap,
+        topic,
+        partition: 3,
+        records: [{ key: null, value: Buffer.from(value) }],
+      });
+    }
 
     const checked = await admin("--validate-only", "create-partitions", topic, "8");
     const stillFour = await kcatPartitions(topic);
@@ -257,10 +264,44 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
         [1, null, Buffer.from("second")],
       ],
     );
-    const read3 = await kcatRead({ brokers: bootstrap, topic, partition: 3 });
     assert.deepEqual(
-      read3.map((r) => r.value),
-      [Buffer.from("before growth")],
+      (await kcatRead({ brokers: bootstrap, topic, partition: 3 })).map((r) => r.value),
+      [Buffer.from("b0"), Buffer.from("b1")],
+    );
+  });
+
+  it("a grown topic's old partitions keep working: their first batch deleted, then appended to", async () => {
+    const topic = topicName();
+    await admin("create-topic", topic, "2", "1");
+    for (const value of ["b0", "b1"]) {
+      await kcatProduce({
+        brokers: bootstrap,
+        topic,
+        partition: 1,
+        records: [{ key: null, value: Buffer.from(value) }],
+      });
+    }
+
+    assert.equal((await admin("create-partitions", topic, "3")).err, "NO_ERROR");
+    // Removing a log's first batch writes through the list head: a head left behind in the
+    // freed array would keep the deleted batch (or crash the broker).
+    await kafka.command(`delete-records ${topic} 1 1`);
+    await kcatProduce({
+      brokers: bootstrap,
+      topic,
+      partition: 1,
+      records: [{ key: null, value: Buffer.from("b2") }],
+    });
+
+    assert.deepEqual(
+      (await kcatRead({ brokers: bootstrap, topic, partition: 1, fromOffset: 1 })).map((r) => [
+        r.offset,
+        r.value,
+      ]),
+      [
+        [1, Buffer.from("b1")],
+        [2, Buffer.from("b2")],
+      ],
     );
   });
 
