@@ -1,7 +1,8 @@
 // Pins the test broker's topic admin handlers (ours, not librdkafka's: the mock has none;
 // testbed/mock-kafka/topic-admin.c) with independent clients only: librdkafka's Admin API
 // (.testbed/bin/admin-client, testbed/admin-client/) and kcat (Debian's, librdkafka 2.0.2) for
-// metadata, produce and fetch. With MOCK_KAFKA_NO_TOPIC_ADMIN=1 (upstream's mock) they fail
+// metadata, produce and fetch; kafkajs 2.2.4's admin (not our adapter) for the versions it
+// speaks. With MOCK_KAFKA_NO_TOPIC_ADMIN=1 (upstream's mock) they fail
 // (TESTING.md).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -9,11 +10,14 @@ import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { type ConfigResourceTypes, Kafka, logLevel } from "kafkajs";
 import { KCAT, kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { MOCK_KAFKA_BINARY, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const ADMIN_CLIENT = join(dirname(MOCK_KAFKA_BINARY), "admin-client");
 const run = promisify(execFile);
+/** kafkajs's ConfigResourceTypes.TOPIC (its enum is not a named export Node's ESM loader sees). */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 interface ConfigLine {
   readonly source: string;
@@ -336,5 +340,55 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
     assert.equal(grow.err, "POLICY_VIOLATION");
     assert.deepEqual(await topicSet(topic), {});
     assert.deepEqual(await kcatPartitions(topic), [0]);
+  });
+
+  it("kafkajs 2.2.4's admin agrees: CreatePartitions v1, DescribeConfigs v2 and v0", async () => {
+    const topic = topicName();
+    await admin("create-topic", topic, "2", "1", "retention.ms=1000");
+    const kafkajs = () =>
+      new Kafka({
+        brokers: kafka.bootstrapServers,
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 0 },
+      }).admin();
+    const newest = kafkajs();
+    await newest.connect();
+    try {
+      await newest.createPartitions({ topicPartitions: [{ topic, count: 5 }] });
+      const v2 = await newest.describeConfigs({
+        resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ["retention.ms", "segment.ms"] }],
+        includeSynonyms: false,
+      });
+      assert.deepEqual(
+        v2.resources[0]?.configEntries.map((e) => [e.configName, e.configValue, e.isDefault, e.configSource]),
+        [
+          ["retention.ms", "1000", false, 1],
+          ["segment.ms", "604800000", true, 5],
+        ],
+      );
+    } finally {
+      await newest.disconnect();
+    }
+    // v0 has no config source: a default is told by is_default alone.
+    await kafka.command("apiversion 32 0 0");
+    const v0Admin = kafkajs();
+    await v0Admin.connect();
+    try {
+      const v0 = await v0Admin.describeConfigs({
+        resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ["retention.ms", "segment.ms"] }],
+        includeSynonyms: false,
+      });
+      assert.deepEqual(
+        v0.resources[0]?.configEntries.map((e) => [e.configName, e.isDefault]),
+        [
+          ["retention.ms", false],
+          ["segment.ms", true],
+        ],
+      );
+    } finally {
+      await v0Admin.disconnect();
+      await kafka.command("apiversion 32 0 4");
+    }
+    assert.deepEqual(await kcatPartitions(topic), [0, 1, 2, 3, 4]);
   });
 });
