@@ -50,11 +50,11 @@ function parseLine(line: string): GroupClientLine {
   return fields as GroupClientLine;
 }
 
-/** Polls `check` (every 200 ms) until it returns a value other than undefined. */
+/** Polls `check` (every 200 ms) until it returns a value other than undefined: 30 s by default, below the 44 s the unpatched mock makes a rejoining group wait. */
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;

@@ -9,8 +9,7 @@ import { after, afterEach, before, describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaGroupAdmin } from "../../../lib/kafka/group-admin.js";
 import { eventually, runGroupClient } from "../../helpers/group-client.js";
-import { kcatProduce } from "../../helpers/kcat.js";
-import { type KcatGroupMember, startKcatGroupMember } from "../../helpers/kcat-group.js";
+import { KcatGroupMembers, kcatFilledTopic } from "../../helpers/kcat-group.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const PARTITIONS = 4;
@@ -21,41 +20,23 @@ const DESCRIBE_GROUPS = 15;
 describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, () => {
   let kafka: MockKafka;
   let admin: KafkaGroupAdmin;
-  const members: KcatGroupMember[] = [];
+  let members: KcatGroupMembers;
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
+    members = new KcatGroupMembers(kafka.bootstrapServers);
     admin = new KafkaGroupAdmin({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
   });
 
   // A member left running would go on committing, and could take an error a later test injects.
   afterEach(async () => {
-    await Promise.all(members.splice(0).map((m) => m.stop()));
+    await members.stopAll();
   });
 
   after(async () => {
     await admin?.close();
     await kafka?.stop();
   });
-
-  async function filledTopic(): Promise<string> {
-    const topic = `group-admin-${randomUUID()}`;
-    await kafka.createTopic(topic, PARTITIONS);
-    for (let partition = 0; partition < PARTITIONS; partition++) {
-      const records = Array.from({ length: PER_PARTITION }, (_, i) => ({
-        key: null,
-        value: Buffer.from(`p${partition}-${i}`),
-      }));
-      await kcatProduce({ brokers: kafka.bootstrapServers, topic, partition, records });
-    }
-    return topic;
-  }
-
-  function member(groupId: string, topic: string): KcatGroupMember {
-    const m = startKcatGroupMember({ brokers: kafka.bootstrapServers, groupId, topics: [topic] });
-    members.push(m);
-    return m;
-  }
 
   /** Until kcat's auto-commit has every partition at its end (as our adapter reads it). */
   const committedAtEnd = (groupId: string) =>
@@ -68,11 +49,11 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
 
   it("lists and describes the groups Stable with their member counts, as librdkafka sees them", async () => {
     // Prepare
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "group-admin", PARTITIONS, PER_PARTITION);
     const [two, one, unknown] = [`two-${randomUUID()}`, `one-${randomUUID()}`, `unknown-${randomUUID()}`];
-    member(two, topic);
-    member(two, topic);
-    member(one, topic);
+    members.start(two, topic);
+    members.start(two, topic);
+    members.start(one, topic);
 
     // Act
     const described = await eventually("both groups Stable", async () => {
@@ -104,11 +85,11 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
 
   it("fetches what the kcat group committed, as librdkafka's ListConsumerGroupOffsets reads it", async () => {
     // Prepare: one member reads everything; a second topic the group never read
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "group-admin", PARTITIONS, PER_PARTITION);
     const unread = `unread-${randomUUID()}`;
     await kafka.createTopic(unread, 2);
     const groupId = `committed-${randomUUID()}`;
-    await member(groupId, topic).waitFor(PARTITIONS * PER_PARTITION);
+    await members.start(groupId, topic).waitFor(PARTITIONS * PER_PARTITION);
 
     // Act
     const all = await committedAtEnd(groupId);
@@ -141,9 +122,9 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
 
   it("refuses to commit while the group has members (GROUP_NOT_EMPTY), commits once they left, and the next member starts there", async () => {
     // Prepare
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "group-admin", PARTITIONS, PER_PARTITION);
     const groupId = `commit-${randomUUID()}`;
-    const first = member(groupId, topic);
+    const first = members.start(groupId, topic);
     await first.waitFor(PARTITIONS * PER_PARTITION);
     await committedAtEnd(groupId);
     const target = [
@@ -172,7 +153,7 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
     await first.stop();
     await admin.commitOffsets(groupId, target);
     const committed = await admin.fetchOffsets(groupId);
-    const next = member(groupId, topic);
+    const next = members.start(groupId, topic);
     await next.waitFor(4 + 2 + 5, 10_000);
     await new Promise((r) => setTimeout(r, 500));
 
@@ -188,7 +169,7 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
   it("types coordinator refusals: GROUP_ADMIN_FAILED naming the group, retryable as Kafka marks the code", async () => {
     // Prepare
     const groupId = `refused-${randomUUID()}`;
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "group-admin", PARTITIONS, PER_PARTITION);
 
     // Act + Assess: injected answers, one request each
     await kafka.pushRequestErrors(DESCRIBE_GROUPS, [16]); // NOT_COORDINATOR

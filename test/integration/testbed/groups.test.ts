@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import kafkajs from "kafkajs";
 import { eventually, type GroupClientLine, runGroupClient } from "../../helpers/group-client.js";
 import { kcatProduce } from "../../helpers/kcat.js";
-import { type KcatGroupMember, startKcatGroupMember } from "../../helpers/kcat-group.js";
+import { KcatGroupMembers, kcatFilledTopic } from "../../helpers/kcat-group.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const PARTITIONS = 4;
@@ -21,10 +21,11 @@ const PER_PARTITION = 5;
 describe("test bed: consumer groups as Kafka's coordinator answers for them", { timeout: 120_000 }, () => {
   let kafka: MockKafka;
   let kafkajsAdmin: kafkajs.Admin;
-  const members: KcatGroupMember[] = [];
+  let members: KcatGroupMembers;
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
+    members = new KcatGroupMembers(kafka.bootstrapServers);
     kafkajsAdmin = new kafkajs.Kafka({
       brokers: kafka.bootstrapServers,
       logLevel: kafkajs.logLevel.NOTHING,
@@ -33,30 +34,10 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
   });
 
   after(async () => {
-    await Promise.all(members.map((m) => m.stop()));
+    await members?.stopAll();
     await kafkajsAdmin?.disconnect();
     await kafka?.stop();
   });
-
-  /** A topic of PARTITIONS partitions holding PER_PARTITION records `p<partition>-<i>` each. */
-  async function filledTopic(): Promise<string> {
-    const topic = `groups-${randomUUID()}`;
-    await kafka.createTopic(topic, PARTITIONS);
-    for (let partition = 0; partition < PARTITIONS; partition++) {
-      const records = Array.from({ length: PER_PARTITION }, (_, i) => ({
-        key: null,
-        value: Buffer.from(`p${partition}-${i}`),
-      }));
-      await kcatProduce({ brokers: kafka.bootstrapServers, topic, partition, records });
-    }
-    return topic;
-  }
-
-  function member(groupId: string, topic: string): KcatGroupMember {
-    const m = startKcatGroupMember({ brokers: kafka.bootstrapServers, groupId, topics: [topic] });
-    members.push(m);
-    return m;
-  }
 
   const describeAdmin = async (groupId: string) =>
     (await runGroupClient("admin", kafka.bootstrapServers, [groupId])).find((l) => l.kind === "DESCRIBED");
@@ -74,12 +55,12 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
 
   it("lists and describes kcat -G members as librdkafka's two APIs and kafkajs see them", async () => {
     // Prepare
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "groups", PARTITIONS, PER_PARTITION);
     const [g, h] = [`two-${randomUUID()}`, `one-${randomUUID()}`];
     // The second member joins a Stable group: the first must rejoin, then the join completes.
-    member(g, topic);
-    member(g, topic);
-    member(h, topic);
+    members.start(g, topic);
+    members.start(g, topic);
+    members.start(h, topic);
 
     // Act: the legacy call asks every broker's ListGroups, then DescribeGroups (v0)
     const legacy = await eventually("both groups Stable", async () => {
@@ -139,7 +120,7 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
 
   it("lists a group known only by committed offsets as Empty, and describes an unknown one as Dead", async () => {
     // Prepare: an admin commit, never a member
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "groups", PARTITIONS, PER_PARTITION);
     const [offsetsOnly, unknown] = [`offsets-only-${randomUUID()}`, `unknown-${randomUUID()}`];
     const altered = await runGroupClient("alter", kafka.bootstrapServers, [offsetsOnly, `${topic}:1:3`]);
     assert.deepEqual(pick(altered, "RESULT"), { kind: "RESULT", err: "NO_ERROR" });
@@ -184,9 +165,9 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
 
   it("regression (the 44 s trap): a group whose last member left is Empty at once, and the next member starts at once where it committed", async () => {
     // Prepare: one member reads everything and commits
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "groups", PARTITIONS, PER_PARTITION);
     const groupId = `reuse-${randomUUID()}`;
-    const first = member(groupId, topic);
+    const first = members.start(groupId, topic);
     await first.waitFor(PARTITIONS * PER_PARTITION);
     await committedAtEnd(groupId);
 
@@ -194,7 +175,7 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
     await first.stop();
     const afterLeave = await describeAdmin(groupId);
     const startedAt = Date.now();
-    const next = member(groupId, topic);
+    const next = members.start(groupId, topic);
     await kcatProduce({
       brokers: kafka.bootstrapServers,
       topic,
@@ -219,9 +200,9 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
 
   it("refuses an admin commit while the group has members, accepts it once the group is Empty, and the next member starts there", async () => {
     // Prepare
-    const topic = await filledTopic();
+    const topic = await kcatFilledTopic(kafka, "groups", PARTITIONS, PER_PARTITION);
     const groupId = `admin-commit-${randomUUID()}`;
-    const first = member(groupId, topic);
+    const first = members.start(groupId, topic);
     await first.waitFor(PARTITIONS * PER_PARTITION);
     await committedAtEnd(groupId);
 
@@ -240,7 +221,7 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
     assert.deepEqual(pick(whenEmpty, "ALTERED"), { kind: "ALTERED", topic, partition: "0", err: "NO_ERROR" });
 
     // Act: a new member of the group id
-    const next = member(groupId, topic);
+    const next = members.start(groupId, topic);
     await next.waitFor(PER_PARTITION - 1, 10_000);
 
     // Assess: it starts where the admin commit put partition 0, the others at their end
