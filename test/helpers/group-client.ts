@@ -14,7 +14,7 @@ export type GroupClientLine = { readonly kind: string } & Readonly<Record<string
 
 /** Runs `group-client MODE BOOTSTRAP ARGS...`; rejects unless it exits 0 after DONE. */
 export async function runGroupClient(
-  mode: "legacy" | "admin" | "offsets" | "alter",
+  mode: "legacy" | "admin" | "states" | "offsets" | "alter",
   brokers: readonly string[],
   args: readonly string[] = [],
 ): Promise<GroupClientLine[]> {

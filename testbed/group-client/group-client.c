@@ -5,6 +5,7 @@
  * client side of librdkafka is not patched); driven by test/integration/testbed/groups.test.ts.
  *
  * Usage: group-client legacy|admin BOOTSTRAP [GROUP...]
+ *        group-client states BOOTSTRAP STATE...
  *        group-client offsets BOOTSTRAP GROUP
  *        group-client alter BOOTSTRAP GROUP TOPIC:PARTITION:OFFSET...
  *   legacy  rd_kafka_list_groups(): ListGroups v0 to every broker, then DescribeGroups v0 to
@@ -12,6 +13,8 @@
  *   admin   rd_kafka_ListConsumerGroups() (ListGroups at the newest version both sides speak,
  *           v5 here: states and types) and rd_kafka_DescribeConsumerGroups() of every listed
  *           group, or of each GROUP named
+ *   states  rd_kafka_ListConsumerGroups() of the groups in one of the STATEs (ListGroups v4+'s
+ *           states filter), LISTED lines only
  *   offsets rd_kafka_ListConsumerGroupOffsets() of every partition the group committed
  *           (OffsetFetch with a null topic list)
  *   alter   rd_kafka_AlterConsumerGroupOffsets(): an admin commit (OffsetCommit, generation -1,
@@ -83,12 +86,20 @@ static rd_kafka_event_t *wait_result(rd_kafka_queue_t *q, rd_kafka_event_type_t 
         return ev;
 }
 
-/** Lists every group; returns their ids (strdup'ed) in *ids. */
-static size_t admin_list(rd_kafka_t *rk, rd_kafka_queue_t *q, char ***ids) {
+/** Lists the groups (in one of `states`, when given); returns their ids (strdup'ed) in *ids. */
+static size_t admin_list(rd_kafka_t *rk, rd_kafka_queue_t *q, char ***ids, char **states, int state_cnt) {
         rd_kafka_event_t *ev;
         const rd_kafka_ConsumerGroupListing_t **listed;
+        rd_kafka_AdminOptions_t *options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
+        rd_kafka_consumer_group_state_t codes[16];
         size_t cnt, i;
-        rd_kafka_ListConsumerGroups(rk, NULL, q);
+        int s;
+        for (s = 0; s < state_cnt && s < 16; s++)
+                codes[s] = rd_kafka_consumer_group_state_code(states[s]);
+        if (state_cnt > 0 && rd_kafka_AdminOptions_set_match_consumer_group_states(options, codes, (size_t)s))
+                die(2, "bad states filter", NULL);
+        rd_kafka_ListConsumerGroups(rk, options, q);
+        rd_kafka_AdminOptions_destroy(options);
         ev     = wait_result(q, RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT);
         listed = rd_kafka_ListConsumerGroups_result_valid(rd_kafka_event_ListConsumerGroups_result(ev), &cnt);
         *ids   = calloc(cnt ? cnt : 1, sizeof(**ids));
@@ -146,7 +157,7 @@ static void run_admin(rd_kafka_t *rk, int group_cnt, char **groups) {
         if (group_cnt > 0) {
                 admin_describe(rk, q, (const char **)groups, (size_t)group_cnt);
         } else {
-                cnt = admin_list(rk, q, &ids);
+                cnt = admin_list(rk, q, &ids, NULL, 0);
                 admin_describe(rk, q, (const char **)ids, cnt);
                 for (i = 0; i < cnt; i++)
                         free(ids[i]);
@@ -177,6 +188,16 @@ static void print_group_result(const rd_kafka_group_result_t *const *results, si
         error = rd_kafka_group_result_error(results[0]);
         print_partitions(tag, rd_kafka_group_result_partitions(results[0]), offsets);
         printf("RESULT err=%s\n", error ? rd_kafka_error_name(error) : "NO_ERROR");
+}
+
+static void run_states(rd_kafka_t *rk, int state_cnt, char **states) {
+        rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+        char **ids          = NULL;
+        size_t cnt          = admin_list(rk, q, &ids, states, state_cnt), i;
+        for (i = 0; i < cnt; i++)
+                free(ids[i]);
+        free(ids);
+        rd_kafka_queue_destroy(q);
 }
 
 static void run_offsets(rd_kafka_t *rk, const char *group) {
@@ -227,10 +248,12 @@ int main(int argc, char **argv) {
         rd_kafka_t *rk;
 
         const char *mode = argc > 1 ? argv[1] : "";
-        if (argc < 3 || (strcmp(mode, "legacy") && strcmp(mode, "admin") && strcmp(mode, "offsets") &&
+        if (argc < 3 || (strcmp(mode, "legacy") && strcmp(mode, "admin") && strcmp(mode, "offsets") && strcmp(mode, "states") &&
                          strcmp(mode, "alter")) ||
-            (!strcmp(mode, "offsets") && argc != 4) || (!strcmp(mode, "alter") && argc < 5))
-                die(2, "usage: group-client legacy|admin BOOTSTRAP [GROUP...] | offsets BOOTSTRAP GROUP | "
+            (!strcmp(mode, "offsets") && argc != 4) || (!strcmp(mode, "alter") && argc < 5) ||
+            (!strcmp(mode, "states") && argc < 4))
+                die(2, "usage: group-client legacy|admin BOOTSTRAP [GROUP...] | states BOOTSTRAP STATE... | "
+                       "offsets BOOTSTRAP GROUP | "
                        "alter BOOTSTRAP GROUP TOPIC:PARTITION:OFFSET...", NULL);
         conf = rd_kafka_conf_new();
         if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[2], errstr, sizeof(errstr)) ||
@@ -243,6 +266,8 @@ int main(int argc, char **argv) {
                 run_legacy(rk, argc - 3, argv + 3);
         else if (!strcmp(mode, "admin"))
                 run_admin(rk, argc - 3, argv + 3);
+        else if (!strcmp(mode, "states"))
+                run_states(rk, argc - 3, argv + 3);
         else if (!strcmp(mode, "offsets"))
                 run_offsets(rk, argv[3]);
         else

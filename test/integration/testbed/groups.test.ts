@@ -72,6 +72,8 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
       return stable(g, 2) && stable(h, 1) ? lines : undefined;
     });
     const admin = await runGroupClient("admin", kafka.bootstrapServers);
+    const stable = await runGroupClient("states", kafka.bootstrapServers, ["Stable"]);
+    const empty = await runGroupClient("states", kafka.bootstrapServers, ["Empty"]);
 
     // Assess: each group once (only its coordinator lists it), members as librdkafka joined
     const listed = legacy.filter((l) => l.kind === "GROUP" && l.id === g);
@@ -98,6 +100,16 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
       .flatMap((l) => (l.assigned ?? "").split(","))
       .sort();
     assert.deepEqual(assigned, Array.from({ length: PARTITIONS }, (_, p) => `${topic}:${p}`).sort());
+
+    // ListGroups v4+'s states filter
+    assert.deepEqual(
+      stable
+        .map((l) => l.id)
+        .filter((id) => id === g || id === h)
+        .sort(),
+      [g, h].sort(),
+    );
+    assert.ok(!empty.some((l) => l.id === g || l.id === h), JSON.stringify(empty));
 
     const { groups } = await kafkajsAdmin.describeGroups([g, h]);
     assert.deepEqual(
@@ -159,6 +171,10 @@ describe("test bed: consumer groups as Kafka's coordinator answers for them", { 
       offsets.filter((l) => l.kind === "OFFSET"),
       [{ kind: "OFFSET", topic, partition: "1", offset: "3", err: "NO_ERROR" }],
     );
+    const emptyOnes = await runGroupClient("states", kafka.bootstrapServers, ["Empty"]);
+    assert.ok(emptyOnes.some((l) => l.id === offsetsOnly));
+    const stableOnes = await runGroupClient("states", kafka.bootstrapServers, ["Stable"]);
+    assert.ok(!stableOnes.some((l) => l.id === offsetsOnly));
     const { groups } = await kafkajsAdmin.describeGroups([unknown]);
     assert.equal(groups[0]?.state, "Dead");
   });
