@@ -13,6 +13,10 @@
 # patch-control-batch.pl (upstream's control batches, CRC 0), to show that
 # test/integration/kafka/read-transactional.test.ts fails against them
 # (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-crc/bin/mock-kafka).
+# KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1 likewise builds .testbed/unpatched-legacy/ WITHOUT
+# patch-legacy-msgset.pl (upstream refuses compressed v0/v1 message sets), to show that
+# test/integration/testbed/legacy-message-sets.test.ts fails against it
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-legacy/bin/mock-kafka).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -30,10 +34,14 @@ readonly UNPATCHED_TXN="${KAFKA_MIRROR_MOCK_UNPATCHED_TXN:-0}"
 readonly UNPATCHED_CRC="${KAFKA_MIRROR_MOCK_UNPATCHED_CRC:-0}"
 [[ "$UNPATCHED_CRC" == 0 || "$UNPATCHED_CRC" == 1 ]] ||
   { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_CRC must be 0 or 1, not '${UNPATCHED_CRC}'" >&2; exit 1; }
-[[ "$UNPATCHED_TXN$UNPATCHED_CRC" != 11 ]] ||
-  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN and KAFKA_MIRROR_MOCK_UNPATCHED_CRC" >&2; exit 1; }
+readonly UNPATCHED_LEGACY="${KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY:-0}"
+[[ "$UNPATCHED_LEGACY" == 0 || "$UNPATCHED_LEGACY" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY must be 0 or 1, not '${UNPATCHED_LEGACY}'" >&2; exit 1; }
+[[ $((UNPATCHED_TXN + UNPATCHED_CRC + UNPATCHED_LEGACY)) -le 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN, KAFKA_MIRROR_MOCK_UNPATCHED_CRC and KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY" >&2; exit 1; }
 if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-crc"
+elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-legacy"
 else readonly OUT="$TESTBED"; fi
 readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${OUT}/bin"
@@ -42,6 +50,7 @@ readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
 readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
 readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
 readonly CONTROL_PATCH="${ROOT}/testbed/mock-kafka/patch-control-batch.pl"
+readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly TXN_CLIENT_STAMP="${BIN_DIR}/.txn-client.stamp"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
@@ -118,6 +127,13 @@ build_library() {
     perl "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch failed"
     grep -q "kafka-mirror test bed: control batch" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch not applied"
   fi
+  if [[ "$UNPATCHED_LEGACY" == 1 ]]; then
+    log "NOT patching legacy message sets (KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1): upstream refuses compressed v0/v1"
+  else
+    log "patching legacy message sets (compressed v0/v1 wrappers, Kafka's offsets)"
+    perl "$LEGACY_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "legacy message set patch failed"
+    grep -q "kmirror_legacy_assign" "${SRC_DIR}/src/rdkafka_mock.c" || die "legacy message set patch not applied"
+  fi
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -175,13 +191,16 @@ check_prerequisites
 [[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
 [[ -f "$TXN_PATCH" ]] || die "missing ${TXN_PATCH}"
 [[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
+[[ -f "$LEGACY_PATCH" ]] || die "missing ${LEGACY_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$LEGACY_PATCH")"
+elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"
