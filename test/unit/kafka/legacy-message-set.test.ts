@@ -175,6 +175,29 @@ describe("legacy message sets: compressed wrappers", () => {
   });
 });
 
+describe("legacy records written as v2 (what the target gets)", () => {
+  it("keeps NO_TIMESTAMP of v0 records next to v1 timestamps, keys and values, in one v2 batch", async () => {
+    // Prepare: a v0 set and a v1 set, as a partition upgraded from 0.9 to 0.10 holds them.
+    const v0 = awkward(0, (i) => i);
+    const v1 = awkward(1, (i) => 4 + i);
+    const read = (await decodeRecordBatches(Buffer.concat([...v0, ...v1].map(legacyMessage)))).flatMap(
+      (b) => b.records,
+    );
+    // Act
+    const copy = await encodeRecordBatch(read, {
+      compression: "gzip",
+      producerId: -1n,
+      producerEpoch: -1,
+      baseSequence: -1,
+    });
+    // Assess: the copy's records are the legacy ones (offsets renumbered from 0 by the encoder).
+    const [batch] = await decodeRecordBatches(copy);
+    assert.deepEqual(batch?.records, [...expected(v0, (i) => i), ...expected(v1, (i) => 4 + i)]);
+    assert.equal(copy.readBigInt64BE(27), -1n, "firstTimestamp: the first record's NO_TIMESTAMP");
+    assert.equal(copy.readBigInt64BE(35), BigInt(T0 + 21), "maxTimestamp: the largest v1 timestamp");
+  });
+});
+
 describe("legacy message sets: refused with CORRUPT_BATCH", () => {
   const plain = legacyMessage({
     magic: 1,
