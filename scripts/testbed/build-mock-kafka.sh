@@ -93,6 +93,19 @@ fetch_tarball() {
   mv "${tarball}.tmp" "$tarball"
 }
 
+# apply_patch UNPATCHED WHAT SKIPPED_NOTE SCRIPT SCRIPT_ARG CHECKED_FILE MARKER: runs one patch
+# script unless UNPATCHED is 1, then checks that src/CHECKED_FILE holds MARKER.
+apply_patch() {
+  local unpatched="$1" what="$2" skipped="$3" script="$4" arg="$5" checked="$6" marker="$7"
+  if [[ "$unpatched" == 1 ]]; then
+    log "NOT patching ${what} (${skipped})"
+    return
+  fi
+  log "patching ${what}"
+  perl "$script" "$arg" || die "${what}: patch failed"
+  grep -q "$marker" "${SRC_DIR}/src/${checked}" || die "${what}: patch not applied"
+}
+
 build_library() {
   local want="$1"
   if [[ -f "$LIB_STAMP" && "$(cat "$LIB_STAMP")" == "$want" && -f "${SRC_DIR}/src/librdkafka.a" ]]; then
@@ -107,33 +120,19 @@ build_library() {
   grep -q "#define RD_KAFKA_VERSION 0x020f01ff" "${SRC_DIR}/src/rdkafka.h" ||
     die "the tarball does not hold librdkafka ${RDKAFKA_VERSION}"
 
-  log "patching per-partition retention"
-  perl "$PATCH_SCRIPT" "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch failed"
-  grep -q MOCK_KAFKA_PARTITION_MAX_BYTES "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch not applied"
-  log "patching sequence checks for idempotent producers"
-  perl "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch failed"
-  grep -q "idempotent_only" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch not applied"
-  if [[ "$UNPATCHED_TXN" == 1 ]]; then
-    log "NOT patching transactions (KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1): upstream fencing and isolation"
-  else
-    log "patching transactional fencing and read_committed"
-    perl "$TXN_PATCH" "${SRC_DIR}/src" || die "transactions patch failed"
-    grep -q "rd_kafka_mock_txn_init_pid" "${SRC_DIR}/src/rdkafka_mock_handlers.c" || die "transactions patch not applied"
-  fi
-  if [[ "$UNPATCHED_CRC" == 1 ]]; then
-    log "NOT patching control batches (KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1): upstream's CRC 0"
-  else
-    log "patching control batches (CRC-32C, BaseSequence -1, timestamps)"
-    perl "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch failed"
-    grep -q "kafka-mirror test bed: control batch" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch not applied"
-  fi
-  if [[ "$UNPATCHED_LEGACY" == 1 ]]; then
-    log "NOT patching legacy message sets (KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1): upstream refuses compressed v0/v1"
-  else
-    log "patching legacy message sets (compressed v0/v1 wrappers, Kafka's offsets)"
-    perl "$LEGACY_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "legacy message set patch failed"
-    grep -q "kmirror_legacy_assign" "${SRC_DIR}/src/rdkafka_mock.c" || die "legacy message set patch not applied"
-  fi
+  apply_patch 0 "per-partition retention" "" \
+    "$PATCH_SCRIPT" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c MOCK_KAFKA_PARTITION_MAX_BYTES
+  apply_patch 0 "sequence checks for idempotent producers" "" \
+    "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "idempotent_only"
+  apply_patch "$UNPATCHED_TXN" "transactional fencing and read_committed" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1: upstream fencing and isolation" \
+    "$TXN_PATCH" "${SRC_DIR}/src" rdkafka_mock_handlers.c "rd_kafka_mock_txn_init_pid"
+  apply_patch "$UNPATCHED_CRC" "control batches (CRC-32C, BaseSequence -1, timestamps)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1: upstream's CRC 0" \
+    "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "kafka-mirror test bed: control batch"
+  apply_patch "$UNPATCHED_LEGACY" "legacy message sets (compressed v0/v1 wrappers, Kafka's offsets)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1: upstream refuses compressed v0/v1" \
+    "$LEGACY_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "kmirror_legacy_assign"
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
