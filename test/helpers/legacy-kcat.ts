@@ -16,11 +16,24 @@ import { type KcatRecord, kcatProduce } from "./kcat.js";
 import type { MockKafka } from "./mock-kafka.js";
 
 export type LegacyMagic = 0 | 1;
+/** The codecs of message formats v0 and v1 (zstd came with v2). */
+export type LegacyCompression = "none" | "gzip" | "snappy" | "lz4";
+export const LEGACY_CODEC_IDS: Readonly<Record<LegacyCompression, number>> = {
+  none: 0,
+  gzip: 1,
+  snappy: 2,
+  lz4: 3,
+};
 
 /** Produces `records` as one message set of format v`magic`; v1 limits the cluster to Produce v2. */
 export async function kcatProduceLegacy(
   kafka: MockKafka,
-  opts: { magic: LegacyMagic; topic: string; gzip: boolean; records: readonly KcatRecord[] },
+  opts: {
+    magic: LegacyMagic;
+    topic: string;
+    compression: LegacyCompression;
+    records: readonly KcatRecord[];
+  },
 ): Promise<void> {
   if (opts.magic === 1) await kafka.command("apiversion 0 0 2");
   await kcatProduce({
@@ -28,7 +41,7 @@ export async function kcatProduceLegacy(
     topic: opts.topic,
     partition: 0,
     records: opts.records,
-    compression: opts.gzip ? "gzip" : "none",
+    compression: opts.compression,
     // One request for the whole call: the linger outlasts kcat's reading of its input.
     config: {
       "linger.ms": "500",
@@ -45,7 +58,7 @@ export interface RawLegacyEntry {
   readonly codec: number;
   /** The stored CRC equals zlib's CRC-32 of bytes 16..end. */
   readonly crcValid: boolean;
-  /** Offsets of the inner messages as stored (relative for v1, absolute for v0); [] if plain. */
+  /** Offsets of a gzip wrapper's inner messages as stored (v1 relative, v0 absolute); else []. */
   readonly innerOffsets: readonly number[];
 }
 

@@ -3,15 +3,19 @@
 # LogValidator does for a topic whose message.format.version is below 0.11. librdkafka 2.15.1's
 # rd_kafka_mock_partition_log_append (src/rdkafka_mock.c) takes uncompressed v0/v1 sets (one
 # offset per message) but refuses any compressed wrapper message with UNSUPPORTED_VERSION. With
-# this patch a gzip wrapper is taken and given offsets as Kafka gives them:
+# this patch gzip, snappy (raw or xerial) and lz4 (either KIP-57 framing) wrappers are taken and
+# given offsets as Kafka gives them:
 #  - v1 wrapper: its inner messages must carry the relative offsets 0..n-1 (as producers write
 #    them, KIP-31; Kafka recompresses otherwise, this mock refuses with CORRUPT_MESSAGE, code 2); they are
 #    kept as sent, and the wrapper's offset becomes the absolute offset of its LAST inner message;
-#  - v0 wrapper: the inner messages get absolute offsets, so the inner set is recompressed (gzip)
-#    and the wrapper rebuilt with a new CRC-32, its offset the last inner message's;
+#  - v0 wrapper: the inner messages get absolute offsets, so a gzip inner set is recompressed
+#    and the wrapper rebuilt with a new CRC-32, its offset the last inner message's; a snappy or
+#    lz4 v0 wrapper is not recompressed, so it is taken only when its inner offsets already are
+#    the absolute ones (a producer numbers them from 0: the partition's first produce), and
+#    refused with UNSUPPORTED_VERSION otherwise;
 #  - uncompressed messages keep upstream's behaviour, one offset each.
-# The partition log then advances by the number of inner messages. Not modelled: snappy and lz4
-# wrappers (still UNSUPPORTED_VERSION), LogAppendTime topics, the wrapper timestamp rewrite of
+# The partition log then advances by the number of inner messages. zstd (and unknown codecs)
+# stay UNSUPPORTED_VERSION. Not modelled: LogAppendTime topics, the wrapper timestamp rewrite of
 # Kafka's in-place assignment (the v1 wrapper keeps the producer's timestamp), up-conversion to
 # v2 (Kafka 0.11+ with a v2 message format converts what a legacy producer sends; this mock keeps
 # the old format, as a broker with message.format.version=0.10 would).
@@ -39,7 +43,10 @@ replace_once(<<'OLD', <<'NEW', "the includes");
 #include "rdunittest.h"
 OLD
 #include "rdunittest.h"
-#include <zlib.h> /* kafka-mirror test bed: legacy message sets (gzip) */
+#include <zlib.h> /* kafka-mirror test bed: legacy message sets */
+#include "snappy.h"
+#include "lz4frame.h"
+#include "rdxxhash.h"
 NEW
 
 # msgset_new no longer numbers legacy messages one by one: the caller has assigned every offset.
@@ -171,6 +178,90 @@ static char *kmirror_gunzip(const char *in, size_t len, size_t *outlenp) {
         return out;
 }
 
+/* Raw snappy (what librdkafka writes) or the xerial framing (the Java client's). */
+static char *kmirror_unsnappy(const char *in, size_t len, size_t *outlenp) {
+        char errstr[128];
+        size_t n;
+        char *out;
+
+        if (len >= 16 && !memcmp(in, "\x82SNAPPY\0", 8))
+                return rd_kafka_snappy_java_uncompress(in, len, outlenp, errstr,
+                                                       sizeof(errstr));
+        if (!rd_kafka_snappy_uncompressed_length(in, len, &n))
+                return NULL;
+        out = rd_malloc(n ? n : 1);
+        if (rd_kafka_snappy_uncompress(in, len, out)) {
+                rd_free(out);
+                return NULL;
+        }
+        *outlenp = n;
+        return out;
+}
+
+/* An LZ4 frame; a v0 frame's wrong header checksum (KIP-57) is recomputed first, as
+ * librdkafka's consumer does. */
+static char *kmirror_unlz4(const char *in, size_t len, size_t *outlenp) {
+        LZ4F_decompressionContext_t dctx;
+        char *frame, *out;
+        size_t hc = 6, of = 0, total = 0, cap = len * 4 + 1024;
+
+        if (len < 7 || memcmp(in, "\x04\x22\x4d\x18", 4))
+                return NULL;
+        if (in[4] & 0x08)
+                hc += 8;
+        if (hc >= len)
+                return NULL;
+        frame = rd_malloc(len);
+        memcpy(frame, in, len);
+        frame[hc] = (char)((XXH32(frame + 4, hc - 4, 0) >> 8) & 0xff);
+        if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
+                rd_free(frame);
+                return NULL;
+        }
+        out = rd_malloc(cap);
+        for (;;) {
+                size_t outsz = cap - total, insz = len - of;
+                size_t r = LZ4F_decompress(dctx, out + total, &outsz,
+                                           frame + of, &insz, NULL);
+                if (LZ4F_isError(r)) {
+                        rd_free(out);
+                        out = NULL;
+                        break;
+                }
+                total += outsz;
+                of += insz;
+                if (r == 0)
+                        break;
+                if (of >= len && outsz == 0) { /* truncated */
+                        rd_free(out);
+                        out = NULL;
+                        break;
+                }
+                if (total == cap) {
+                        cap *= 2;
+                        out = rd_realloc(out, cap);
+                }
+        }
+        LZ4F_freeDecompressionContext(dctx);
+        rd_free(frame);
+        *outlenp = total;
+        return out;
+}
+
+static char *
+kmirror_uncompress(int codec, const char *in, size_t len, size_t *outlenp) {
+        switch (codec) {
+        case 1:
+                return kmirror_gunzip(in, len, outlenp);
+        case 2:
+                return kmirror_unsnappy(in, len, outlenp);
+        case 3:
+                return kmirror_unlz4(in, len, outlenp);
+        default:
+                return NULL;
+        }
+}
+
 static char *kmirror_gzip(const char *in, size_t len, size_t *outlenp) {
         z_stream s;
         size_t cap;
@@ -197,9 +288,14 @@ static char *kmirror_gzip(const char *in, size_t len, size_t *outlenp) {
 }
 
 /* Walks the decompressed inner set \p d: each message whole, uncompressed, of the wrapper's
- * \p magic; v1 inner offsets must be 0..n-1; v0 inner offsets are set to base + i. */
-static rd_kafka_resp_err_t
-kmirror_inner(char *d, size_t dlen, int8_t magic, int64_t base, int64_t *np) {
+ * \p magic; v1 inner offsets must be 0..n-1; v0 inner offsets are set to base + i, or with
+ * \p keep (no recompression) must already be base + i (UNSUPPORTED_VERSION otherwise). */
+static rd_kafka_resp_err_t kmirror_inner(char *d,
+                                         size_t dlen,
+                                         int8_t magic,
+                                         int64_t base,
+                                         rd_bool_t keep,
+                                         int64_t *np) {
         size_t of = 0;
         int64_t n = 0;
 
@@ -216,6 +312,8 @@ kmirror_inner(char *d, size_t dlen, int8_t magic, int64_t base, int64_t *np) {
                         return RD_KAFKA_RESP_ERR_INVALID_MSG;
                 if (magic == 1 && kmirror_get64(d + of) != n)
                         return RD_KAFKA_RESP_ERR_INVALID_MSG;
+                if (magic == 0 && keep && kmirror_get64(d + of) != base + n)
+                        return RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION;
                 if (magic == 0)
                         kmirror_set64(d + of, base + n);
                 n++;
@@ -227,11 +325,14 @@ kmirror_inner(char *d, size_t dlen, int8_t magic, int64_t base, int64_t *np) {
         return RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-/* One gzip wrapper \p m of \p size bytes (offset and size fields included) appended to \p o
- * with its inner messages numbered from \p base; *np is their count. */
+/* One wrapper \p m of \p size bytes (offset and size fields included) compressed with
+ * \p codec, appended to \p o with its inner messages numbered from \p base; *np is their
+ * count. Only gzip v0 wrappers are recompressed: a snappy or lz4 v0 wrapper is taken only when
+ * its inner offsets are already the absolute ones (the partition's first produce). */
 static rd_kafka_resp_err_t kmirror_wrapper(kmirror_out_t *o,
                                            const char *m,
                                            size_t size,
+                                           int codec,
                                            int64_t base,
                                            int64_t *np) {
         int8_t magic   = m[16];
@@ -249,13 +350,14 @@ static rd_kafka_resp_err_t kmirror_wrapper(kmirror_out_t *o,
         vallen = kmirror_get32(m + valpos);
         if (vallen < 0 || valpos + 4 + (size_t)vallen != size)
                 return RD_KAFKA_RESP_ERR_INVALID_MSG;
-        if (!(inner = kmirror_gunzip(m + valpos + 4, (size_t)vallen, &innerlen)))
+        if (!(inner = kmirror_uncompress(codec, m + valpos + 4, (size_t)vallen,
+                                         &innerlen)))
                 return RD_KAFKA_RESP_ERR_INVALID_MSG;
-        if ((err = kmirror_inner(inner, innerlen, magic, base, np))) {
+        if ((err = kmirror_inner(inner, innerlen, magic, base, codec != 1, np))) {
                 rd_free(inner);
                 return err;
         }
-        if (magic == 1) {
+        if (magic == 1 || codec != 1) {
                 /* In place: inner bytes untouched, the wrapper's offset the last inner one's. */
                 rd_free(inner);
                 kmirror_put(o, m, size);
@@ -311,9 +413,9 @@ kmirror_legacy_assign(rd_kafka_mock_partition_t *mpart,
                         size_t start = o.len;
                         kmirror_put(&o, in + of, 12 + (size_t)size);
                         kmirror_set64(o.p + start, next);
-                } else if (codec == 1)
+                } else if (codec <= 3)
                         err = kmirror_wrapper(&o, in + of, 12 + (size_t)size,
-                                              next, &n);
+                                              codec, next, &n);
                 else
                         err = RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION;
                 next += n;

@@ -1,9 +1,10 @@
 /**
- * Old-format sources: magic 0 and magic 1 message sets, plain and gzip, written by an independent
- * producer (librdkafka through kcat, see test/helpers/legacy-kcat.ts), read by our
+ * Old-format sources: magic 0 and magic 1 message sets, plain, gzip, snappy and lz4 (librdkafka
+ * writes v0 lz4 with the wrong header checksum of KIP-57, rdkafka_msgset_writer.c), written by an
+ * independent producer (librdkafka through kcat, see test/helpers/legacy-kcat.ts), read by our
  * KafkaSourceReader and copied by the CLI's `run --once` into v2 batches; `verify` compares both
  * sides, and kcat reads the target back. Regression: each of these partitions used to stop with
- * CORRUPT_BATCH ("unsupported message format v0/v1"). The gzip sets need the test broker's
+ * CORRUPT_BATCH ("unsupported message format v0/v1"). The compressed sets need the test broker's
  * patch-legacy-msgset.pl (test/integration/testbed/legacy-message-sets.test.ts pins it).
  */
 import assert from "node:assert/strict";
@@ -22,20 +23,27 @@ import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { KCAT, type KcatRecord, kcatRead } from "../../helpers/kcat.js";
-import { kcatProduceLegacy, type LegacyMagic, rawLegacyEntries } from "../../helpers/legacy-kcat.js";
+import {
+  kcatProduceLegacy,
+  LEGACY_CODEC_IDS,
+  type LegacyMagic,
+  rawLegacyEntries,
+} from "../../helpers/legacy-kcat.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 1000, maxBytes: 1 << 20, maxWaitMs: 0 };
-const FORMATS = [
-  { magic: 0, gzip: false },
-  { magic: 0, gzip: true },
-  { magic: 1, gzip: false },
-  { magic: 1, gzip: true },
-] as const;
+const COMPRESSIONS = ["none", "gzip", "snappy", "lz4"] as const;
+const FORMATS = ([0, 1] as const).flatMap((magic) =>
+  COMPRESSIONS.map((compression) => ({
+    magic,
+    compression,
+    // Records per produce call: the test broker takes a v0 snappy/lz4 wrapper as the first set only.
+    calls: magic === 0 && (compression === "snappy" || compression === "lz4") ? [10] : [6, 4],
+  })),
+);
 
 interface Produced {
   readonly magic: LegacyMagic;
-  readonly gzip: boolean;
   readonly topic: string;
   readonly records: readonly KcatRecord[];
   /** Each record's timestamp as librdkafka's consumer reads it (kcat's %T). */
@@ -84,22 +92,20 @@ describe("old-format (magic 0/1) sources", () => {
   before(async () => {
     [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startMockKafka({ brokers: 1 })]);
     dir = await mkdtemp(join(tmpdir(), "kafka-mirror-legacy-"));
-    for (const { magic, gzip } of FORMATS) {
-      const topic = `LEGACY-V${magic}-${gzip ? "GZIP" : "NONE"}-${suffix}`;
+    for (const { magic, compression, calls } of FORMATS) {
+      const topic = `LEGACY-V${magic}-${compression.toUpperCase()}-${suffix}`;
       await source.createTopic(topic, 1);
-      const first = records(6, "a");
-      const second = records(4, "b");
-      await kcatProduceLegacy(source, { magic, topic, gzip, records: first });
-      await kcatProduceLegacy(source, { magic, topic, gzip, records: second });
+      const sets = calls.map((count, i) => records(count, `set${i}`));
+      for (const set of sets) await kcatProduceLegacy(source, { magic, topic, compression, records: set });
       // The source really holds this format: checked on the stored bytes, not assumed.
       const entries = await rawLegacyEntries(source.bootstrapServers, topic);
       assert.ok(
-        entries.every((e) => e.magic === magic && e.codec === (gzip ? 1 : 0)),
+        entries.every((e) => e.magic === magic && e.codec === LEGACY_CODEC_IDS[compression]),
         `${topic}: ${JSON.stringify(entries)}`,
       );
-      assert.equal(entries.length, gzip ? 2 : 10, topic);
+      assert.equal(entries.length, compression === "none" ? 10 : calls.length, topic);
       const timestamps = await kcatTimestamps(source.bootstrapServers, topic);
-      produced.push({ magic, gzip, topic, records: [...first, ...second], kcatTimestamps: timestamps });
+      produced.push({ magic, topic, records: sets.flat(), kcatTimestamps: timestamps });
     }
   });
 
