@@ -13,6 +13,10 @@ export const ErrorCodes = {
   TARGET_PARTITIONS_TOO_FEW: { retryable: false },
   /** Creating a target topic failed for a reason other than "already exists". */
   TOPIC_CREATE_FAILED: { retryable: true },
+  /** Reading or setting a topic's configs failed (refused value, unknown config, broker error). */
+  TOPIC_CONFIG_FAILED: { retryable: true },
+  /** Adding partitions to a topic failed for a reason other than "already has that many". */
+  PARTITIONS_CREATE_FAILED: { retryable: true },
   /** The target refused a record (too large, invalid, policy): the partition stops, nothing is skipped. */
   RECORD_REJECTED: { retryable: false },
   /** The idempotent producer's sequence state was lost or rejected; the partition must be restarted. */

@@ -21,7 +21,8 @@
  * `retryingReader` (lib/core/retrying-ports.ts, `retryRetryable`); never give those to the pump.
  *
  * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch) and the admin
- * (listTopics, createTopics, listOffsets) make one attempt through the cluster client
+ * (listTopics, createTopics, listOffsets, describeTopicConfigs, alterTopicConfigs,
+ * createPartitions) make one attempt through the cluster client
  * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
  * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
  *
@@ -127,14 +128,35 @@ export interface ClusterAdmin {
   /** Every topic of the cluster with its partition count (internal topics included). */
   listTopics(): Promise<TopicInfo[]>;
   /**
-   * Creates topics; a topic that already exists is not an error. Throws TOPIC_CREATE_FAILED
-   * naming the topic otherwise.
+   * Creates topics, each with the topic-level `configs` given (none: the broker's defaults); a
+   * topic that already exists is not an error and keeps the configs it has. Throws
+   * TOPIC_CREATE_FAILED naming the topic otherwise.
    */
   createTopics(
-    specs: readonly { name: string; partitions: number; replicationFactor: number }[],
+    specs: readonly {
+      name: string;
+      partitions: number;
+      replicationFactor: number;
+      configs?: ReadonlyMap<string, string>;
+    }[],
   ): Promise<void>;
   /** Log start and high watermark of the given partitions of one topic. */
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
+  /**
+   * Topic-level configs set on each topic (not broker or static defaults): name -> value. Missing
+   * topics are absent from the answer. Throws TOPIC_CONFIG_FAILED naming the topic otherwise.
+   */
+  describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
+  /**
+   * Sets the given configs (IncrementalAlterConfigs SET only): never deletes or replaces other
+   * settings. Throws TOPIC_CONFIG_FAILED naming the first topic the cluster refused.
+   */
+  alterTopicConfigs(changes: readonly { topic: string; set: ReadonlyMap<string, string> }[]): Promise<void>;
+  /**
+   * Grows topics to `count` partitions (CreatePartitions). A topic already at >= count is left as
+   * it is (not an error). Throws PARTITIONS_CREATE_FAILED naming the topic otherwise.
+   */
+  createPartitions(changes: readonly { topic: string; count: number }[]): Promise<void>;
   close(): Promise<void>;
 }
 

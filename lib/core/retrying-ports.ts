@@ -16,6 +16,13 @@ export function retryingAdmin(admin: ClusterAdmin, retry: KafkaRetry): ClusterAd
       retryRetryable("creating topics", () => admin.createTopics(specs), retry),
     listOffsets: (topic, partitions): Promise<PartitionOffsets[]> =>
       retryRetryable(`listing offsets of ${topic}`, () => admin.listOffsets(topic, partitions), retry),
+    describeTopicConfigs: (topics) =>
+      retryRetryable("describing topic configs", () => admin.describeTopicConfigs(topics), retry),
+    // SET is idempotent and a grow to a count already reached is a no-op: both may be sent again.
+    alterTopicConfigs: (changes) =>
+      retryRetryable("altering topic configs", () => admin.alterTopicConfigs(changes), retry),
+    createPartitions: (changes) =>
+      retryRetryable("creating partitions", () => admin.createPartitions(changes), retry),
     close: () => admin.close(),
   };
 }

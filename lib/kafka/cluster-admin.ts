@@ -1,15 +1,29 @@
 /**
- * ClusterAdmin over the cluster client: metadata, topic creation on the controller, offsets.
+ * ClusterAdmin over the cluster client: metadata, topic creation and partition growth on the
+ * controller, topic configs (DescribeConfigs, IncrementalAlterConfigs) on any broker, offsets.
  * Each call is one attempt, re-routed once after a lost connection (ports.ts, "Retries").
  */
 import type { PartitionOffsets, TopicInfo } from "../core/model.js";
 import type { ClusterAdmin } from "../core/ports.js";
-import { ReplicatorError } from "../errors.js";
+import { type ErrorCode, ReplicatorError } from "../errors.js";
 import { type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
 import { translateKafkajsError } from "./connection.js";
 import { KafkaErrorCode, kafkaError } from "./error-codes.js";
 import { allTopicsMetadata, brokerRequests } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
+import { CREATE_PARTITIONS_API, createPartitionsRequest } from "./protocol/create-partitions.js";
+import {
+  ConfigSource,
+  DESCRIBE_CONFIGS_API,
+  describeTopicConfigsRequest,
+} from "./protocol/describe-configs.js";
+import {
+  classicAlterRequest,
+  decodeFlexibleAlter,
+  encodeFlexibleAlter,
+  INCREMENTAL_ALTER_CONFIGS_API,
+  INCREMENTAL_ALTER_CONFIGS_FLEX_VERSION,
+} from "./protocol/incremental-alter-configs.js";
 
 export interface KafkaClusterAdminOptions extends ClusterClientOptions {
   /** How long the controller may take to create a topic. @default 10000 */
@@ -21,7 +35,16 @@ interface TopicCreateError {
   readonly code: number;
 }
 
-type TopicSpec = { name: string; partitions: number; replicationFactor: number };
+type TopicSpec = Parameters<ClusterAdmin["createTopics"]>[0][number];
+type ConfigChange = Parameters<ClusterAdmin["alterTopicConfigs"]>[0][number];
+type PartitionGrowth = Parameters<ClusterAdmin["createPartitions"]>[0][number];
+
+/** A per-topic answer of an admin request. */
+interface TopicAnswer {
+  readonly topic: string;
+  readonly code: number;
+  readonly message: string | null;
+}
 
 export class KafkaClusterAdmin implements ClusterAdmin {
   private readonly client: KafkaClusterClient;
@@ -63,8 +86,117 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     );
   }
 
+  /** One DescribeConfigs to any broker; only values set on the topic itself are kept. */
+  async describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>> {
+    const names = [...new Set(topics)];
+    const answer = new Map<string, ReadonlyMap<string, string>>();
+    if (names.length === 0) return answer;
+    const resources = await this.adminCall("TOPIC_CONFIG_FAILED", "describe configs of", names, async () =>
+      this.client.request(await this.anyBroker(), DESCRIBE_CONFIGS_API, (v) =>
+        describeTopicConfigsRequest(v, names),
+      ),
+    );
+    throwFirstFailure(
+      "TOPIC_CONFIG_FAILED",
+      "describing configs of",
+      resources
+        .filter((r) => r.errorCode !== KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        .map((r) => ({ topic: r.name, code: r.errorCode, message: r.errorMessage })),
+    );
+    for (const r of resources) {
+      if (r.errorCode !== KafkaErrorCode.NONE) continue;
+      const set = new Map<string, string>();
+      // A sensitive value comes back null: there is nothing to copy.
+      for (const e of r.entries)
+        if (e.source === ConfigSource.DYNAMIC_TOPIC_CONFIG && e.value !== null) set.set(e.name, e.value);
+      answer.set(r.name, set);
+    }
+    return answer;
+  }
+
+  /**
+   * One IncrementalAlterConfigs (SET operations) to any broker, which forwards it to the
+   * controller. Never AlterConfigs: that replaces the whole set, dropping target-only settings.
+   */
+  async alterTopicConfigs(changes: readonly ConfigChange[]): Promise<void> {
+    const merged = mergeChanges(changes);
+    if (merged.length === 0) return;
+    const topics = merged.map((c) => c.topic);
+    const results = await this.adminCall("TOPIC_CONFIG_FAILED", "alter configs of", topics, async () => {
+      const broker = await this.anyBroker();
+      const api = INCREMENTAL_ALTER_CONFIGS_API;
+      const version = this.client.negotiate(broker, api.apiName, api.apiKey, api.versions);
+      if (version < INCREMENTAL_ALTER_CONFIGS_FLEX_VERSION) {
+        return this.client.request(broker, api, () => classicAlterRequest(merged));
+      }
+      const body = encodeFlexibleAlter(merged);
+      return this.client.sendBody(broker, { ...api, apiVersion: version }, body, decodeFlexibleAlter);
+    });
+    throwFirstFailure(
+      "TOPIC_CONFIG_FAILED",
+      "altering configs of",
+      results.map((r) => ({ topic: r.name, code: r.errorCode, message: r.errorMessage })),
+    );
+  }
+
+  /**
+   * One CreatePartitions to the controller. Kafka answers INVALID_PARTITIONS when the topic already
+   * has `count` or more; fresh metadata then tells "already grown" (fine) from a real refusal.
+   */
+  async createPartitions(changes: readonly PartitionGrowth[]): Promise<void> {
+    const growths = mergeGrowths(changes);
+    if (growths.length === 0) return;
+    const topics = growths.map((g) => g.topic);
+    const results = await this.adminCall(
+      "PARTITIONS_CREATE_FAILED",
+      "create partitions of",
+      topics,
+      async () =>
+        this.client.request(await this.client.controller(), CREATE_PARTITIONS_API, (v) =>
+          createPartitionsRequest(v, growths, this.createTimeoutMs),
+        ),
+    );
+    const answers = results.map((r) => ({ topic: r.topic, code: r.errorCode, message: r.errorMessage }));
+    if (answers.some((a) => a.code === KafkaErrorCode.NOT_CONTROLLER)) await this.client.refreshMetadata();
+    const invalid = answers.filter((a) => a.code === KafkaErrorCode.INVALID_PARTITIONS);
+    const grown = invalid.length === 0 ? new Set<string>() : await this.alreadyGrown(growths);
+    throwFirstFailure(
+      "PARTITIONS_CREATE_FAILED",
+      "creating partitions of",
+      answers.filter((a) => !(a.code === KafkaErrorCode.INVALID_PARTITIONS && grown.has(a.topic))),
+    );
+  }
+
   async close(): Promise<void> {
     await this.client.disconnect();
+  }
+
+  /** Topics of `growths` that already have at least the requested count, by fresh metadata. */
+  private async alreadyGrown(growths: readonly PartitionGrowth[]): Promise<Set<string>> {
+    const counts = new Map((await this.listTopics()).map((t) => [t.name, t.partitions]));
+    return new Set(growths.filter((g) => (counts.get(g.topic) ?? 0) >= g.count).map((g) => g.topic));
+  }
+
+  /** One attempt; a transport failure becomes `code` naming the topics, retryable as translated. */
+  private async adminCall<T>(
+    code: ErrorCode,
+    what: string,
+    topics: readonly string[],
+    call: () => Promise<T>,
+  ) {
+    const label = `${what} ${topics.join(", ")}`;
+    try {
+      return await this.client.attempt(label, call);
+    } catch (error) {
+      const translated = translateKafkajsError(error, label, { topics });
+      // A refused login stays what it is: the functions re-read the secret on it.
+      if (translated.code === "AUTHENTICATION_FAILED") throw translated;
+      throw new ReplicatorError(code, translated.message, {
+        cause: error,
+        retryable: translated.retryable,
+        details: { ...translated.details, topic: topics[0] },
+      });
+    }
   }
 
   /** Per-topic failures, "already exists" excluded, fatal ones first. Transport failures throw. */
@@ -76,6 +208,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
             topic: s.name,
             numPartitions: s.partitions,
             replicationFactor: s.replicationFactor,
+            configEntries: [...(s.configs ?? [])].map(([name, value]) => ({ name, value })),
           })),
           timeout: this.createTimeoutMs,
         }),
@@ -131,4 +264,53 @@ function topicErrors(error: unknown): TopicCreateError[] | undefined {
     result.push({ topic: e.topic, code: e.code });
   }
   return result;
+}
+
+/** Throws `code` for the first failed topic, fatal ones first; the error names topic and Kafka error. */
+function throwFirstFailure(code: ErrorCode, what: string, answers: readonly TopicAnswer[]): void {
+  const failed = answers
+    .filter((a) => a.code !== KafkaErrorCode.NONE)
+    .sort((a, b) => Number(kafkaError(a.code).retriable) - Number(kafkaError(b.code).retriable));
+  const first = failed[0];
+  if (first === undefined) return;
+  const info = kafkaError(first.code);
+  const reason =
+    first.message === null || first.message === "" ? info.name : `${info.name} (${first.message})`;
+  throw new ReplicatorError(code, `${what} topic ${first.topic} failed: ${reason}`, {
+    retryable: info.retriable,
+    details: {
+      topic: first.topic,
+      kafkaErrorCode: first.code,
+      kafkaError: info.name,
+      ...(failed.length > 1 ? { alsoFailed: failed.slice(1).map((a) => a.topic) } : {}),
+    },
+  });
+}
+
+/** One entry per topic (Kafka refuses a request naming a resource twice); a later value wins. */
+function mergeChanges(changes: readonly ConfigChange[]): ConfigChange[] {
+  const byTopic = new Map<string, Map<string, string>>();
+  for (const { topic, set } of changes) {
+    if (set.size === 0) continue;
+    const merged = byTopic.get(topic) ?? new Map<string, string>();
+    for (const [name, value] of set) merged.set(name, value);
+    byTopic.set(topic, merged);
+  }
+  return [...byTopic].map(([topic, set]) => ({ topic, set }));
+}
+
+/** One entry per topic, the largest count; a count that is not a whole number >= 1 is refused. */
+function mergeGrowths(changes: readonly PartitionGrowth[]): PartitionGrowth[] {
+  const byTopic = new Map<string, number>();
+  for (const { topic, count } of changes) {
+    if (!Number.isSafeInteger(count) || count < 1) {
+      throw new ReplicatorError(
+        "PARTITIONS_CREATE_FAILED",
+        `partition count for topic ${topic} must be a whole number >= 1, not ${count}`,
+        { retryable: false, details: { topic, count } },
+      );
+    }
+    byTopic.set(topic, Math.max(count, byTopic.get(topic) ?? 0));
+  }
+  return [...byTopic].map(([topic, count]) => ({ topic, count }));
 }

@@ -154,7 +154,12 @@ export interface KafkajsBroker {
     responses: { topic: string; partitions: { partition: number; errorCode: number; offset: string }[] }[];
   }>;
   createTopics(request: {
-    topics: { topic: string; numPartitions: number; replicationFactor: number }[];
+    topics: {
+      topic: string;
+      numPartitions: number;
+      replicationFactor: number;
+      configEntries?: { name: string; value: string }[];
+    }[];
     validateOnly?: boolean;
     timeout?: number;
   }): Promise<unknown>;

@@ -5,7 +5,9 @@
 # Idempotent: a stamp holding hashes of the patches and of the launcher source decides what
 # to redo, so editing the launcher recompiles only the launcher (a few seconds).
 # It also builds .testbed/bin/txn-client (testbed/txn-client/txn-client.c), librdkafka's own
-# transactional producer, an independent client for the fencing tests.
+# transactional producer, an independent client for the fencing tests, and
+# .testbed/bin/admin-client (testbed/admin-client/admin-client.c), librdkafka's Admin API, an
+# independent client for the topic admin handlers (testbed/mock-kafka/topic-admin.c).
 # KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
 # .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
 # fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
@@ -52,7 +54,7 @@ readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
 readonly CONTROL_PATCH="${ROOT}/testbed/mock-kafka/patch-control-batch.pl"
 readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
-readonly TXN_CLIENT_STAMP="${BIN_DIR}/.txn-client.stamp"
+readonly ADMIN_CLIENT_SRC="${ROOT}/testbed/admin-client/admin-client.c"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
@@ -166,22 +168,24 @@ build_launcher() {
   log "built ${BIN_DIR}/mock-kafka"
 }
 
-build_txn_client() {
-  local want="$1"
-  if [[ -f "$TXN_CLIENT_STAMP" && "$(cat "$TXN_CLIENT_STAMP")" == "$want" && -x "${BIN_DIR}/txn-client" ]]; then
-    log "txn-client already built: ${BIN_DIR}/txn-client"
+# An independent librdkafka client: NAME from SRC, rebuilt when its hash changes.
+build_client() {
+  local name="$1" src="$2" want="$3"
+  local stamp="${BIN_DIR}/.${name}.stamp"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "${BIN_DIR}/${name}" ]]; then
+    log "${name} already built: ${BIN_DIR}/${name}"
     return
   fi
   local libs
   libs="$(sed -n 's/^LIBS+\?=[[:space:]]*//p' "${SRC_DIR}/Makefile.config" | tr '\n' ' ')"
-  log "compiling txn-client"
+  log "compiling ${name}"
   # Only the public header, from this source tree (never the system librdkafka-dev's).
   gcc -O2 -g -Wall -std=gnu11 -I"${SRC_DIR}/src" \
-    -o "${BIN_DIR}/txn-client.tmp" "$TXN_CLIENT_SRC" "${SRC_DIR}/src/librdkafka.a" $libs -lm ||
-    die "txn-client compilation failed"
-  mv "${BIN_DIR}/txn-client.tmp" "${BIN_DIR}/txn-client"
-  echo "$want" >"$TXN_CLIENT_STAMP"
-  log "built ${BIN_DIR}/txn-client"
+    -o "${BIN_DIR}/${name}.tmp" "$src" "${SRC_DIR}/src/librdkafka.a" $libs -lm ||
+    die "${name} compilation failed"
+  mv "${BIN_DIR}/${name}.tmp" "${BIN_DIR}/${name}"
+  echo "$want" >"$stamp"
+  log "built ${BIN_DIR}/${name}"
 }
 
 check_prerequisites
@@ -192,6 +196,7 @@ check_prerequisites
 [[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
 [[ -f "$LEGACY_PATCH" ]] || die "missing ${LEGACY_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
+[[ -f "$ADMIN_CLIENT_SRC" ]] || die "missing ${ADMIN_CLIENT_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
   lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
@@ -207,4 +212,5 @@ build_library "$lib_hash"
 # launcher.c #includes the other handler files of its directory (one per API family), so
 # every .c and .h there is part of the launcher's hash.
 build_launcher "${lib_hash}-$(hash_of "$(dirname "$LAUNCHER_SRC")"/*.[ch] "$SELF")"
-build_txn_client "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
+build_client txn-client "$TXN_CLIENT_SRC" "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
+build_client admin-client "$ADMIN_CLIENT_SRC" "${lib_hash}-$(hash_of "$ADMIN_CLIENT_SRC" "$SELF")"

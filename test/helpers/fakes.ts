@@ -117,8 +117,12 @@ class TopicLog {
   constructor(
     readonly id: string,
     readonly partitions: PartitionLog[],
+    /** Topic-level configs set on the topic (what describeTopicConfigs answers). */
+    readonly configs: Map<string, string> = new Map(),
   ) {}
 }
+
+type TopicSpec = Parameters<ClusterAdmin["createTopics"]>[0][number];
 
 export type NewRecord = Omit<MirrorRecord, "offset">;
 
@@ -145,20 +149,23 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   hooks: ClusterHooks = {};
   fetches = 0;
   writes = 0;
-  createTopicCalls: { name: string; partitions: number; replicationFactor: number }[] = [];
+  createTopicCalls: TopicSpec[] = [];
+  alterConfigCalls: { topic: string; set: ReadonlyMap<string, string> }[] = [];
+  createPartitionCalls: { topic: string; count: number }[] = [];
   closed = false;
 
   constructor(clock: Clock) {
     this.#clock = clock;
   }
 
-  createTopic(name: string, partitions: number): void {
+  createTopic(name: string, partitions: number, configs: ReadonlyMap<string, string> = new Map()): void {
     if (this.#topics.has(name)) return;
     this.#topics.set(
       name,
       new TopicLog(
         `topic-id-${++this.#topicIds}`,
         Array.from({ length: partitions }, () => new PartitionLog()),
+        new Map(configs),
       ),
     );
   }
@@ -303,12 +310,44 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return [...this.#topics].map(([name, logs]) => ({ name, partitions: logs.partitions.length }));
   }
 
-  async createTopics(
-    specs: readonly { name: string; partitions: number; replicationFactor: number }[],
-  ): Promise<void> {
+  async createTopics(specs: readonly TopicSpec[]): Promise<void> {
     for (const spec of specs) {
       this.createTopicCalls.push({ ...spec });
-      this.createTopic(spec.name, spec.partitions);
+      this.createTopic(spec.name, spec.partitions, spec.configs);
+    }
+  }
+
+  async describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>> {
+    const answer = new Map<string, ReadonlyMap<string, string>>();
+    for (const topic of topics) {
+      const configs = this.#topics.get(topic)?.configs;
+      if (configs !== undefined) answer.set(topic, new Map(configs));
+    }
+    return answer;
+  }
+
+  /** As Kafka's IncrementalAlterConfigs: all topics are checked first, an unknown one changes nothing. */
+  async alterTopicConfigs(
+    changes: readonly { topic: string; set: ReadonlyMap<string, string> }[],
+  ): Promise<void> {
+    for (const change of changes) {
+      this.alterConfigCalls.push({ topic: change.topic, set: new Map(change.set) });
+      this.#existing(change.topic, "TOPIC_CONFIG_FAILED");
+    }
+    for (const change of changes) {
+      const configs = this.#existing(change.topic, "TOPIC_CONFIG_FAILED").configs;
+      for (const [name, value] of change.set) configs.set(name, value);
+    }
+  }
+
+  async createPartitions(changes: readonly { topic: string; count: number }[]): Promise<void> {
+    for (const change of changes) {
+      this.createPartitionCalls.push({ ...change });
+      this.#existing(change.topic, "PARTITIONS_CREATE_FAILED");
+    }
+    for (const { topic, count } of changes) {
+      const logs = this.#existing(topic, "PARTITIONS_CREATE_FAILED").partitions;
+      while (logs.length < count) logs.push(new PartitionLog());
     }
   }
 
@@ -324,6 +363,17 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  #existing(topic: string, code: "TOPIC_CONFIG_FAILED" | "PARTITIONS_CREATE_FAILED"): TopicLog {
+    const found = this.#topics.get(topic);
+    if (found === undefined) {
+      throw new ReplicatorError(code, `topic ${topic} does not exist: UNKNOWN_TOPIC_OR_PARTITION`, {
+        retryable: true,
+        details: { topic, kafkaErrorCode: 3, kafkaError: "UNKNOWN_TOPIC_OR_PARTITION" },
+      });
+    }
+    return found;
   }
 
   #log(tp: TopicPartition): PartitionLog {

@@ -42,6 +42,18 @@ export function flakyAdmin(admin: ClusterAdmin, failures: FlakyOptions = {}): Cl
       failing("listOffsets", failures, flaky);
       return admin.listOffsets(topic, partitions);
     },
+    describeTopicConfigs: async (topics) => {
+      failing("describeTopicConfigs", failures, flaky);
+      return admin.describeTopicConfigs(topics);
+    },
+    alterTopicConfigs: async (changes) => {
+      failing("alterTopicConfigs", failures, flaky);
+      return admin.alterTopicConfigs(changes);
+    },
+    createPartitions: async (changes) => {
+      failing("createPartitions", failures, flaky);
+      return admin.createPartitions(changes);
+    },
     close: () => admin.close(),
   };
 }

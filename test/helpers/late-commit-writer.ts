@@ -100,6 +100,9 @@ export class LateCommitWriter implements TargetWriter {
         this.#lateCommit();
         return answer;
       },
+      describeTopicConfigs: (topics) => cluster.describeTopicConfigs(topics),
+      alterTopicConfigs: (changes) => cluster.alterTopicConfigs(changes),
+      createPartitions: (changes) => cluster.createPartitions(changes),
       close: () => cluster.close(),
     };
   }

@@ -10,6 +10,8 @@
  * Environment (read by the patched library, see patch-retention.pl):
  *   MOCK_KAFKA_PARTITION_MAX_BYTES    log bytes kept per partition (default 4 GiB)
  *   MOCK_KAFKA_PARTITION_MAX_BATCHES  record batches kept per partition (default 1e12)
+ * and by the launcher:
+ *   MOCK_KAFKA_NO_TOPIC_ADMIN=1       upstream's mock: no topic admin handlers (topic-admin.c)
  *
  * Start-up prints exactly two lines on stdout:
  *   BOOTSTRAP host:port,host:port,...
@@ -51,7 +53,9 @@
  *
  * CreateTopics: the mock has no handler for it, so we register one (v0-v4, non-flexible, what
  * kafkajs 2.2.4 uses) in the cluster's handler table. This needs librdkafka's internal headers,
- * which is why the build pins librdkafka 2.15.1 exactly.
+ * which is why the build pins librdkafka 2.15.1 exactly. The topic configs it is given are
+ * checked and stored; CreatePartitions, DescribeConfigs, AlterConfigs and IncrementalAlterConfigs
+ * are in topic-admin.c (MOCK_KAFKA_NO_TOPIC_ADMIN=1 leaves them out, see there).
  */
 #include "rdkafka_int.h"
 #include "rdkafka_buf.h"
@@ -64,6 +68,8 @@
 #include <string.h>
 
 #define MAX_ARGS 256
+
+#include "topic-admin.c"
 
 static int (*original_metadata_handler)(rd_kafka_mock_connection_t *, rd_kafka_buf_t *);
 
@@ -92,6 +98,8 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
                 int16_t replication_factor;
                 int32_t assignment_cnt;
                 int16_t assignment_rf;
+                struct config_set configs;
+                int null_config; /* a config with a null value: Kafka refuses it */
         } *topics = NULL;
 
         rd_kafka_buf_read_arraycnt(rkbuf, &topic_cnt, RD_KAFKAP_TOPICS_MAX);
@@ -122,12 +130,21 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
                         }
                 }
 
-                /* The mock has no topic configs: entries are read and ignored. */
+                /* Kept for topic-configs.c (a repeated name: the last value wins, as on Kafka). */
                 rd_kafka_buf_read_arraycnt(rkbuf, &config_cnt, 10000);
                 for (j = 0; j < config_cnt; j++) {
                         rd_kafkap_str_t config_name, config_value;
+                        char *name, *value;
                         rd_kafka_buf_read_str(rkbuf, &config_name);
                         rd_kafka_buf_read_str(rkbuf, &config_value);
+                        name  = str_dup_or_null(&config_name);
+                        value = str_dup_or_null(&config_value);
+                        if (name && value)
+                                config_set_put(&topics[i].configs, name, value);
+                        else
+                                topics[i].null_config = 1;
+                        rd_free(name);
+                        rd_free(value);
                 }
         }
         rd_kafka_buf_read_i32(rkbuf, &timeout_ms);
@@ -144,6 +161,7 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
         for (i = 0; i < topic_cnt; i++) {
                 int16_t err         = (int16_t)injected;
                 const char *message = injected ? rd_kafka_err2str(injected) : NULL;
+                char config_message[MESSAGE_MAX];
                 int partitions      = topics[i].partitions;
                 int rf              = topics[i].replication_factor;
 
@@ -175,6 +193,12 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
                         /* Like Kafka: more replicas than brokers is refused, not capped. */
                         err     = ERR_INVALID_REPLICATION_FACTOR;
                         message = "Replication factor must be between 1 and the broker count.";
+                } else if (topic_admin_enabled && topics[i].null_config) {
+                        err     = ERR_INVALID_CONFIG;
+                        message = "Null value not supported for topic configs";
+                } else if (topic_admin_enabled &&
+                           (err = config_set_check(&topics[i].configs, config_message, sizeof(config_message)))) {
+                        message = config_message;
                 } else if (!validate_only) {
                         rd_kafka_resp_err_t create_err;
                         int saved_rf = mcluster->defaults.replication_factor;
@@ -183,6 +207,8 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
                                                         &create_err);
                         mcluster->defaults.replication_factor = saved_rf;
                         err = (int16_t)create_err;
+                        if (!err && topic_admin_enabled)
+                                topic_configs_store(mcluster, topics[i].name, &topics[i].configs);
                 }
 
                 rd_kafka_buf_write_str(resp, topics[i].name, -1);
@@ -191,17 +217,21 @@ static int handle_create_topics(rd_kafka_mock_connection_t *mconn, rd_kafka_buf_
                         rd_kafka_buf_write_str(resp, message, -1);
         }
 
-        for (i = 0; i < topic_cnt; i++)
+        for (i = 0; i < topic_cnt; i++) {
                 rd_free(topics[i].name);
+                config_set_clear(&topics[i].configs);
+        }
         rd_free(topics);
         rd_kafka_mock_connection_send_response(mconn, resp);
         return 0;
 
 err_parse:
         if (topics) {
-                for (i = 0; i < topic_cnt; i++)
+                for (i = 0; i < topic_cnt; i++) {
                         if (topics[i].name)
                                 rd_free(topics[i].name);
+                        config_set_clear(&topics[i].configs);
+                }
                 rd_free(topics);
         }
         rd_kafka_buf_destroy(resp);
@@ -646,6 +676,7 @@ int main(int argc, char **argv) {
         /* No client knows the bootstrap addresses yet, so nothing else reads the table. */
         mcluster->api_handlers[RD_KAFKAP_CreateTopics] =
             (struct rd_kafka_mock_api_handler) {0, 4, -1, handle_create_topics};
+        register_topic_admin_handlers(mcluster);
         if (!auto_create) {
                 original_metadata_handler = mcluster->api_handlers[RD_KAFKAP_Metadata].cb;
                 mcluster->api_handlers[RD_KAFKAP_Metadata].cb = handle_metadata_no_auto_create;

@@ -77,6 +77,11 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
     return [{ name: TP.topic, partitions: 1 }];
   }
   async createTopics(): Promise<void> {}
+  async describeTopicConfigs(): Promise<Map<string, ReadonlyMap<string, string>>> {
+    return new Map();
+  }
+  async alterTopicConfigs(): Promise<void> {}
+  async createPartitions(): Promise<void> {}
   async close(): Promise<void> {}
 
   /** Returns whether a transaction was open before this record. */

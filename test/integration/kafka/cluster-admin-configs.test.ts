@@ -1,0 +1,327 @@
+// KafkaClusterAdmin's topic configs and partition growth against the mock cluster, whose broker
+// side of these (CreateTopics configs, DescribeConfigs, IncrementalAlterConfigs,
+// CreatePartitions) is ours: testbed/mock-kafka/topic-admin.c, pinned by an independent client in
+// test/integration/testbed/topic-admin.test.ts.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { MirrorRecord } from "../../../lib/core/model.js";
+import type { ClusterAdmin } from "../../../lib/core/ports.js";
+import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
+import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+
+const LIMITS = { maxRecords: 100, maxBytes: 1024 * 1024, maxWaitMs: 100 };
+const DESCRIBE_CONFIGS = 32;
+const CREATE_PARTITIONS = 37;
+const INCREMENTAL_ALTER_CONFIGS = 44;
+const NOT_CONTROLLER = 41;
+
+function topicName(): string {
+  return `test-topic-${randomUUID()}`;
+}
+
+function configs(entries: Record<string, string>): Map<string, string> {
+  return new Map(Object.entries(entries));
+}
+
+function record(i: number): MirrorRecord {
+  return {
+    offset: i,
+    timestamp: 1_700_000_000_000 + i,
+    key: Buffer.from([i]),
+    value: Buffer.from([0, i]),
+    headers: [],
+  };
+}
+
+/** The ReplicatorError `call` rejects with. */
+async function failure(call: Promise<unknown>): Promise<ReplicatorError> {
+  try {
+    await call;
+  } catch (error) {
+    if (isReplicatorError(error)) return error;
+    throw error;
+  }
+  assert.fail("expected a ReplicatorError");
+}
+
+describe("KafkaClusterAdmin: topic configs and partition growth", () => {
+  let kafka: MockKafka;
+  let admin: KafkaClusterAdmin;
+  const common = () => ({
+    brokers: kafka.bootstrapServers,
+    requestTimeoutMs: 5000,
+    connectionTimeoutMs: 2000,
+  });
+
+  before(async () => {
+    kafka = await startMockKafka({ brokers: 3 });
+    admin = new KafkaClusterAdmin(common());
+  });
+
+  after(async () => {
+    await admin?.close();
+    await kafka?.stop();
+  });
+
+  it("creates a topic with configs; describe answers only the ones set on the topic", async () => {
+    const topic = topicName();
+    const set = configs({
+      "cleanup.policy": "compact",
+      "retention.ms": "86400000",
+      "max.message.bytes": "2097152",
+    });
+
+    await admin.createTopics([{ name: topic, partitions: 2, replicationFactor: 1, configs: set }]);
+    const described = await admin.describeTopicConfigs([topic]);
+
+    // The broker also answers every other topic config with its default (DEFAULT_CONFIG).
+    assert.deepEqual(described, new Map([[topic, set]]));
+  });
+
+  it("answers an empty set for a topic with no configs, and leaves missing topics out", async () => {
+    const plain = topicName();
+    await admin.createTopics([{ name: plain, partitions: 1, replicationFactor: 1 }]);
+
+    const described = await admin.describeTopicConfigs([plain, topicName(), plain]);
+
+    assert.deepEqual(described, new Map([[plain, new Map()]]));
+    assert.deepEqual(await admin.describeTopicConfigs([]), new Map());
+  });
+
+  it("sets configs incrementally: a setting that exists only on the target survives", async () => {
+    const topic = topicName();
+    await admin.createTopics([
+      { name: topic, partitions: 1, replicationFactor: 1, configs: configs({ "min.insync.replicas": "2" }) },
+    ]);
+
+    await admin.alterTopicConfigs([
+      { topic, set: configs({ "cleanup.policy": "compact", "retention.ms": "1000" }) },
+    ]);
+    await admin.alterTopicConfigs([{ topic, set: configs({ "retention.ms": "2000" }) }]);
+
+    assert.deepEqual(
+      await admin.describeTopicConfigs([topic]),
+      new Map([
+        [topic, configs({ "min.insync.replicas": "2", "cleanup.policy": "compact", "retention.ms": "2000" })],
+      ]),
+    );
+  });
+
+  it("sets configs through IncrementalAlterConfigs v0 when the broker has no v1", async () => {
+    const topic = topicName();
+    await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+    await kafka.command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 0`);
+    const v0Admin = new KafkaClusterAdmin(common());
+    try {
+      await v0Admin.alterTopicConfigs([{ topic, set: configs({ "segment.ms": "3600000" }) }]);
+    } finally {
+      await v0Admin.close();
+      await kafka.command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 1`);
+    }
+
+    assert.deepEqual(
+      await admin.describeTopicConfigs([topic]),
+      new Map([[topic, configs({ "segment.ms": "3600000" })]]),
+    );
+  });
+
+  it("names the topic when the broker refuses a config; the request's other topics change", async () => {
+    const good = topicName();
+    const bad = topicName();
+    await admin.createTopics([
+      { name: good, partitions: 1, replicationFactor: 1 },
+      { name: bad, partitions: 1, replicationFactor: 1 },
+    ]);
+
+    const refused = await failure(
+      admin.alterTopicConfigs([
+        { topic: good, set: configs({ "retention.ms": "1000" }) },
+        { topic: bad, set: configs({ "retention.ms": "soon" }) },
+      ]),
+    );
+    const missing = await failure(
+      admin.alterTopicConfigs([{ topic: "no-such-topic", set: configs({ "retention.ms": "1" }) }]),
+    );
+
+    assert.equal(refused.code, "TOPIC_CONFIG_FAILED");
+    assert.match(refused.message, new RegExp(`${bad}.*INVALID_CONFIG.*soon`));
+    assert.equal(refused.retryable, false);
+    assert.deepEqual(refused.details, { topic: bad, kafkaErrorCode: 40, kafkaError: "INVALID_CONFIG" });
+    assert.equal(missing.code, "TOPIC_CONFIG_FAILED");
+    assert.match(missing.message, /no-such-topic.*UNKNOWN_TOPIC_OR_PARTITION/);
+    // Kafka applies each resource on its own: the good topic's change landed.
+    assert.deepEqual(
+      (await admin.describeTopicConfigs([good])).get(good),
+      configs({ "retention.ms": "1000" }),
+    );
+    assert.deepEqual((await admin.describeTopicConfigs([bad])).get(bad), new Map());
+  });
+
+  it("refuses to create a topic with a config the broker does not know, naming the topic", async () => {
+    const topic = topicName();
+
+    const refused = await failure(
+      admin.createTopics([
+        { name: topic, partitions: 1, replicationFactor: 1, configs: configs({ "retention.days": "7" }) },
+      ]),
+    );
+
+    assert.equal(refused.code, "TOPIC_CREATE_FAILED");
+    assert.match(refused.message, new RegExp(`${topic}.*INVALID_CONFIG`));
+    assert.deepEqual(await admin.listTopics().then((ts) => ts.filter((t) => t.name === topic)), []);
+  });
+
+  it("grows a topic from 4 to 8 partitions; our writer and reader use partition 7 at once", async () => {
+    const topic = topicName();
+    await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: 3 }]);
+    const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    const reader = new KafkaSourceReader(common());
+    try {
+      // Both know the topic with 4 partitions before it grows.
+      await writer.write({ topic, partition: 3 }, [record(1)]);
+      assert.equal((await reader.fetch({ topic, partition: 3 }, 0, LIMITS)).records.length, 1);
+
+      await admin.createPartitions([{ topic, count: 8 }]);
+      const written = await writer.write({ topic, partition: 7 }, [record(7), record(8)]);
+      const fetched = await reader.fetch({ topic, partition: 7 }, 0, LIMITS);
+
+      assert.deepEqual(await admin.listTopics().then((ts) => ts.find((t) => t.name === topic)), {
+        name: topic,
+        partitions: 8,
+      });
+      assert.equal(written.baseOffset, 0);
+      assert.deepEqual(
+        fetched.records.map((r) => [r.offset, r.key, r.value]),
+        [
+          [0, Buffer.from([7]), Buffer.from([0, 7])],
+          [1, Buffer.from([8]), Buffer.from([0, 8])],
+        ],
+      );
+      // The old partitions keep what they held.
+      assert.equal((await reader.fetch({ topic, partition: 3 }, 0, LIMITS)).records.length, 1);
+    } finally {
+      await Promise.allSettled([writer.close(), reader.close()]);
+    }
+  });
+
+  it("leaves a topic already at or above the count as it is, without an error", async () => {
+    const topic = topicName();
+    await admin.createTopics([{ name: topic, partitions: 6, replicationFactor: 1 }]);
+
+    await admin.createPartitions([{ topic, count: 6 }]);
+    await admin.createPartitions([{ topic, count: 3 }]);
+    await admin.createPartitions([]);
+
+    assert.deepEqual(await admin.listTopics().then((ts) => ts.find((t) => t.name === topic)), {
+      name: topic,
+      partitions: 6,
+    });
+  });
+
+  it("grows several topics in one request, the largest count per topic", async () => {
+    const a = topicName();
+    const b = topicName();
+    await admin.createTopics([
+      { name: a, partitions: 1, replicationFactor: 1 },
+      { name: b, partitions: 2, replicationFactor: 1 },
+    ]);
+
+    await admin.createPartitions([
+      { topic: a, count: 2 },
+      { topic: b, count: 2 },
+      { topic: a, count: 3 },
+    ]);
+
+    const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+    assert.deepEqual([counts.get(a), counts.get(b)], [3, 2]);
+  });
+
+  it("names a missing topic, and refuses a count that is not a whole number >= 1 before sending", async () => {
+    const missing = await failure(admin.createPartitions([{ topic: "no-such-topic", count: 3 }]));
+    const zero = await failure(admin.createPartitions([{ topic: "t", count: 0 }]));
+    const fraction = await failure(admin.createPartitions([{ topic: "t", count: 2.5 }]));
+
+    assert.equal(missing.code, "PARTITIONS_CREATE_FAILED");
+    assert.match(missing.message, /no-such-topic.*UNKNOWN_TOPIC_OR_PARTITION/);
+    assert.deepEqual([zero.code, zero.retryable], ["PARTITIONS_CREATE_FAILED", false]);
+    assert.match(zero.message, /topic t must be a whole number >= 1, not 0/);
+    assert.match(fraction.message, /not 2\.5/);
+  });
+
+  it("reports a broker's retriable refusal as retryable, naming the topic", async () => {
+    const topic = topicName();
+    await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+
+    await kafka.pushRequestErrors(CREATE_PARTITIONS, [NOT_CONTROLLER]);
+    const grow = await failure(admin.createPartitions([{ topic, count: 2 }]));
+    await kafka.pushRequestErrors(DESCRIBE_CONFIGS, [NOT_CONTROLLER]);
+    const describeFailure = await failure(admin.describeTopicConfigs([topic]));
+
+    assert.deepEqual(
+      [grow.code, grow.retryable, grow.details.topic],
+      ["PARTITIONS_CREATE_FAILED", true, topic],
+    );
+    assert.deepEqual([describeFailure.code, describeFailure.retryable], ["TOPIC_CONFIG_FAILED", true]);
+    // The next attempt goes through.
+    await admin.createPartitions([{ topic, count: 2 }]);
+    assert.deepEqual(await admin.describeTopicConfigs([topic]), new Map([[topic, new Map()]]));
+  });
+});
+
+/**
+ * One admin scenario, its outcome as plain data: what each step answered (an error as its code
+ * and retryability) and the topics' configs and partition counts at the end.
+ */
+async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unknown[]> {
+  const step = async (call: () => Promise<unknown>) =>
+    call().then(
+      (value) => ({ value }),
+      (error: unknown) =>
+        isReplicatorError(error)
+          ? { code: error.code, retryable: error.retryable, topic: error.details.topic }
+          : error,
+    );
+  const outcomes = [
+    await step(() =>
+      admin.createTopics([
+        { name: a, partitions: 2, replicationFactor: 1, configs: configs({ "retention.ms": "1000" }) },
+        { name: b, partitions: 4, replicationFactor: 1 },
+      ]),
+    ),
+    await step(() => admin.alterTopicConfigs([{ topic: a, set: configs({ "cleanup.policy": "compact" }) }])),
+    await step(() => admin.alterTopicConfigs([{ topic: b, set: configs({ "retention.ms": "5000" }) }])),
+    await step(() =>
+      admin.alterTopicConfigs([{ topic: "no-such-topic", set: configs({ "retention.ms": "1" }) }]),
+    ),
+    await step(() => admin.createPartitions([{ topic: a, count: 3 }])),
+    await step(() => admin.createPartitions([{ topic: b, count: 4 }])),
+    await step(() => admin.createPartitions([{ topic: b, count: 1 }])),
+    await step(() => admin.createPartitions([{ topic: "no-such-topic", count: 1 }])),
+    await step(() => admin.describeTopicConfigs([a, b, "no-such-topic"])),
+  ];
+  const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+  return [...outcomes, counts.get(a), counts.get(b)];
+}
+
+describe("the in-memory cluster's topic admin answers as KafkaClusterAdmin does", () => {
+  it("gives the same outcome for one scenario of configs and partition growth", async () => {
+    const kafka = await startMockKafka({ brokers: 1 });
+    const admin = new KafkaClusterAdmin({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
+    try {
+      const [a, b] = [topicName(), topicName()];
+
+      const real = await scenario(admin, a, b);
+      const fake = await scenario(new InMemoryCluster(new FakeClock()), a, b);
+
+      assert.deepEqual(fake, real);
+    } finally {
+      await admin.close();
+      await kafka.stop();
+    }
+  });
+});
