@@ -326,29 +326,47 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return answer;
   }
 
-  /** As Kafka's IncrementalAlterConfigs: all topics are checked first, an unknown one changes nothing. */
+  /**
+   * As KafkaClusterAdmin over Kafka's IncrementalAlterConfigs: each topic is applied on its own (a
+   * known topic changes even when another of the request is unknown), then the first failure is
+   * thrown; an empty set is never sent, so it cannot fail.
+   */
   async alterTopicConfigs(
     changes: readonly { topic: string; set: ReadonlyMap<string, string> }[],
   ): Promise<void> {
+    let failure: ReplicatorError | undefined;
     for (const change of changes) {
+      if (change.set.size === 0) continue;
       this.alterConfigCalls.push({ topic: change.topic, set: new Map(change.set) });
-      this.#existing(change.topic, "TOPIC_CONFIG_FAILED");
+      const found = this.#topics.get(change.topic);
+      if (found === undefined) failure ??= unknownTopic(change.topic, "TOPIC_CONFIG_FAILED");
+      else for (const [name, value] of change.set) found.configs.set(name, value);
     }
-    for (const change of changes) {
-      const configs = this.#existing(change.topic, "TOPIC_CONFIG_FAILED").configs;
-      for (const [name, value] of change.set) configs.set(name, value);
-    }
+    if (failure !== undefined) throw failure;
   }
 
+  /**
+   * As KafkaClusterAdmin over Kafka's CreatePartitions: a count that is not a whole number >= 1 is
+   * refused before anything changes; then each topic on its own, the first failure thrown last.
+   */
   async createPartitions(changes: readonly { topic: string; count: number }[]): Promise<void> {
+    for (const { topic, count } of changes) {
+      if (!Number.isSafeInteger(count) || count < 1) {
+        throw new ReplicatorError(
+          "PARTITIONS_CREATE_FAILED",
+          `partition count for topic ${topic} must be a whole number >= 1, not ${count}`,
+          { retryable: false, details: { topic, count } },
+        );
+      }
+    }
+    let failure: ReplicatorError | undefined;
     for (const change of changes) {
       this.createPartitionCalls.push({ ...change });
-      this.#existing(change.topic, "PARTITIONS_CREATE_FAILED");
+      const logs = this.#topics.get(change.topic)?.partitions;
+      if (logs === undefined) failure ??= unknownTopic(change.topic, "PARTITIONS_CREATE_FAILED");
+      else while (logs.length < change.count) logs.push(new PartitionLog());
     }
-    for (const { topic, count } of changes) {
-      const logs = this.#existing(topic, "PARTITIONS_CREATE_FAILED").partitions;
-      while (logs.length < count) logs.push(new PartitionLog());
-    }
+    if (failure !== undefined) throw failure;
   }
 
   async listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {
@@ -363,17 +381,6 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 
   async close(): Promise<void> {
     this.closed = true;
-  }
-
-  #existing(topic: string, code: "TOPIC_CONFIG_FAILED" | "PARTITIONS_CREATE_FAILED"): TopicLog {
-    const found = this.#topics.get(topic);
-    if (found === undefined) {
-      throw new ReplicatorError(code, `topic ${topic} does not exist: UNKNOWN_TOPIC_OR_PARTITION`, {
-        retryable: true,
-        details: { topic, kafkaErrorCode: 3, kafkaError: "UNKNOWN_TOPIC_OR_PARTITION" },
-      });
-    }
-    return found;
   }
 
   #log(tp: TopicPartition): PartitionLog {
@@ -768,4 +775,14 @@ export class FencedWriter implements TargetWriter {
     }
     return epochs;
   }
+}
+
+function unknownTopic(
+  topic: string,
+  code: "TOPIC_CONFIG_FAILED" | "PARTITIONS_CREATE_FAILED",
+): ReplicatorError {
+  return new ReplicatorError(code, `topic ${topic} does not exist: UNKNOWN_TOPIC_OR_PARTITION`, {
+    retryable: true,
+    details: { topic, kafkaErrorCode: 3, kafkaError: "UNKNOWN_TOPIC_OR_PARTITION" },
+  });
 }

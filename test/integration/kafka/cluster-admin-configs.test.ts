@@ -302,6 +302,22 @@ async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unkn
     await step(() => admin.createPartitions([{ topic: b, count: 4 }])),
     await step(() => admin.createPartitions([{ topic: b, count: 1 }])),
     await step(() => admin.createPartitions([{ topic: "no-such-topic", count: 1 }])),
+    // Each topic of a request on its own, as Kafka applies them: the known one changes.
+    await step(() =>
+      admin.alterTopicConfigs([
+        { topic: a, set: configs({ "segment.ms": "3600000" }) },
+        { topic: "no-such-topic", set: configs({ "retention.ms": "1" }) },
+      ]),
+    ),
+    await step(() =>
+      admin.createPartitions([
+        { topic: b, count: 5 },
+        { topic: "no-such-topic", count: 2 },
+      ]),
+    ),
+    // Refused or skipped before anything is sent.
+    await step(() => admin.alterTopicConfigs([{ topic: "no-such-topic", set: new Map() }])),
+    await step(() => admin.createPartitions([{ topic: b, count: 6.5 }])),
     await step(() => admin.describeTopicConfigs([a, b, "no-such-topic"])),
   ];
   const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
