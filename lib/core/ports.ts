@@ -164,7 +164,9 @@ export interface ClusterAdmin {
  * Consumer groups of one cluster, asked of each group's coordinator (FindCoordinator); for offset
  * translation, sync and failover. Each call is one bounded attempt (see "Retries"). Failures are
  * ReplicatorErrors naming the group: GROUP_NOT_EMPTY, GROUP_ADMIN_FAILED (retryable when Kafka
- * says so), AUTHENTICATION_FAILED.
+ * says so), AUTHENTICATION_FAILED; CONFIG_INVALID, before anything is sent, for an empty group id
+ * or a commit offset that is not a non-negative safe integer (fetchOffsets' -1 included) or names
+ * a partition twice.
  */
 export interface GroupAdmin {
   /** Every consumer group of the cluster with its state ("Empty", "Stable", ...), protocolType "consumer" ones and others. */

@@ -284,13 +284,14 @@ function invalid(operation: string, argument: string, value: unknown, allowed: s
   });
 }
 
-function requireGroupId(operation: string, groupId: string): void {
+/** A group id must be a non-empty string: else CONFIG_INVALID naming `operation` (also used by test fakes). */
+export function requireGroupId(operation: string, groupId: string): void {
   if (typeof groupId !== "string" || groupId.length === 0)
     throw invalid(operation, "groupId", groupId, "a non-empty string");
 }
 
-/** Bad offsets are a caller's bug: refused before anything is sent, naming the entry. */
-function requireOffsets(offsets: readonly OffsetToCommit[]): void {
+/** Bad offsets are a caller's bug: refused before anything is sent, naming the entry (also used by test fakes). */
+export function requireOffsets(offsets: readonly OffsetToCommit[]): void {
   const seen = new Set<string>();
   offsets.forEach((o, i) => {
     if (typeof o.topic !== "string" || o.topic.length === 0)

@@ -5,10 +5,13 @@
  * group is described as Dead with 0 members; an admin commit while the group has members is
  * refused (GROUP_NOT_EMPTY) and commits nothing; a commit to an unknown group creates it, Empty.
  * Fetching given topics answers only partitions the test declared with `setPartitions`, -1 where
- * nothing is committed (as Kafka answers partitions asked for by name).
+ * nothing is committed (as Kafka answers partitions asked for by name). Arguments are checked as
+ * KafkaGroupAdmin checks them, with its own checks (CONFIG_INVALID before anything happens): a
+ * -1 from fetchOffsets committed back is refused here as it is there.
  */
 import type { GroupAdmin } from "../../lib/core/ports.js";
 import { ReplicatorError } from "../../lib/errors.js";
+import { requireGroupId, requireOffsets } from "../../lib/kafka/group-admin.js";
 
 type Committed = { offset: number; metadata: string | null };
 
@@ -73,6 +76,7 @@ export class FakeGroupAdmin implements GroupAdmin {
   }
 
   async describeGroups(groupIds: readonly string[]) {
+    for (const groupId of groupIds) requireGroupId("describeGroups", groupId);
     this.#maybeFail("describeGroups");
     return groupIds.map((groupId) => {
       const g = this.#groups.get(groupId);
@@ -81,6 +85,7 @@ export class FakeGroupAdmin implements GroupAdmin {
   }
 
   async fetchOffsets(groupId: string, topics?: readonly string[]) {
+    requireGroupId("fetchOffsets", groupId);
     this.#maybeFail("fetchOffsets");
     const offsets = this.#groups.get(groupId)?.offsets ?? new Map<string, Committed>();
     const rows =
@@ -101,6 +106,8 @@ export class FakeGroupAdmin implements GroupAdmin {
     groupId: string,
     offsets: readonly { topic: string; partition: number; offset: number; metadata?: string }[],
   ) {
+    requireGroupId("commitOffsets", groupId);
+    requireOffsets(offsets);
     this.#maybeFail("commitOffsets");
     if (offsets.length === 0) return;
     const group = this.#groups.get(groupId);

@@ -49,6 +49,42 @@ describe("FakeGroupAdmin", () => {
     );
   });
 
+  it("refuses what the adapter refuses before sending: a -1 offset (OffsetFetch's 'none'), a repeated partition, an empty group id", async () => {
+    // Prepare: -1 is what fetchOffsets answers for a partition with nothing committed
+    const groups = new FakeGroupAdmin();
+    groups.setPartitions("t", 1);
+    const [uncommitted] = await groups.fetchOffsets("g", ["t"]);
+
+    // Act
+    const refusals = await Promise.all(
+      [
+        () => groups.commitOffsets("g", [{ topic: "t", partition: 0, offset: uncommitted?.offset ?? 0 }]),
+        () =>
+          groups.commitOffsets("g", [
+            { topic: "t", partition: 0, offset: 1 },
+            { topic: "t", partition: 0, offset: 2 },
+          ]),
+        () => groups.commitOffsets("", [{ topic: "t", partition: 0, offset: 1 }]),
+        () => groups.fetchOffsets(""),
+        () => groups.describeGroups([""]),
+      ].map((call) =>
+        call().then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    );
+
+    // Assess: typed as KafkaGroupAdmin types them, and nothing committed
+    assert.equal(uncommitted?.offset, -1);
+    assert.deepEqual(
+      refusals.map((e) => isReplicatorError(e, "CONFIG_INVALID")),
+      [true, true, true, true, true],
+    );
+    assert.deepEqual(groups.commits, []);
+    assert.deepEqual(await groups.listGroups(), []);
+  });
+
   it("fails the next call of the named method once", async () => {
     const groups = new FakeGroupAdmin();
     groups.failNext("describeGroups", new Error("boom"));
