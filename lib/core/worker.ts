@@ -13,11 +13,12 @@
  *    writing after its leases may have passed to someone else.
  */
 import { describeError, isReplicatorError } from "../errors.js";
+import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
 import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { partitionKey } from "./model.js";
 import { PartitionPump, type PumpStatus } from "./partition-pump.js";
-import { type PartitionRoute, planTopics, type TopicPlan } from "./planner.js";
+import { type PartitionRoute, planTopics, type TopicPlan, type TopicPlanError } from "./planner.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -33,8 +34,10 @@ import { ReadAheadBudget } from "./read-ahead.js";
 import { type BackoffPolicy, NO_JITTER, retryUntil } from "./retry.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
+import { TopicWatch } from "./topic-watch.js";
 import {
   assertWorkerSettings,
+  DEFAULT_DISCOVERY_INTERVAL_MS,
   DEFAULT_READ_AHEAD_BYTES,
   pumpSettings,
   type WorkerSettings,
@@ -127,6 +130,8 @@ class Run {
   #needsLook = false;
   readonly #tally = new RunTally();
   readonly #leases: RunLeases;
+  /** Re-plans every discovery interval: new topics and partitions join the run (topic-watch.ts). */
+  readonly #watch: TopicWatch;
   #lastDecision: ClaimDecision | null = null;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
@@ -142,6 +147,15 @@ class Run {
       durationMs: o.settings.leases.durationMs,
     });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
+    const stopAt = deadline - o.settings.writeSafetyMarginMs;
+    this.#watch = new TopicWatch({
+      plan: (signal) => this.#planTopics(stopAt, signal),
+      ensure: (partitions) => o.leases.ensure(partitions),
+      clock: o.clock,
+      intervalMs: o.settings.discoveryIntervalMs ?? DEFAULT_DISCOVERY_INTERVAL_MS,
+      logger: o.logger,
+      onTopicError: (problem) => this.#topicError(problem),
+    });
   }
 
   async execute(): Promise<RunSummary> {
@@ -202,15 +216,15 @@ class Run {
     }
   }
 
-  #planTopics(stopAt: number): Promise<TopicPlan> {
+  #planTopics(stopAt: number, signal = this.#options.signal): Promise<TopicPlan> {
     const { clock, logger } = this.#o;
-    const { signal } = this.#options;
     const onRetry = (what: string, error: unknown) =>
       logger.warn(`${what} failed, retrying`, describeError(error));
     return planTopics({
       sourceAdmin: this.#o.sourceAdmin,
       targetAdmin: this.#o.targetAdmin,
       mapping: this.#o.mapping,
+      configSync: this.#o.settings.configSync ?? DEFAULT_CONFIG_SYNC,
       replicationFactor: this.#o.settings.replicationFactor,
       retry: { clock, deadline: stopAt, signal, backoff: STORE_RETRY, onRetry },
     });
@@ -218,17 +232,18 @@ class Run {
 
   /** Topics left out are reported; the routes of the others are what this run may take. */
   #adopt(plan: TopicPlan): void {
-    for (const { topic, error } of plan.errors) {
-      this.#tally.topicError(topic, error);
-      this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
-      this.#o.logger.error("topic not mirrored", {
-        topic,
-        code: error.code,
-        error: error.message,
-        details: error.details,
-      });
-    }
-    for (const route of plan.partitions) this.#routes.set(partitionKey(route.source), route);
+    for (const route of this.#watch.adopt(plan)) this.#routes.set(partitionKey(route.source), route);
+  }
+
+  #topicError({ topic, error }: TopicPlanError): void {
+    this.#tally.topicError(topic, error);
+    this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
+    this.#o.logger.error("topic not mirrored", {
+      topic,
+      code: error.code,
+      error: error.message,
+      details: error.details,
+    });
   }
 
   /** Renews, rebalances and reaps finished pumps until the run has to end; says why it ended. */
@@ -249,6 +264,10 @@ class Run {
         );
         nextRenew = now + settings.leases.renewIntervalMs;
       }
+      this.#watch.poll(now);
+      const found = this.#watch.take();
+      for (const route of found) this.#routes.set(partitionKey(route.source), route);
+      if (found.length > 0) nextRebalance = now;
       if (now >= nextRebalance) {
         await this.#rebalance(now);
         nextRebalance = now + this.#rebalanceIntervalMs();
@@ -257,7 +276,7 @@ class Run {
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
-      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt);
+      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt, this.#watch.nextAt);
       if (stopWhenCaughtUp) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
       await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
     }
@@ -380,6 +399,7 @@ class Run {
    */
   async #windDown(): Promise<void> {
     this.#stopping = true;
+    await this.#watch.stop();
     const terms = [...this.#active.values()];
     for (const term of terms) term.held.stop();
     await Promise.all(terms.map((t) => t.done));
