@@ -4,24 +4,13 @@
  * silently ignored setting) and lists every bad field in one error.
  */
 import type { z } from "zod";
-import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/config-sync.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
 import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
-import { RENAME_MODES } from "../topics/rename.js";
-import {
-  brokerList,
-  configNameList,
-  filePath,
-  flag,
-  integer,
-  oneOf,
-  section,
-  token,
-  topicPattern,
-} from "./fields.js";
+import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
 import { formatIssues } from "./issues.js";
+import { topicsSchema } from "./topics-schema.js";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -147,37 +136,6 @@ const targetSchema = section({
    */
   maxInFlightBatches: integer(1, 5).default(5),
 }).superRefine(checkSecurity);
-
-const topicsSchema = section({
-  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
-  whitelist: topicPattern(),
-  /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
-  blacklist: topicPattern(),
-  /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
-  rename: oneOf(RENAME_MODES).default("identity"),
-  /**
-   * How often a running worker lists both clusters' topics to pick up new topics and partitions
-   * (and, with configSync, compares configs): one Metadata and one DescribeConfigs per cluster.
-   */
-  discoveryIntervalMs: integer(1_000, 3_600_000).default(10_000),
-  /** Copy topic-level configs (configSyncAllow less configSyncDeny) on creation and keep them in sync. */
-  configSync: flag().default(true),
-  /** Config names copied; replaces the default list (lib/core/config-sync.ts DEFAULT_SYNCED_CONFIGS). */
-  configSyncAllow: configNameList().default([...DEFAULT_SYNCED_CONFIGS]),
-  /** Config names never copied, even when allowed. */
-  configSyncDeny: configNameList().default([]),
-}).superRefine((topics, ctx) => {
-  for (const [i, name] of topics.configSyncAllow.entries()) {
-    const why = neverSyncedReason(name);
-    if (why === null) continue;
-    ctx.addIssue({
-      code: "custom",
-      path: ["configSyncAllow", i],
-      input: name,
-      message: `${name} is never copied (${why}); remove it from the list`,
-    });
-  }
-});
 
 const batchSchema = section({
   /** Most records copied per fetch of one partition. */

@@ -13,7 +13,9 @@
 import { describeError } from "../errors.js";
 import { partitionKey, type TopicPartition } from "./model.js";
 import type { PartitionRoute, TopicPlan, TopicPlanError } from "./planner.js";
-import type { Clock, Logger } from "./ports.js";
+import type { Clock, Logger, ReplicationMetrics } from "./ports.js";
+import type { RunTally } from "./run-summary.js";
+import { DEFAULT_DISCOVERY_INTERVAL_MS } from "./worker-settings.js";
 
 export interface TopicWatchOptions {
   /** One planning, as at the run's start (it may retry its own writes until the run's stop). */
@@ -21,7 +23,8 @@ export interface TopicWatchOptions {
   /** Creates lease items (LeaseStore.ensure). */
   readonly ensure: (partitions: readonly TopicPartition[]) => Promise<void>;
   readonly clock: Clock;
-  readonly intervalMs: number;
+  /** @default DEFAULT_DISCOVERY_INTERVAL_MS (10 s) */
+  readonly intervalMs?: number | undefined;
   readonly logger: Logger;
   /** A topic left out, reported once per topic and code. */
   readonly onTopicError: (problem: TopicPlanError) => void;
@@ -32,6 +35,7 @@ export class TopicWatch {
   readonly #routed = new Set<string>();
   readonly #reported = new Set<string>();
   readonly #stop = new AbortController();
+  readonly #intervalMs: number;
   #nextAt: number;
   #running: Promise<void> | null = null;
   /** Routes whose lease items exist, waiting for the run to take them (see take). */
@@ -39,7 +43,8 @@ export class TopicWatch {
 
   constructor(options: TopicWatchOptions) {
     this.#o = options;
-    this.#nextAt = options.clock.now() + options.intervalMs;
+    this.#intervalMs = options.intervalMs ?? DEFAULT_DISCOVERY_INTERVAL_MS;
+    this.#nextAt = options.clock.now() + this.#intervalMs;
   }
 
   /** When the next discovery is due (the run loop wakes up for it). */
@@ -58,7 +63,7 @@ export class TopicWatch {
     if (this.#running !== null || now < this.#nextAt || this.#stop.signal.aborted) return;
     this.#running = this.#discover().finally(() => {
       this.#running = null;
-      this.#nextAt = this.#o.clock.now() + this.#o.intervalMs;
+      this.#nextAt = this.#o.clock.now() + this.#intervalMs;
     });
   }
 
@@ -116,4 +121,21 @@ export class TopicWatch {
     this.#reported.add(key);
     return true;
   }
+}
+
+/** A topic left out of the run: in its summary, a metric and an error log. */
+export function reportTopicError(
+  { topic, error }: TopicPlanError,
+  tally: RunTally,
+  metrics: ReplicationMetrics,
+  logger: Logger,
+): void {
+  tally.topicError(topic, error);
+  metrics.partitionError({ topic, partition: -1, code: error.code });
+  logger.error("topic not mirrored", {
+    topic,
+    code: error.code,
+    error: error.message,
+    details: error.details,
+  });
 }

@@ -18,7 +18,7 @@ import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { partitionKey } from "./model.js";
 import { PartitionPump, type PumpStatus } from "./partition-pump.js";
-import { type PartitionRoute, planTopics, type TopicPlan, type TopicPlanError } from "./planner.js";
+import { type PartitionRoute, planTopics, type TopicPlan } from "./planner.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -34,10 +34,9 @@ import { ReadAheadBudget } from "./read-ahead.js";
 import { type BackoffPolicy, NO_JITTER, retryUntil } from "./retry.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
-import { TopicWatch } from "./topic-watch.js";
+import { reportTopicError, TopicWatch } from "./topic-watch.js";
 import {
   assertWorkerSettings,
-  DEFAULT_DISCOVERY_INTERVAL_MS,
   DEFAULT_READ_AHEAD_BYTES,
   pumpSettings,
   type WorkerSettings,
@@ -130,8 +129,7 @@ class Run {
   #needsLook = false;
   readonly #tally = new RunTally();
   readonly #leases: RunLeases;
-  /** Re-plans every discovery interval: new topics and partitions join the run (topic-watch.ts). */
-  readonly #watch: TopicWatch;
+  readonly #watch: TopicWatch; // re-plans every discovery interval: new topics join the run
   #lastDecision: ClaimDecision | null = null;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
@@ -147,14 +145,13 @@ class Run {
       durationMs: o.settings.leases.durationMs,
     });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
-    const stopAt = deadline - o.settings.writeSafetyMarginMs;
     this.#watch = new TopicWatch({
-      plan: (signal) => this.#planTopics(stopAt, signal),
+      plan: (signal) => this.#planTopics(deadline - o.settings.writeSafetyMarginMs, signal),
       ensure: (partitions) => o.leases.ensure(partitions),
       clock: o.clock,
-      intervalMs: o.settings.discoveryIntervalMs ?? DEFAULT_DISCOVERY_INTERVAL_MS,
+      intervalMs: o.settings.discoveryIntervalMs,
       logger: o.logger,
-      onTopicError: (problem) => this.#topicError(problem),
+      onTopicError: (problem) => reportTopicError(problem, this.#tally, o.metrics, o.logger),
     });
   }
 
@@ -165,7 +162,7 @@ class Run {
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
     const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics(stopAt));
-    if (plan !== null) this.#adopt(plan);
+    if (plan !== null) this.#adopt(this.#watch.adopt(plan));
     const partitions = [...this.#routes.values()].map((r) => r.source);
     const ensured =
       plan !== null &&
@@ -230,20 +227,10 @@ class Run {
     });
   }
 
-  /** Topics left out are reported; the routes of the others are what this run may take. */
-  #adopt(plan: TopicPlan): void {
-    for (const route of this.#watch.adopt(plan)) this.#routes.set(partitionKey(route.source), route);
-  }
-
-  #topicError({ topic, error }: TopicPlanError): void {
-    this.#tally.topicError(topic, error);
-    this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
-    this.#o.logger.error("topic not mirrored", {
-      topic,
-      code: error.code,
-      error: error.message,
-      details: error.details,
-    });
+  /** Routes this run may take (topics left out were reported by the watch); true when there were any. */
+  #adopt(routes: readonly PartitionRoute[]): boolean {
+    for (const route of routes) this.#routes.set(partitionKey(route.source), route);
+    return routes.length > 0;
   }
 
   /** Renews, rebalances and reaps finished pumps until the run has to end; says why it ended. */
@@ -265,9 +252,8 @@ class Run {
         nextRenew = now + settings.leases.renewIntervalMs;
       }
       this.#watch.poll(now);
-      const found = this.#watch.take();
-      for (const route of found) this.#routes.set(partitionKey(route.source), route);
-      if (found.length > 0) nextRebalance = now;
+      // Partitions found by a discovery: a lease round at once, so they are taken without delay.
+      if (this.#adopt(this.#watch.take())) nextRebalance = now;
       if (now >= nextRebalance) {
         await this.#rebalance(now);
         nextRebalance = now + this.#rebalanceIntervalMs();
