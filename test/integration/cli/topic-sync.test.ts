@@ -15,12 +15,11 @@ import { after, before, describe, it } from "node:test";
 import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/config-sync.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
-import { ClusterView } from "../../helpers/partition-data.js";
+import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
 const GROWN = "ORDERS";
 const NEW = "USERS-COMPACTED";
@@ -102,33 +101,9 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
     return { code: result.code, json: JSON.parse(result.stdout) as PlanJson };
   };
 
-  /**
-   * Committed records in a target partition; 0 while the topic or partition is not there, -1
-   * while a transaction of the copy is open (a read_committed read stops at it).
-   */
-  const copied = async (topic: string, partition: number): Promise<number> => {
-    const listed = (await targetView.admin.listTopics()).find((t) => t.name === topic);
-    if (listed === undefined || listed.partitions <= partition) return 0;
-    try {
-      return (await targetView.read({ topic, partition })).length;
-    } catch (error) {
-      if (error instanceof Error && /no progress reading/.test(error.message)) return -1;
-      throw error;
-    }
-  };
-
-  /** Produces to the source; the producer's metadata learns of new partitions on a retry. */
-  const produce = async (topic: string, partition: number, batch: MirrorRecord[]): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await writer.write({ topic, partition }, batch);
-        return;
-      } catch (error) {
-        if (attempt >= 20 || !isReplicatorError(error) || !error.retryable) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
-  };
+  const copied = (topic: string, partition: number) => committedCount(targetView, { topic, partition });
+  const produce = (topic: string, partition: number, batch: MirrorRecord[]) =>
+    produceRetrying(writer, { topic, partition }, batch);
 
   const waitFor = async (what: string, done: () => Promise<boolean>, limitMs: number): Promise<number> => {
     const start = Date.now();

@@ -10,7 +10,6 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { makeRecords } from "../../helpers/fakes.js";
@@ -21,7 +20,7 @@ import {
   synthesizeBundles,
 } from "../../helpers/lambda-bundles.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
-import { ClusterView } from "../../helpers/partition-data.js";
+import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
 const REGION = "eu-west-1";
 const GROWN = "ORDERS";
@@ -102,29 +101,9 @@ describe("the replicate bundle discovers topics and partitions while it runs", (
     };
   }
 
-  /** Committed records in a target partition; 0 while it is not there or a write is open. */
-  const copied = async (topic: string, partition: number): Promise<number> => {
-    const listed = (await targetView.admin.listTopics()).find((t) => t.name === topic);
-    if (listed === undefined || listed.partitions <= partition) return 0;
-    try {
-      return (await targetView.read({ topic, partition })).length;
-    } catch (error) {
-      if (error instanceof Error && /no progress reading/.test(error.message)) return 0;
-      throw error;
-    }
-  };
-
-  const produce = async (topic: string, partition: number, batch: MirrorRecord[]): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await writer.write({ topic, partition }, batch);
-        return;
-      } catch (error) {
-        if (attempt >= 20 || !isReplicatorError(error) || !error.retryable) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
-  };
+  const copied = (topic: string, partition: number) => committedCount(targetView, { topic, partition });
+  const produce = (topic: string, partition: number, batch: MirrorRecord[]) =>
+    produceRetrying(writer, { topic, partition }, batch);
 
   it("copies a topic created mid-invocation within 30 s, and the partitions a topic gained", async (t) => {
     // Act: one invocation with 60 s left (its run ends 10 s before that); the topic appears and
