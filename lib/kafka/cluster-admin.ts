@@ -163,7 +163,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     throwFirstFailure(
       "PARTITIONS_CREATE_FAILED",
       "creating partitions of",
-      answers.filter((a) => !grown.has(a.topic)),
+      answers.filter((a) => !(a.code === KafkaErrorCode.INVALID_PARTITIONS && grown.has(a.topic))),
     );
   }
 

@@ -1,6 +1,7 @@
 /**
- * LZ4 for magic-v2 batches: the standard LZ4 frame format (the broken header checksum of old
- * Kafka clients only ever applied to v0/v1 message sets). We parse frames ourselves and let lz4js
+ * LZ4 for magic-v2 batches and v0/v1 wrapper messages: the standard LZ4 frame format. Old Kafka
+ * clients wrote v0 frames with a wrong header checksum (KIP-57); as no checksum is verified here,
+ * both framings read alike. We parse frames ourselves and let lz4js
  * decode the blocks: lz4js 0.2.0's own frame reader looks for a block checksum before the block
  * instead of after it. Checksums are skipped, not verified: the batch CRC already covers the bytes.
  * The output of a frame is one contiguous buffer, so linked blocks (back references into the

@@ -16,6 +16,7 @@ import { type ProvenanceStamp, STAMP_OFFSET_BYTES } from "../core/provenance.js"
 import { ReplicatorError } from "../errors.js";
 import { CODEC_IDS, type CompressionCodec, codecFromId, compress, decompress } from "./compression.js";
 import { crc32c } from "./crc32c.js";
+import { decodeLegacyEntry } from "./legacy-message-set.js";
 import { ByteReader, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from "./varint.js";
 
 const LOG_OVERHEAD = 12; // baseOffset + batchLength: the bytes batchLength does not count
@@ -94,9 +95,10 @@ function writeInt64(buf: Buffer, pos: number, value: number): void {
 }
 
 /**
- * Decodes every complete batch in a Fetch response's record set. A truncated trailing batch is
+ * Decodes every complete batch in a Fetch response's record set; an entry whose magic (byte 16)
+ * is 0 or 1 is a legacy message, decoded by legacy-message-set.ts. A truncated trailing batch is
  * ignored (the broker may cut the last one at maxBytes). Throws ReplicatorError CORRUPT_BATCH on
- * a CRC mismatch, an unknown codec, a malformed record, or magic 0/1 (legacy message sets).
+ * a CRC mismatch, an unknown codec or magic, or a malformed record.
  */
 export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]> {
   const batches: DecodedBatch[] = [];
@@ -105,7 +107,9 @@ export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]>
     const batchLength = data.readInt32BE(pos + 8);
     const size = LOG_OVERHEAD + batchLength;
     if (pos + size > data.length) break;
-    batches.push(await decodeBatch(data, pos, size));
+    const magic = size > MAGIC_OFFSET ? data[pos + MAGIC_OFFSET] : undefined;
+    const legacy = magic === 0 || magic === 1;
+    batches.push(await (legacy ? decodeLegacyEntry(data, pos, size) : decodeBatch(data, pos, size)));
     pos += size;
   }
   return batches;
@@ -114,14 +118,8 @@ export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]>
 /** The batch's baseOffset, once its size, magic and CRC are those of a sound v2 batch. */
 function checkedBaseOffset(data: Buffer, start: number, size: number): number {
   const baseOffset = readSafeInt64(data, start, "baseOffset");
-  if (size < HEADER_SIZE) {
-    // Also what a v0/v1 message of a few bytes looks like; say which when we can.
-    const magic = size > MAGIC_OFFSET ? data[start + MAGIC_OFFSET] : undefined;
-    if (magic === 0 || magic === 1) throw unsupportedMagic(magic, baseOffset);
-    throw corrupt("record batch shorter than its header", { baseOffset, size });
-  }
+  if (size < HEADER_SIZE) throw corrupt("record batch shorter than its header", { baseOffset, size });
   const magic = data.readInt8(start + MAGIC_OFFSET);
-  if (magic === 0 || magic === 1) throw unsupportedMagic(magic, baseOffset);
   if (magic !== CURRENT_MAGIC) throw corrupt(`unknown record batch magic ${magic}`, { baseOffset, magic });
   const expectedCrc = data.readUInt32BE(start + CRC_OFFSET);
   const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, start + size);
@@ -179,10 +177,6 @@ async function decodeBatch(data: Buffer, start: number, size: number): Promise<D
     records: isControl ? [] : readRecords(reader, recordCount, baseOffset, logAppendTimestamp, baseTimestamp),
     sizeInBytes: size,
   };
-}
-
-function unsupportedMagic(magic: number, baseOffset: number): ReplicatorError {
-  return corrupt(`unsupported message format v${magic}`, { baseOffset, magic });
 }
 
 function readRecords(

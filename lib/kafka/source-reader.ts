@@ -240,14 +240,15 @@ function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: F
 
 /**
  * partitionLeaderEpoch (bytes 12..15) of the last complete v2 batch in a fetched record set; -1
- * when there is none. A trailing batch cut short by the broker's size limit is not counted.
+ * when there is none. A trailing batch cut short by the broker's size limit is not counted, nor
+ * a legacy (magic 0/1) message: it has no leader epoch, its bytes 12..15 are its CRC.
  */
 export function lastBatchLeaderEpoch(records: Buffer): number {
   let epoch = -1;
   for (let pos = 0; pos + 17 <= records.length; ) {
     const end = pos + 12 + records.readInt32BE(pos + 8);
-    if (end > records.length) break;
-    epoch = records.readInt32BE(pos + 12);
+    if (end > records.length || end <= pos) break;
+    if ((records[pos + 16] as number) >= 2) epoch = records.readInt32BE(pos + 12);
     pos = end;
   }
   return epoch;

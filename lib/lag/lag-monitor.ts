@@ -99,7 +99,9 @@ async function datePending(
             maxWaitMs: 0,
           });
           const first = fetched.records[0];
-          if (first !== undefined) out[start + i] = { ...input, oldestPendingTimestamp: first.timestamp };
+          // A magic-0 record has no timestamp (-1): dating by it would report decades of lag.
+          if (first !== undefined && first.timestamp >= 0)
+            out[start + i] = { ...input, oldestPendingTimestamp: first.timestamp };
         } catch (error) {
           // Lag in seconds falls back to the time since the last progress.
           options.logger.warn("dating pending records failed", {

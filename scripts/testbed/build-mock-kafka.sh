@@ -8,6 +8,8 @@
 # transactional producer, an independent client for the fencing tests, and
 # .testbed/bin/admin-client (testbed/admin-client/admin-client.c), librdkafka's Admin API, an
 # independent client for the topic admin handlers (testbed/mock-kafka/topic-admin.c).
+# .testbed/bin/group-client (testbed/group-client/group-client.c), librdkafka's own group
+# listing and description, an independent client for the consumer-group tests.
 # KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
 # .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
 # fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
@@ -15,6 +17,14 @@
 # patch-control-batch.pl (upstream's control batches, CRC 0), to show that
 # test/integration/kafka/read-transactional.test.ts fails against them
 # (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-crc/bin/mock-kafka).
+# KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS=1 builds .testbed/unpatched-groups/ WITHOUT
+# patch-groups.pl (upstream's 44 s wait after a group's last member leaves, admin commits to an
+# Empty group refused), to show that test/integration/testbed/groups.test.ts fails against it
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-groups/bin/mock-kafka).
+# KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1 likewise builds .testbed/unpatched-legacy/ WITHOUT
+# patch-legacy-msgset.pl (upstream refuses compressed v0/v1 message sets), to show that
+# test/integration/testbed/legacy-message-sets.test.ts fails against it
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-legacy/bin/mock-kafka).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -32,10 +42,18 @@ readonly UNPATCHED_TXN="${KAFKA_MIRROR_MOCK_UNPATCHED_TXN:-0}"
 readonly UNPATCHED_CRC="${KAFKA_MIRROR_MOCK_UNPATCHED_CRC:-0}"
 [[ "$UNPATCHED_CRC" == 0 || "$UNPATCHED_CRC" == 1 ]] ||
   { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_CRC must be 0 or 1, not '${UNPATCHED_CRC}'" >&2; exit 1; }
-[[ "$UNPATCHED_TXN$UNPATCHED_CRC" != 11 ]] ||
-  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN and KAFKA_MIRROR_MOCK_UNPATCHED_CRC" >&2; exit 1; }
+readonly UNPATCHED_GROUPS="${KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS:-0}"
+[[ "$UNPATCHED_GROUPS" == 0 || "$UNPATCHED_GROUPS" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS must be 0 or 1, not '${UNPATCHED_GROUPS}'" >&2; exit 1; }
+readonly UNPATCHED_LEGACY="${KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY:-0}"
+[[ "$UNPATCHED_LEGACY" == 0 || "$UNPATCHED_LEGACY" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY must be 0 or 1, not '${UNPATCHED_LEGACY}'" >&2; exit 1; }
+[[ $((UNPATCHED_TXN + UNPATCHED_CRC + UNPATCHED_GROUPS + UNPATCHED_LEGACY)) -le 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN, _CRC, _GROUPS and _LEGACY" >&2; exit 1; }
 if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-crc"
+elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-groups"
+elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-legacy"
 else readonly OUT="$TESTBED"; fi
 readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${OUT}/bin"
@@ -44,8 +62,11 @@ readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
 readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
 readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
 readonly CONTROL_PATCH="${ROOT}/testbed/mock-kafka/patch-control-batch.pl"
+readonly GROUPS_PATCH="${ROOT}/testbed/mock-kafka/patch-groups.pl"
+readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly ADMIN_CLIENT_SRC="${ROOT}/testbed/admin-client/admin-client.c"
+readonly GROUP_CLIENT_SRC="${ROOT}/testbed/group-client/group-client.c"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
@@ -86,6 +107,19 @@ fetch_tarball() {
   mv "${tarball}.tmp" "$tarball"
 }
 
+# apply_patch UNPATCHED WHAT SKIPPED_NOTE SCRIPT SCRIPT_ARG CHECKED_FILE MARKER: runs one patch
+# script unless UNPATCHED is 1, then checks that src/CHECKED_FILE holds MARKER.
+apply_patch() {
+  local unpatched="$1" what="$2" skipped="$3" script="$4" arg="$5" checked="$6" marker="$7"
+  if [[ "$unpatched" == 1 ]]; then
+    log "NOT patching ${what} (${skipped})"
+    return
+  fi
+  log "patching ${what}"
+  perl "$script" "$arg" || die "${what}: patch failed"
+  grep -q "$marker" "${SRC_DIR}/src/${checked}" || die "${what}: patch not applied"
+}
+
 build_library() {
   local want="$1"
   if [[ -f "$LIB_STAMP" && "$(cat "$LIB_STAMP")" == "$want" && -f "${SRC_DIR}/src/librdkafka.a" ]]; then
@@ -100,26 +134,22 @@ build_library() {
   grep -q "#define RD_KAFKA_VERSION 0x020f01ff" "${SRC_DIR}/src/rdkafka.h" ||
     die "the tarball does not hold librdkafka ${RDKAFKA_VERSION}"
 
-  log "patching per-partition retention"
-  perl "$PATCH_SCRIPT" "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch failed"
-  grep -q MOCK_KAFKA_PARTITION_MAX_BYTES "${SRC_DIR}/src/rdkafka_mock.c" || die "retention patch not applied"
-  log "patching sequence checks for idempotent producers"
-  perl "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch failed"
-  grep -q "idempotent_only" "${SRC_DIR}/src/rdkafka_mock.c" || die "idempotence patch not applied"
-  if [[ "$UNPATCHED_TXN" == 1 ]]; then
-    log "NOT patching transactions (KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1): upstream fencing and isolation"
-  else
-    log "patching transactional fencing and read_committed"
-    perl "$TXN_PATCH" "${SRC_DIR}/src" || die "transactions patch failed"
-    grep -q "rd_kafka_mock_txn_init_pid" "${SRC_DIR}/src/rdkafka_mock_handlers.c" || die "transactions patch not applied"
-  fi
-  if [[ "$UNPATCHED_CRC" == 1 ]]; then
-    log "NOT patching control batches (KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1): upstream's CRC 0"
-  else
-    log "patching control batches (CRC-32C, BaseSequence -1, timestamps)"
-    perl "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch failed"
-    grep -q "kafka-mirror test bed: control batch" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch not applied"
-  fi
+  apply_patch 0 "per-partition retention" "" \
+    "$PATCH_SCRIPT" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c MOCK_KAFKA_PARTITION_MAX_BYTES
+  apply_patch 0 "sequence checks for idempotent producers" "" \
+    "$IDEMPOTENCE_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "idempotent_only"
+  apply_patch "$UNPATCHED_TXN" "transactional fencing and read_committed" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1: upstream fencing and isolation" \
+    "$TXN_PATCH" "${SRC_DIR}/src" rdkafka_mock_handlers.c "rd_kafka_mock_txn_init_pid"
+  apply_patch "$UNPATCHED_CRC" "control batches (CRC-32C, BaseSequence -1, timestamps)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_CRC=1: upstream's CRC 0" \
+    "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "kafka-mirror test bed: control batch"
+  apply_patch "$UNPATCHED_LEGACY" "legacy message sets (compressed v0/v1 wrappers, Kafka's offsets)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY=1: upstream refuses compressed v0/v1" \
+    "$LEGACY_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "kmirror_legacy_assign"
+  apply_patch "$UNPATCHED_GROUPS" "consumer groups (empty at once, admin commits to Empty groups)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS=1: upstream's slow emptying" \
+    "$GROUPS_PATCH" "${SRC_DIR}/src" rdkafka_mock_cgrp.c "kafka-mirror test bed: groups empty out at once"
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -179,14 +209,21 @@ check_prerequisites
 [[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
 [[ -f "$TXN_PATCH" ]] || die "missing ${TXN_PATCH}"
 [[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
+[[ -f "$GROUPS_PATCH" ]] || die "missing ${GROUPS_PATCH}"
+[[ -f "$LEGACY_PATCH" ]] || die "missing ${LEGACY_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 [[ -f "$ADMIN_CLIENT_SRC" ]] || die "missing ${ADMIN_CLIENT_SRC}"
+[[ -f "$GROUP_CLIENT_SRC" ]] || die "missing ${GROUP_CLIENT_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH")"
+elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH")"
+elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"
@@ -196,3 +233,4 @@ build_library "$lib_hash"
 build_launcher "${lib_hash}-$(hash_of "$(dirname "$LAUNCHER_SRC")"/*.[ch] "$SELF")"
 build_client txn-client "$TXN_CLIENT_SRC" "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
 build_client admin-client "$ADMIN_CLIENT_SRC" "${lib_hash}-$(hash_of "$ADMIN_CLIENT_SRC" "$SELF")"
+build_client group-client "$GROUP_CLIENT_SRC" "${lib_hash}-$(hash_of "$GROUP_CLIENT_SRC" "$SELF")"

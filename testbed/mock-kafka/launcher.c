@@ -51,6 +51,9 @@
  * Beware: the mock's partition commands (set-leader, set-follower, push-partition-errors,
  * topic-error, ...) auto-create an unknown topic instead of failing.
  *
+ * ListGroups and DescribeGroups: group-admin.c (register_group_handlers), also for what the
+ * mock's OffsetFetch lacks (a null topic list) and the member facts DescribeGroups names.
+ *
  * CreateTopics: the mock has no handler for it, so we register one (v0-v4, non-flexible, what
  * kafkajs 2.2.4 uses) in the cluster's handler table. This needs librdkafka's internal headers,
  * which is why the build pins librdkafka 2.15.1 exactly. The topic configs it is given are
@@ -70,6 +73,7 @@
 #define MAX_ARGS 256
 
 #include "topic-admin.c"
+#include "group-admin.c"
 
 static int (*original_metadata_handler)(rd_kafka_mock_connection_t *, rd_kafka_buf_t *);
 
@@ -677,6 +681,7 @@ int main(int argc, char **argv) {
         mcluster->api_handlers[RD_KAFKAP_CreateTopics] =
             (struct rd_kafka_mock_api_handler) {0, 4, -1, handle_create_topics};
         register_topic_admin_handlers(mcluster);
+        register_group_handlers(mcluster);
         if (!auto_create) {
                 original_metadata_handler = mcluster->api_handlers[RD_KAFKAP_Metadata].cb;
                 mcluster->api_handlers[RD_KAFKAP_Metadata].cb = handle_metadata_no_auto_create;

@@ -6,10 +6,12 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
+import type { ClusterAdmin } from "../../../lib/core/ports.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 100, maxBytes: 1024 * 1024, maxWaitMs: 100 };
@@ -268,5 +270,58 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     // The next attempt goes through.
     await admin.createPartitions([{ topic, count: 2 }]);
     assert.deepEqual(await admin.describeTopicConfigs([topic]), new Map([[topic, new Map()]]));
+  });
+});
+
+/**
+ * One admin scenario, its outcome as plain data: what each step answered (an error as its code
+ * and retryability) and the topics' configs and partition counts at the end.
+ */
+async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unknown[]> {
+  const step = async (call: () => Promise<unknown>) =>
+    call().then(
+      (value) => ({ value }),
+      (error: unknown) =>
+        isReplicatorError(error)
+          ? { code: error.code, retryable: error.retryable, topic: error.details.topic }
+          : error,
+    );
+  const outcomes = [
+    await step(() =>
+      admin.createTopics([
+        { name: a, partitions: 2, replicationFactor: 1, configs: configs({ "retention.ms": "1000" }) },
+        { name: b, partitions: 4, replicationFactor: 1 },
+      ]),
+    ),
+    await step(() => admin.alterTopicConfigs([{ topic: a, set: configs({ "cleanup.policy": "compact" }) }])),
+    await step(() => admin.alterTopicConfigs([{ topic: b, set: configs({ "retention.ms": "5000" }) }])),
+    await step(() =>
+      admin.alterTopicConfigs([{ topic: "no-such-topic", set: configs({ "retention.ms": "1" }) }]),
+    ),
+    await step(() => admin.createPartitions([{ topic: a, count: 3 }])),
+    await step(() => admin.createPartitions([{ topic: b, count: 4 }])),
+    await step(() => admin.createPartitions([{ topic: b, count: 1 }])),
+    await step(() => admin.createPartitions([{ topic: "no-such-topic", count: 1 }])),
+    await step(() => admin.describeTopicConfigs([a, b, "no-such-topic"])),
+  ];
+  const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+  return [...outcomes, counts.get(a), counts.get(b)];
+}
+
+describe("the in-memory cluster's topic admin answers as KafkaClusterAdmin does", () => {
+  it("gives the same outcome for one scenario of configs and partition growth", async () => {
+    const kafka = await startMockKafka({ brokers: 1 });
+    const admin = new KafkaClusterAdmin({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
+    try {
+      const [a, b] = [topicName(), topicName()];
+
+      const real = await scenario(admin, a, b);
+      const fake = await scenario(new InMemoryCluster(new FakeClock()), a, b);
+
+      assert.deepEqual(fake, real);
+    } finally {
+      await admin.close();
+      await kafka.stop();
+    }
   });
 });

@@ -1,7 +1,8 @@
 // Pins the test broker's topic admin handlers (ours, not librdkafka's: the mock has none;
 // testbed/mock-kafka/topic-admin.c) with independent clients only: librdkafka's Admin API
 // (.testbed/bin/admin-client, testbed/admin-client/) and kcat (Debian's, librdkafka 2.0.2) for
-// metadata, produce and fetch. With MOCK_KAFKA_NO_TOPIC_ADMIN=1 (upstream's mock) they fail
+// metadata, produce and fetch; kafkajs 2.2.4's admin (not our adapter) for the versions it
+// speaks. With MOCK_KAFKA_NO_TOPIC_ADMIN=1 (upstream's mock) they fail
 // (TESTING.md).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -9,11 +10,14 @@ import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { type ConfigResourceTypes, Kafka, logLevel } from "kafkajs";
 import { KCAT, kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { MOCK_KAFKA_BINARY, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const ADMIN_CLIENT = join(dirname(MOCK_KAFKA_BINARY), "admin-client");
 const run = promisify(execFile);
+/** kafkajs's ConfigResourceTypes.TOPIC (its enum is not a named export Node's ESM loader sees). */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 interface ConfigLine {
   readonly source: string;
@@ -233,8 +237,15 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
   it("CreatePartitions grows a live topic: kcat sees 8 partitions, writes to and reads partition 7", async () => {
     const topic = topicName();
     await admin("create-topic", topic, "4", "3");
-    const before = [{ key: Buffer.from("k0"), value: Buffer.from("before growth") }];
-    await kcatProduce({ brokers: bootstrap, topic, partition: 3, records: before });
+    // Two batches in partition 3, so its log is a list of two when the partitions move.
+    for (const value of ["b0", "b1"]) {
+      await kcatProduce({
+        brokers: bootstrap,
+        topic,
+        partition: 3,
+        records: [{ key: null, value: Buffer.from(value) }],
+      });
+    }
 
     const checked = await admin("--validate-only", "create-partitions", topic, "8");
     const stillFour = await kcatPartitions(topic);
@@ -257,10 +268,44 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
         [1, null, Buffer.from("second")],
       ],
     );
-    const read3 = await kcatRead({ brokers: bootstrap, topic, partition: 3 });
     assert.deepEqual(
-      read3.map((r) => r.value),
-      [Buffer.from("before growth")],
+      (await kcatRead({ brokers: bootstrap, topic, partition: 3 })).map((r) => r.value),
+      [Buffer.from("b0"), Buffer.from("b1")],
+    );
+  });
+
+  it("a grown topic's old partitions keep working: their first batch deleted, then appended to", async () => {
+    const topic = topicName();
+    await admin("create-topic", topic, "2", "1");
+    for (const value of ["b0", "b1"]) {
+      await kcatProduce({
+        brokers: bootstrap,
+        topic,
+        partition: 1,
+        records: [{ key: null, value: Buffer.from(value) }],
+      });
+    }
+
+    assert.equal((await admin("create-partitions", topic, "3")).err, "NO_ERROR");
+    // Removing a log's first batch writes through the list head: a head left behind in the
+    // freed array would keep the deleted batch (or crash the broker).
+    await kafka.command(`delete-records ${topic} 1 1`);
+    await kcatProduce({
+      brokers: bootstrap,
+      topic,
+      partition: 1,
+      records: [{ key: null, value: Buffer.from("b2") }],
+    });
+
+    assert.deepEqual(
+      (await kcatRead({ brokers: bootstrap, topic, partition: 1, fromOffset: 1 })).map((r) => [
+        r.offset,
+        r.value,
+      ]),
+      [
+        [1, Buffer.from("b1")],
+        [2, Buffer.from("b2")],
+      ],
     );
   });
 
@@ -295,5 +340,55 @@ describe("test bed: topic admin requests, seen by independent clients", () => {
     assert.equal(grow.err, "POLICY_VIOLATION");
     assert.deepEqual(await topicSet(topic), {});
     assert.deepEqual(await kcatPartitions(topic), [0]);
+  });
+
+  it("kafkajs 2.2.4's admin agrees: CreatePartitions v1, DescribeConfigs v2 and v0", async () => {
+    const topic = topicName();
+    await admin("create-topic", topic, "2", "1", "retention.ms=1000");
+    const kafkajs = () =>
+      new Kafka({
+        brokers: kafka.bootstrapServers,
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 0 },
+      }).admin();
+    const newest = kafkajs();
+    await newest.connect();
+    try {
+      await newest.createPartitions({ topicPartitions: [{ topic, count: 5 }] });
+      const v2 = await newest.describeConfigs({
+        resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ["retention.ms", "segment.ms"] }],
+        includeSynonyms: false,
+      });
+      assert.deepEqual(
+        v2.resources[0]?.configEntries.map((e) => [e.configName, e.configValue, e.isDefault, e.configSource]),
+        [
+          ["retention.ms", "1000", false, 1],
+          ["segment.ms", "604800000", true, 5],
+        ],
+      );
+    } finally {
+      await newest.disconnect();
+    }
+    // v0 has no config source: a default is told by is_default alone.
+    await kafka.command("apiversion 32 0 0");
+    const v0Admin = kafkajs();
+    await v0Admin.connect();
+    try {
+      const v0 = await v0Admin.describeConfigs({
+        resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ["retention.ms", "segment.ms"] }],
+        includeSynonyms: false,
+      });
+      assert.deepEqual(
+        v0.resources[0]?.configEntries.map((e) => [e.configName, e.isDefault]),
+        [
+          ["retention.ms", false],
+          ["segment.ms", true],
+        ],
+      );
+    } finally {
+      await v0Admin.disconnect();
+      await kafka.command("apiversion 32 0 4");
+    }
+    assert.deepEqual(await kcatPartitions(topic), [0, 1, 2, 3, 4]);
   });
 });

@@ -67,6 +67,38 @@ describe("measureLag", () => {
     assert.deepEqual((await measureLag(options)).discovered, []);
   });
 
+  it("does not date lag by a record without a timestamp (magic 0: -1), but by the lease's progress", async () => {
+    // Prepare
+    const clock = new FakeClock();
+    const now = clock.now();
+    const source = new InMemoryCluster(clock);
+    source.createTopic("ORDERS", 1);
+    source.append(
+      { topic: "ORDERS", partition: 0 },
+      records(3, -1).map((r) => ({ ...r, timestamp: -1 })),
+    );
+    const leases = new InMemoryLeaseStore();
+
+    // Act
+    const { report } = await measureLag({
+      sourceAdmin: source,
+      source,
+      leases,
+      mapping: createTopicSelector({ whitelist: "ORDERS", rename: "identity", sourceAlias: "s" }),
+      logger: new CapturingLogger(),
+      startFrom: "earliest",
+      stallAfterMs: 300_000,
+      now: () => clock.now(),
+      retry: { clock, deadline: now + 60_000 },
+    });
+
+    // Assess: 3 records behind, no progress recorded yet, so no age rather than ~56 years.
+    assert.deepEqual(
+      report.partitions.map((p) => [p.lagRecords, p.lagSeconds]),
+      [[3, 0]],
+    );
+  });
+
   it("retries listing topics, offsets and dating after a transient failure, within its deadline", async () => {
     // Prepare: each Kafka call fails once with a retryable error (a broker briefly unavailable).
     const clock = new FakeClock();
