@@ -125,10 +125,15 @@ export class KafkaReplicator extends Construct {
     // expression IAM cannot express and matching topics appear without a deploy.
     grantMskIam(this, both, props.source.mskClusterArn, "Source", {
       cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
-      topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+      // DescribeTopicDynamicConfiguration: config sync reads the source topics' configs.
+      topics: [
+        "kafka-cluster:DescribeTopic",
+        "kafka-cluster:DescribeTopicDynamicConfiguration",
+        "kafka-cluster:ReadData",
+      ],
       topicPrefix: "",
       topicsReason:
-        "read-only (DescribeTopic, ReadData) on the source cluster's topics: the Whitelist is a regular expression IAM cannot express, and topics matching it are created without a deploy (the lag function discovers them)",
+        "read-only (DescribeTopic, DescribeTopicDynamicConfiguration, ReadData) on the source cluster's topics: the Whitelist is a regular expression IAM cannot express, and topics matching it are created without a deploy (the lag function discovers them)",
     });
     // Only replicate writes to and creates target topics, and reads them too: exactly-once reads
     // a target partition's tail (provenance headers) when it takes a partition over and after a
@@ -139,15 +144,20 @@ export class KafkaReplicator extends Construct {
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:WriteDataIdempotently",
       ],
+      // AlterTopic grows a target whose source gained partitions (CreatePartitions); the dynamic
+      // configuration actions read and SET the synced topic configs.
       topics: [
         "kafka-cluster:DescribeTopic",
         "kafka-cluster:CreateTopic",
+        "kafka-cluster:AlterTopic",
+        "kafka-cluster:DescribeTopicDynamicConfiguration",
+        "kafka-cluster:AlterTopicDynamicConfiguration",
         "kafka-cluster:WriteData",
         "kafka-cluster:ReadData",
       ],
       topicPrefix: this.targetTopicPrefix(props),
       topicsReason:
-        "the target topics replicate creates, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
+        "the target topics replicate creates, grows, configures, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
       // Fenced writes go through one transactional.id per target partition, all named
       // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
       transactionalIds: {

@@ -13,6 +13,7 @@ import {
   writeSafetyMarginMs,
 } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
+import type { ConfigSyncPolicy } from "./core/config-sync.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
 import { Worker } from "./core/worker.js";
@@ -88,6 +89,17 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
     writeSafetyMarginMs: writeSafetyMarginMs(config),
     provenance: provenanceSettings(config),
     readAheadBytes: config.batch.readAheadBytes,
+    discoveryIntervalMs: config.topics.discoveryIntervalMs,
+    configSync: configSyncPolicy(config),
+  };
+}
+
+/** THE config sync policy of a config (the workers apply it, `plan` shows it). */
+export function configSyncPolicy(config: MirrorConfig): ConfigSyncPolicy {
+  return {
+    enabled: config.topics.configSync,
+    allow: config.topics.configSyncAllow,
+    deny: config.topics.configSyncDeny,
   };
 }
 

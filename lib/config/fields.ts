@@ -123,6 +123,30 @@ export function topicPattern() {
   );
 }
 
+/**
+ * A list of Kafka config names ("retention.ms"): a list, or one comma-separated string as an
+ * environment variable or CloudFormation parameter delivers it. Blanks and empty entries are
+ * dropped, so "" is the empty list.
+ */
+export function configNameList() {
+  const name = z
+    .string({ error: (issue) => `expected a config name string, got ${describeValue(issue.input)}` })
+    .trim()
+    .regex(/^[a-zA-Z0-9._-]{1,255}$/, {
+      error: (issue) => `expected a Kafka config name of [a-zA-Z0-9._-], got ${describeValue(issue.input)}`,
+    });
+  return z.preprocess(
+    (value) =>
+      typeof value === "string"
+        ? value
+            .split(",")
+            .map((entry) => entry.trim())
+            .filter((entry) => entry !== "")
+        : value,
+    z.array(name, { error: (issue) => `expected a list of config names, got ${describeValue(issue.input)}` }),
+  );
+}
+
 function fromIntegerString(value: unknown): unknown {
   return typeof value === "string" && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
 }

@@ -8,9 +8,9 @@ import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
 import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
-import { RENAME_MODES } from "../topics/rename.js";
-import { brokerList, filePath, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
+import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
 import { formatIssues } from "./issues.js";
+import { topicsSchema } from "./topics-schema.js";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -136,15 +136,6 @@ const targetSchema = section({
    */
   maxInFlightBatches: integer(1, 5).default(5),
 }).superRefine(checkSecurity);
-
-const topicsSchema = section({
-  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
-  whitelist: topicPattern(),
-  /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
-  blacklist: topicPattern(),
-  /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
-  rename: oneOf(RENAME_MODES).default("identity"),
-});
 
 const batchSchema = section({
   /** Most records copied per fetch of one partition. */

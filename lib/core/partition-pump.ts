@@ -201,7 +201,8 @@ export class PartitionPump {
       guard: this.#guard,
       checkpointer: this.#checkpoints,
       tail: this.#tail,
-      startFrom: this.#settings.startFrom,
+      // A partition that appeared while the mirror ran starts at its first record (PartitionRoute.startFrom).
+      startFrom: this.#held.route.startFrom ?? this.#settings.startFrom,
     };
     const found = await findStart(start);
     if (typeof found === "string") return found;

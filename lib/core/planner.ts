@@ -1,23 +1,39 @@
 /**
- * Decides which source partitions are mirrored and where each one lands, creating missing target
- * topics on the way. Partition p of a source topic always goes to partition p of its target
- * topic, so per-key ordering survives the copy.
+ * Decides which source partitions are mirrored and where each one lands, and brings the target
+ * topics in line first: missing ones are created with the source's partition count and synced
+ * configs, ones with too few partitions are grown, and synced configs that differ are SET.
+ * Partition p of a source topic always goes to partition p of its target topic, so per-key
+ * ordering survives the copy.
+ *
+ * The drift itself is computed in one place (topic-drift.ts, read here by `readDrift`): the
+ * worker applies it on every discovery, `kafka-mirror plan` only prints it.
+ *
+ * Cost of one planning: one Metadata request per cluster, and (config sync on) one
+ * DescribeConfigs per cluster for all selected topics at once; writes only where there is drift.
  */
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import type { TopicInfo, TopicPartition } from "./model.js";
+import type { ConfigSyncPolicy } from "./config-sync.js";
+import type { TopicPartition } from "./model.js";
+import { applyDrift } from "./plan-apply.js";
 import type { ClusterAdmin, TopicMapping } from "./ports.js";
-import { type KafkaRetry, retryRetryable } from "./retry.js";
+import type { StartFrom } from "./pump-start.js";
+import type { KafkaRetry } from "./retry.js";
+import { type MappedTopic, type TopicDrift, tooFewPartitions, topicDrift } from "./topic-drift.js";
 
-export interface PlanTopicsOptions {
+export interface DriftOptions {
   readonly sourceAdmin: ClusterAdmin;
   readonly targetAdmin: ClusterAdmin;
   readonly mapping: TopicMapping;
+  readonly configSync: ConfigSyncPolicy;
+}
+
+export interface PlanTopicsOptions extends DriftOptions {
   /** Replication factor of target topics this planner creates. */
   readonly replicationFactor: number;
   /**
-   * How a creation that failed transiently is retried: within the planning's deadline, so a
-   * broker that blinked does not leave the topic out of the whole run. The listings are not
-   * retried here; the caller retries the whole planning (it is idempotent).
+   * How a creation, growth or config change that failed transiently is retried: within the
+   * planning's deadline, so a broker that blinked does not leave the topic out of the whole run.
+   * The reads are not retried here; the caller retries the whole planning (it is idempotent).
    */
   readonly retry: KafkaRetry;
 }
@@ -25,12 +41,32 @@ export interface PlanTopicsOptions {
 export interface PartitionRoute {
   readonly source: TopicPartition;
   readonly target: TopicPartition;
+  /**
+   * "earliest" for a partition new to the mirror (its target was created or grown by this
+   * planning, or a running worker discovered it): whatever worker.startFrom says, nothing
+   * written to it before it was noticed may be skipped. Absent: worker.startFrom.
+   */
+  readonly startFrom?: StartFrom;
 }
 
 export interface TopicPlanError {
-  /** The source topic that will not be mirrored in this run. */
+  /** The source topic concerned; "" for a problem of the whole planning. */
   readonly topic: string;
   readonly error: ReplicatorError;
+}
+
+export interface DriftReport {
+  /** One per selected, routable source topic, sorted by source name. */
+  readonly topics: TopicDrift[];
+  /** Topics that cannot be mirrored at all (mapping failed, target name collision). */
+  readonly errors: TopicPlanError[];
+  /** Problems that do not stop copying (configs that could not be read). */
+  readonly warnings: TopicPlanError[];
+  /**
+   * False when config sync is on but the source's configs could not be read: missing targets
+   * are then not created (a compacted source would get a delete-policy copy).
+   */
+  readonly sourceConfigsRead: boolean;
 }
 
 export interface TopicPlan {
@@ -38,43 +74,77 @@ export interface TopicPlan {
   readonly partitions: PartitionRoute[];
   /** One entry per source topic left out; the other topics proceed. */
   readonly errors: TopicPlanError[];
-}
-
-interface MappedTopic {
-  readonly source: string;
-  readonly target: string;
-  readonly partitions: number;
+  /** Problems that leave the topic mirrored (a config change the target refused). */
+  readonly warnings: TopicPlanError[];
+  /** The drift found before it was applied. */
+  readonly drift: TopicDrift[];
 }
 
 /**
- * Lists, maps and checks topics. Target topics are created with the SOURCE's partition count:
- * MirrorMaker 1 left that to the broker default, which silently re-partitions keyed data.
- *
- * Several workers planning at once is the normal case: createTopics treats "already exists" as
- * success, and the counts are checked on a fresh listing taken after creating, so a topic
- * another worker (or a person) created with too few partitions is still caught.
+ * Lists, maps, and describes both sides; changes nothing. Reading configs can fail where
+ * listing does not (an ACL or IAM policy without DescribeConfigs): a non-retryable failure is a
+ * warning and drift is computed without configs, a retryable one is thrown for the caller's retry.
+ */
+export async function readDrift(options: DriftOptions): Promise<DriftReport> {
+  const { sourceAdmin, targetAdmin, mapping, configSync } = options;
+  const errors: TopicPlanError[] = [];
+  const warnings: TopicPlanError[] = [];
+  const [sourceTopics, targetTopics] = await Promise.all([
+    sourceAdmin.listTopics(),
+    targetAdmin.listTopics(),
+  ]);
+  const routable = withoutCollisions(mapTopics(sourceTopics, mapping, errors), errors);
+  const targetCounts = new Map(targetTopics.map((t) => [t.name, t.partitions]));
+  const existing = routable.filter((t) => targetCounts.has(t.target)).map((t) => t.target);
+  const before = warnings.length;
+  const [sourceConfigs, targetConfigs] = configSync.enabled
+    ? await Promise.all([
+        configsOf(
+          sourceAdmin,
+          "source",
+          routable.map((t) => t.source),
+          warnings,
+        ),
+        configsOf(targetAdmin, "target", existing, warnings),
+      ])
+    : [new Map(), new Map()];
+  const topics = routable.map((topic) =>
+    topicDrift({
+      topic,
+      targetPartitions: targetCounts.get(topic.target),
+      sourceConfigs: sourceConfigs.get(topic.source) ?? new Map(),
+      targetConfigs: targetConfigs.get(topic.target) ?? new Map(),
+      policy: configSync,
+    }),
+  );
+  const sourceConfigsRead = !warnings.slice(before).some((w) => w.error.details.side === "source");
+  return { topics, errors: errors.sort(byTopic), warnings, sourceConfigsRead };
+}
+
+/**
+ * Reads the drift, applies it (create, grow, set configs) and routes p to p for every topic whose
+ * target can take all its partitions. Several workers planning at once is the normal case:
+ * "already exists" and "already has that many partitions" are success, and a SET of a value
+ * another worker just set is harmless.
  */
 export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan> {
-  const { sourceAdmin, targetAdmin, mapping } = options;
-  const errors: TopicPlanError[] = [];
-  const mapped = mapTopics(await sourceAdmin.listTopics(), mapping, errors);
-  const routable = withoutCollisions(mapped, errors);
-
-  const existing = await targetTopicCounts(targetAdmin);
-  const missing = routable.filter((t) => !existing.has(t.target));
-  const createFailed = await createMissing(targetAdmin, missing, options, errors);
-
-  const after = missing.length > 0 ? await targetTopicCounts(targetAdmin) : existing;
-  const partitions = routable
-    .filter((t) => !createFailed.has(t.source))
-    .flatMap((t) => routesOf(t, after.get(t.target), errors));
-  errors.sort((a, b) => compare(a.topic, b.topic));
-  return { partitions, errors };
+  const read = await readDrift(options);
+  const applied = await applyDrift(options, read);
+  const errors = [...read.errors, ...applied.errors];
+  const partitions = read.topics
+    .filter((d) => !applied.failed.has(d.source))
+    .flatMap((d) => routesOf(d, applied.targetPartitions.get(d.source) ?? d.targetPartitions, errors));
+  return {
+    partitions,
+    errors: errors.sort(byTopic),
+    warnings: [...read.warnings, ...applied.warnings].sort(byTopic),
+    drift: read.topics,
+  };
 }
 
 /** The selected source topics, by name, with their target names; a topic that fails to map is an error. */
 function mapTopics(
-  topics: readonly TopicInfo[],
+  topics: readonly { name: string; partitions: number }[],
   mapping: TopicMapping,
   errors: TopicPlanError[],
 ): MappedTopic[] {
@@ -94,75 +164,48 @@ function mapTopics(
   return mapped;
 }
 
-/** Creates the missing target topics; returns the source topics whose target could not be created. */
-async function createMissing(
+async function configsOf(
   admin: ClusterAdmin,
-  missing: readonly MappedTopic[],
-  { replicationFactor, retry }: PlanTopicsOptions,
-  errors: TopicPlanError[],
-): Promise<Set<string>> {
-  const createFailed = new Set<string>();
-  // One request per topic so a failure is charged to the topic that caused it. "Already exists"
-  // is success, so a retry after a lost answer is harmless.
-  await Promise.all(
-    missing.map(async (t) => {
-      try {
-        const spec = { name: t.target, partitions: t.partitions, replicationFactor };
-        await retryRetryable(`creating topic ${t.target}`, () => admin.createTopics([spec]), retry);
-      } catch (error) {
-        createFailed.add(t.source);
-        errors.push({ topic: t.source, error: asCreateError(t, error) });
-      }
-    }),
-  );
-  return createFailed;
+  side: "source" | "target",
+  topics: readonly string[],
+  warnings: TopicPlanError[],
+): Promise<Map<string, ReadonlyMap<string, string>>> {
+  if (topics.length === 0) return new Map();
+  try {
+    return await admin.describeTopicConfigs(topics);
+  } catch (error) {
+    if (isReplicatorError(error) && error.retryable) throw error;
+    warnings.push({
+      topic: "",
+      error: new ReplicatorError(
+        "TOPIC_CONFIG_FAILED",
+        `reading the ${side} topics' configs failed; configs not synced`,
+        {
+          cause: error,
+          details: { side, topics: topics.length },
+        },
+      ),
+    });
+    return new Map();
+  }
 }
 
 /** Partition p to partition p, if the target topic (with `targetPartitions`) can take them all. */
 function routesOf(
-  t: MappedTopic,
-  targetPartitions: number | undefined,
+  d: TopicDrift,
+  targetPartitions: number | null,
   errors: TopicPlanError[],
 ): PartitionRoute[] {
-  if (targetPartitions === undefined) {
-    errors.push({
-      topic: t.source,
-      error: new ReplicatorError(
-        "TOPIC_CREATE_FAILED",
-        `target topic ${t.target} is not listed after creation`,
-        {
-          details: { sourceTopic: t.source, targetTopic: t.target },
-        },
-      ),
-    });
+  if (targetPartitions === null || targetPartitions < d.sourcePartitions) {
+    errors.push({ topic: d.source, error: tooFewPartitions(d, targetPartitions ?? 0) });
     return [];
   }
-  if (targetPartitions < t.partitions) {
-    errors.push({
-      topic: t.source,
-      error: new ReplicatorError(
-        "TARGET_PARTITIONS_TOO_FEW",
-        `target topic ${t.target} has ${targetPartitions} partitions, source topic ${t.source} has ${t.partitions}`,
-        {
-          details: {
-            sourceTopic: t.source,
-            targetTopic: t.target,
-            sourcePartitions: t.partitions,
-            targetPartitions,
-          },
-        },
-      ),
-    });
-    return [];
-  }
-  return Array.from({ length: t.partitions }, (_, p) => ({
-    source: { topic: t.source, partition: p },
-    target: { topic: t.target, partition: p },
+  const firstNew = d.partitions === "create" ? 0 : (d.targetPartitions ?? 0);
+  return Array.from({ length: d.sourcePartitions }, (_, p) => ({
+    source: { topic: d.source, partition: p },
+    target: { topic: d.target, partition: p },
+    ...(d.partitions !== "ok" && p >= firstNew ? { startFrom: "earliest" as const } : {}),
   }));
-}
-
-async function targetTopicCounts(admin: ClusterAdmin): Promise<Map<string, number>> {
-  return new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
 }
 
 /** Two source topics writing into one target topic would interleave unrelated partitions. */
@@ -192,12 +235,8 @@ function asMappingError(topic: string, error: unknown): ReplicatorError {
   });
 }
 
-function asCreateError(t: MappedTopic, error: unknown): ReplicatorError {
-  if (isReplicatorError(error)) return error;
-  return new ReplicatorError("TOPIC_CREATE_FAILED", `creating target topic ${t.target} failed`, {
-    cause: error,
-    details: { sourceTopic: t.source, targetTopic: t.target },
-  });
+function byTopic(a: TopicPlanError, b: TopicPlanError): number {
+  return compare(a.topic, b.topic);
 }
 
 function compare(a: string, b: string): number {

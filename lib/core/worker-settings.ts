@@ -3,6 +3,7 @@
  * so a run never starts with settings it cannot keep its promises under.
  */
 import { ReplicatorError } from "../errors.js";
+import type { ConfigSyncPolicy } from "./config-sync.js";
 import type { FetchLimits } from "./model.js";
 import type { PumpSettings } from "./partition-pump.js";
 import type { ProvenanceSettings } from "./provenance.js";
@@ -29,7 +30,13 @@ export interface WorkerSettings {
    * writing (see ReadAhead). @default 64 MiB
    */
   readonly readAheadBytes?: number;
+  /** How often a run re-plans topics (new topics, partitions, configs). @default 10 s */
+  readonly discoveryIntervalMs?: number;
+  /** Which topic configs the target gets. @default DEFAULT_CONFIG_SYNC */
+  readonly configSync?: ConfigSyncPolicy;
 }
+
+export const DEFAULT_DISCOVERY_INTERVAL_MS = 10_000;
 
 export const DEFAULT_READ_AHEAD_BYTES = 64 * 1024 * 1024;
 

@@ -13,6 +13,7 @@
  *    writing after its leases may have passed to someone else.
  */
 import { describeError, isReplicatorError } from "../errors.js";
+import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
 import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { partitionKey } from "./model.js";
@@ -33,6 +34,7 @@ import { ReadAheadBudget } from "./read-ahead.js";
 import { type BackoffPolicy, NO_JITTER, retryUntil } from "./retry.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
+import { reportTopicError, TopicWatch } from "./topic-watch.js";
 import {
   assertWorkerSettings,
   DEFAULT_READ_AHEAD_BYTES,
@@ -127,6 +129,7 @@ class Run {
   #needsLook = false;
   readonly #tally = new RunTally();
   readonly #leases: RunLeases;
+  readonly #watch: TopicWatch; // re-plans every discovery interval: new topics join the run
   #lastDecision: ClaimDecision | null = null;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
@@ -142,6 +145,14 @@ class Run {
       durationMs: o.settings.leases.durationMs,
     });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
+    this.#watch = new TopicWatch({
+      plan: (signal) => this.#planTopics(deadline - o.settings.writeSafetyMarginMs, signal),
+      ensure: (partitions) => o.leases.ensure(partitions),
+      clock: o.clock,
+      intervalMs: o.settings.discoveryIntervalMs,
+      logger: o.logger,
+      onTopicError: (problem) => reportTopicError(problem, this.#tally, o.metrics, o.logger),
+    });
   }
 
   async execute(): Promise<RunSummary> {
@@ -151,7 +162,7 @@ class Run {
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
 
     const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics(stopAt));
-    if (plan !== null) this.#adopt(plan);
+    if (plan !== null) this.#adopt(this.#watch.adopt(plan));
     const partitions = [...this.#routes.values()].map((r) => r.source);
     const ensured =
       plan !== null &&
@@ -202,33 +213,24 @@ class Run {
     }
   }
 
-  #planTopics(stopAt: number): Promise<TopicPlan> {
+  #planTopics(stopAt: number, signal = this.#options.signal): Promise<TopicPlan> {
     const { clock, logger } = this.#o;
-    const { signal } = this.#options;
     const onRetry = (what: string, error: unknown) =>
       logger.warn(`${what} failed, retrying`, describeError(error));
     return planTopics({
       sourceAdmin: this.#o.sourceAdmin,
       targetAdmin: this.#o.targetAdmin,
       mapping: this.#o.mapping,
+      configSync: this.#o.settings.configSync ?? DEFAULT_CONFIG_SYNC,
       replicationFactor: this.#o.settings.replicationFactor,
       retry: { clock, deadline: stopAt, signal, backoff: STORE_RETRY, onRetry },
     });
   }
 
-  /** Topics left out are reported; the routes of the others are what this run may take. */
-  #adopt(plan: TopicPlan): void {
-    for (const { topic, error } of plan.errors) {
-      this.#tally.topicError(topic, error);
-      this.#o.metrics.partitionError({ topic, partition: -1, code: error.code });
-      this.#o.logger.error("topic not mirrored", {
-        topic,
-        code: error.code,
-        error: error.message,
-        details: error.details,
-      });
-    }
-    for (const route of plan.partitions) this.#routes.set(partitionKey(route.source), route);
+  /** Routes this run may take (topics left out were reported by the watch); true when there were any. */
+  #adopt(routes: readonly PartitionRoute[]): boolean {
+    for (const route of routes) this.#routes.set(partitionKey(route.source), route);
+    return routes.length > 0;
   }
 
   /** Renews, rebalances and reaps finished pumps until the run has to end; says why it ended. */
@@ -249,6 +251,9 @@ class Run {
         );
         nextRenew = now + settings.leases.renewIntervalMs;
       }
+      this.#watch.poll(now);
+      // Partitions found by a discovery: a lease round at once, so they are taken without delay.
+      if (this.#adopt(this.#watch.take())) nextRebalance = now;
       if (now >= nextRebalance) {
         await this.#rebalance(now);
         nextRebalance = now + this.#rebalanceIntervalMs();
@@ -257,7 +262,7 @@ class Run {
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
-      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt);
+      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt, this.#watch.nextAt);
       if (stopWhenCaughtUp) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
       await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
     }
@@ -380,6 +385,7 @@ class Run {
    */
   async #windDown(): Promise<void> {
     this.#stopping = true;
+    await this.#watch.stop();
     const terms = [...this.#active.values()];
     for (const term of terms) term.held.stop();
     await Promise.all(terms.map((t) => t.done));

@@ -124,8 +124,17 @@ export async function partitionLeaders(
   partitions: readonly number[],
 ): Promise<Map<number, number[]>> {
   await cluster.addMultipleTargetTopics([topic]);
-  const known = new Set(cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId));
-  const unknown = partitions.filter((p) => !known.has(p));
+  const unknownOf = () => {
+    const known = new Set(cluster.findTopicPartitionMetadata(topic).map((p) => p.partitionId));
+    return partitions.filter((p) => !known.has(p));
+  };
+  let unknown = unknownOf();
+  if (unknown.length > 0) {
+    // A topic that grew (CreatePartitions) is not re-read by kafkajs until its metadata ages out
+    // (5 min): read it now, once, so new partitions are usable at once.
+    await cluster.refreshMetadata();
+    unknown = unknownOf();
+  }
   if (unknown.length > 0) {
     throw new ReplicatorError("KAFKA_RETRIABLE", `topic ${topic} has no partition(s) ${unknown.join(", ")}`, {
       details: { topic, partitions: unknown },

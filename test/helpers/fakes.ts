@@ -317,6 +317,23 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     }
   }
 
+  /** Topic-level configs set on the topic (a copy; empty for a missing topic). */
+  topicConfigs(topic: string): Map<string, string> {
+    return new Map(this.#topics.get(topic)?.configs);
+  }
+
+  /** Sets topic-level configs by hand, as kafka-configs --alter --add-config would. */
+  setTopicConfigs(topic: string, set: Record<string, string>): void {
+    const configs = this.#existing(topic, "TOPIC_CONFIG_FAILED").configs;
+    for (const [name, value] of Object.entries(set)) configs.set(name, value);
+  }
+
+  /** Adds empty partitions by hand, as kafka-topics --alter --partitions would. */
+  growTopic(topic: string, count: number): void {
+    const logs = this.#existing(topic, "PARTITIONS_CREATE_FAILED").partitions;
+    while (logs.length < count) logs.push(new PartitionLog());
+  }
+
   async describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>> {
     const answer = new Map<string, ReadonlyMap<string, string>>();
     for (const topic of topics) {

@@ -3,8 +3,9 @@
  * header order, null header values, byte keys).
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
+import type { ClusterAdmin, SourceReader, TargetWriter } from "../../lib/core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
+import { isReplicatorError } from "../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader, type SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
 
@@ -79,4 +80,37 @@ export function firstDifference(a: readonly MirrorRecord[], b: readonly MirrorRe
     if (left === undefined || right === undefined || recordImage(left) !== recordImage(right)) return i;
   }
   return a.length === b.length ? -1 : n;
+}
+
+/**
+ * Committed records in a partition of `view`'s cluster, for polling a copy in progress: 0 while
+ * the topic or partition does not exist yet, -1 while a transaction is open in it (a
+ * read_committed read stops there).
+ */
+export async function committedCount(view: ClusterView, tp: TopicPartition): Promise<number> {
+  const listed = (await view.admin.listTopics()).find((t) => t.name === tp.topic);
+  if (listed === undefined || listed.partitions <= tp.partition) return 0;
+  try {
+    return (await view.read(tp)).length;
+  } catch (error) {
+    if (error instanceof Error && /no progress reading/.test(error.message)) return -1;
+    throw error;
+  }
+}
+
+/** Writes records as a test's producer, retrying while its metadata does not know a new partition yet. */
+export async function produceRetrying(
+  writer: TargetWriter,
+  tp: TopicPartition,
+  records: readonly MirrorRecord[],
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writer.write(tp, records);
+      return;
+    } catch (error) {
+      if (attempt >= 20 || !isReplicatorError(error) || !error.retryable) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }

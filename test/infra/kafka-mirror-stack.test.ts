@@ -282,17 +282,21 @@ describe("KafkaMirrorStack template", () => {
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:DescribeTopic",
+        "kafka-cluster:DescribeTopicDynamicConfiguration",
         "kafka-cluster:ReadData",
       ],
       roles: 2,
     });
     assert.deepEqual(msk("Target"), {
       actions: [
+        "kafka-cluster:AlterTopic",
+        "kafka-cluster:AlterTopicDynamicConfiguration",
         "kafka-cluster:AlterTransactionalId",
         "kafka-cluster:Connect",
         "kafka-cluster:CreateTopic",
         "kafka-cluster:DescribeCluster",
         "kafka-cluster:DescribeTopic",
+        "kafka-cluster:DescribeTopicDynamicConfiguration",
         "kafka-cluster:DescribeTransactionalId",
         "kafka-cluster:ReadData",
         "kafka-cluster:WriteData",

@@ -176,13 +176,13 @@ describe("kafka-mirror run, verify and status", () => {
     assert.match(table.stdout, /^PUSH-BI-TOPIC\s+2\s+\S+\s+300\s+337\s+37\s/m);
   });
 
-  it("plan lists the selected topics, the ones to create and those with too few target partitions", async () => {
+  it("plan lists the selected topics, the ones to create and those with too few target partitions (to grow)", async () => {
     await source.createTopic("NARROW-TOPIC", 4);
     await target.createTopic("NARROW-TOPIC", 2);
     await source.createTopic("NEW-TOPIC", 3);
     const config = await configFile("plan.yaml", "BIN-BI-TOPIC|NARROW-TOPIC|NEW-TOPIC");
     const plan = await cli(["plan", "--config", config, "--json"]);
-    assert.equal(plan.code, 1, "too few target partitions is an error");
+    assert.equal(plan.code, 0, "drift that a run fixes is not an error");
     const { selected, skipped } = JSON.parse(plan.stdout) as {
       selected: {
         source: string;
@@ -193,20 +193,29 @@ describe("kafka-mirror run, verify and status", () => {
       }[];
       skipped: { topic: string; reason: string }[];
     };
-    assert.deepEqual(selected, [
-      { source: "BIN-BI-TOPIC", target: "BIN-BI-TOPIC", partitions: 4, targetPartitions: 4, action: "ok" },
-      {
-        source: "NARROW-TOPIC",
-        target: "NARROW-TOPIC",
-        partitions: 4,
-        targetPartitions: 2,
-        action: "too-few-partitions",
-      },
-      { source: "NEW-TOPIC", target: "NEW-TOPIC", partitions: 3, targetPartitions: null, action: "create" },
-    ]);
+    assert.deepEqual(
+      selected.map(({ source, target, partitions, targetPartitions, action }) => ({
+        source,
+        target,
+        partitions,
+        targetPartitions,
+        action,
+      })),
+      [
+        { source: "BIN-BI-TOPIC", target: "BIN-BI-TOPIC", partitions: 4, targetPartitions: 4, action: "ok" },
+        {
+          source: "NARROW-TOPIC",
+          target: "NARROW-TOPIC",
+          partitions: 4,
+          targetPartitions: 2,
+          action: "grow",
+        },
+        { source: "NEW-TOPIC", target: "NEW-TOPIC", partitions: 3, targetPartitions: null, action: "create" },
+      ],
+    );
     assert.ok(skipped.some((s) => s.topic === "SCRIPT-BI-TOPIC" && s.reason === "not-whitelisted"));
     const text = await cli(["plan", "--config", config]);
-    assert.match(text.stdout, /^NARROW-TOPIC\s+NARROW-TOPIC\s+4\s+2\s+too-few-partitions$/m);
+    assert.match(text.stdout, /^NARROW-TOPIC\s+NARROW-TOPIC\s+4\s+2\s+grow\s+0$/m);
     assert.match(text.stdout, /SCRIPT-BI-TOPIC: does not match the whitelist/);
   });
 

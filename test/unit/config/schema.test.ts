@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { largestWriteGroups, leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
+import { DEFAULT_SYNCED_CONFIGS } from "../../../lib/core/config-sync.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 
 const minimal = () => ({
@@ -61,7 +62,14 @@ describe("parseConfig: valid input", () => {
         maxBatchBytes: 1024 * 1024,
         maxInFlightBatches: 5,
       },
-      topics: { whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC", rename: "identity" },
+      topics: {
+        whitelist: "BIN-BI-TOPIC|PUSH-BI-TOPIC",
+        rename: "identity",
+        discoveryIntervalMs: 10_000,
+        configSync: true,
+        configSyncAllow: [...DEFAULT_SYNCED_CONFIGS],
+        configSyncDeny: [],
+      },
       batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500, readAheadBytes: 64 * 1024 * 1024 },
       leases: {
         table: "kafka-mirror-leases",

@@ -1,9 +1,22 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { planTopics } from "../../../lib/core/planner.js";
+import { DEFAULT_CONFIG_SYNC, MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/config-sync.js";
+import { planTopics, readDrift } from "../../../lib/core/planner.js";
+import type { KafkaRetry } from "../../../lib/core/retry.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { FakeClock, fakeMapping, InMemoryCluster } from "../../helpers/fakes.js";
 import { flakyAdmin } from "../../helpers/flaky.js";
+
+function options(source: InMemoryCluster, target: InMemoryCluster, retry: KafkaRetry) {
+  return {
+    sourceAdmin: source,
+    targetAdmin: target,
+    mapping: fakeMapping(),
+    replicationFactor: 1,
+    configSync: DEFAULT_CONFIG_SYNC,
+    retry,
+  };
+}
 
 function clusters() {
   const clock = new FakeClock();
@@ -25,6 +38,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping({ rename: (t) => `dr.${t}` }),
       replicationFactor: 3,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 
@@ -37,7 +51,8 @@ describe("planTopics", () => {
     );
   });
 
-  it("reports a target with fewer partitions and goes on with the other topics", async () => {
+  it("grows a target with fewer partitions, keeps one with more, and routes all of them", async () => {
+    // Prepare
     const { source, target, retry } = clusters();
     source.createTopic("a", 4);
     source.createTopic("b", 2);
@@ -45,36 +60,56 @@ describe("planTopics", () => {
     target.createTopic("a", 3);
     target.createTopic("b", 5);
 
-    const plan = await planTopics({
-      sourceAdmin: source,
-      targetAdmin: target,
-      mapping: fakeMapping(),
-      replicationFactor: 1,
-      retry,
-    });
+    // Act
+    const plan = await planTopics(options(source, target, retry));
+
+    // Assess
+    assert.deepEqual(plan.errors, []);
+    assert.deepEqual(target.createPartitionCalls, [{ topic: "a", count: 4 }]);
+    assert.equal((await target.listTopics()).find((t) => t.name === "b")?.partitions, 5, "more stays");
+    assert.deepEqual(
+      plan.partitions.map((r) => `${r.source.topic}/${r.source.partition}->${r.target.partition}`),
+      ["a/0->0", "a/1->1", "a/2->2", "a/3->3", "b/0->0", "b/1->1", "c/0->0", "c/1->1"],
+    );
+    assert.deepEqual(
+      plan.drift.map((d) => [d.source, d.partitions]),
+      [
+        ["a", "grow"],
+        ["b", "ok"],
+        ["c", "create"],
+      ],
+    );
+  });
+
+  it("a target that cannot be grown is an error naming the topic and both counts; the others go on", async () => {
+    const { source, target, retry } = clusters();
+    source.createTopic("a", 8);
+    source.createTopic("b", 1);
+    target.createTopic("a", 4);
+    target.createPartitions = async () => {
+      throw new ReplicatorError("KAFKA_FATAL", "CreatePartitions refused: POLICY_VIOLATION");
+    };
+
+    const plan = await planTopics(options(source, target, retry));
 
     assert.equal(plan.errors.length, 1);
     const [only] = plan.errors;
     assert.equal(only?.topic, "a");
     assert.equal(only?.error.code, "TARGET_PARTITIONS_TOO_FEW");
+    assert.match(only?.error.message ?? "", /target topic a has 4 partitions .* the 8 of source topic a/);
     assert.deepEqual(only?.error.details, {
       sourceTopic: "a",
       targetTopic: "a",
-      sourcePartitions: 4,
-      targetPartitions: 3,
+      sourcePartitions: 8,
+      targetPartitions: 4,
     });
-    // More target partitions is fine; "c" was created.
     assert.deepEqual(
-      plan.partitions.map((r) => `${r.source.topic}/${r.source.partition}->${r.target.partition}`),
-      ["b/0->0", "b/1->1", "c/0->0", "c/1->1"],
-    );
-    assert.deepEqual(
-      target.createTopicCalls.map((c) => c.name),
-      ["c"],
+      plan.partitions.map((r) => r.source.topic),
+      ["b"],
     );
   });
 
-  it("checks counts after creating, catching a topic someone else created too small meanwhile", async () => {
+  it("grows a topic someone else created too small meanwhile (counts are read after creating)", async () => {
     const { source, target, retry } = clusters();
     source.createTopic("a", 4);
     // Another worker wins the creation race with a wrong count: our create is "already exists".
@@ -84,16 +119,135 @@ describe("planTopics", () => {
       await create(specs);
     };
 
-    const plan = await planTopics({
+    const plan = await planTopics(options(source, target, retry));
+
+    assert.deepEqual(plan.errors, []);
+    assert.deepEqual(target.createPartitionCalls, [{ topic: "a", count: 4 }]);
+    assert.equal(plan.partitions.length, 4);
+  });
+
+  it("creates a compacted source's target compacted, with its retention settings", async () => {
+    // Prepare
+    const { source, target, retry } = clusters();
+    source.createTopic("users", 2);
+    source.setTopicConfigs("users", {
+      "cleanup.policy": "compact",
+      "min.compaction.lag.ms": "60000",
+      "delete.retention.ms": "3600000",
+      "retention.ms": "-1",
+      "min.insync.replicas": "2",
+    });
+
+    // Act
+    await planTopics(options(source, target, retry));
+
+    // Assess
+    assert.deepEqual(Object.fromEntries(target.topicConfigs("users")), {
+      "cleanup.policy": "compact",
+      "min.compaction.lag.ms": "60000",
+      "delete.retention.ms": "3600000",
+      "retention.ms": "-1",
+    });
+  });
+
+  it("sets changed source configs on an existing target and keeps settings only the target has", async () => {
+    const { source, target, retry } = clusters();
+    source.createTopic("logs", 1);
+    target.createTopic("logs", 1);
+    source.setTopicConfigs("logs", { "retention.ms": "86400000", "max.message.bytes": "4194304" });
+    target.setTopicConfigs("logs", { "retention.ms": "3600000", "retention.bytes": "1073741824" });
+
+    const plan = await planTopics(options(source, target, retry));
+
+    assert.deepEqual(plan.warnings, []);
+    assert.deepEqual(Object.fromEntries(target.topicConfigs("logs")), {
+      "retention.ms": "86400000",
+      "retention.bytes": "1073741824",
+      "max.message.bytes": String(4194304 + MAX_MESSAGE_BYTES_HEADROOM),
+    });
+    // In sync now: the next planning changes nothing.
+    const again = await planTopics(options(source, target, retry));
+    assert.deepEqual(
+      again.drift.map((d) => d.configs),
+      [[]],
+    );
+    assert.equal(target.alterConfigCalls.length, 1);
+  });
+
+  it("a config change the target refuses is a warning: the topic is still mirrored", async () => {
+    const { source, target, retry } = clusters();
+    source.createTopic("logs", 1);
+    target.createTopic("logs", 1);
+    source.setTopicConfigs("logs", { "retention.ms": "1" });
+    target.alterTopicConfigs = async () => {
+      throw new ReplicatorError("KAFKA_FATAL", "POLICY_VIOLATION");
+    };
+
+    const plan = await planTopics(options(source, target, retry));
+
+    assert.deepEqual(plan.errors, []);
+    assert.equal(plan.partitions.length, 1);
+    assert.deepEqual(
+      plan.warnings.map((w) => w.topic),
+      ["logs"],
+    );
+    assert.match(
+      plan.warnings[0]?.error.message ?? "",
+      /setting retention\.ms on logs failed: POLICY_VIOLATION/,
+    );
+  });
+
+  it("source configs that cannot be read (no permission): copying goes on, but no target is created without them", async () => {
+    const { source, target, retry } = clusters();
+    source.createTopic("logs", 1);
+    source.createTopic("users", 1);
+    target.createTopic("logs", 1);
+    source.describeTopicConfigs = async () => {
+      throw new ReplicatorError("AUTHENTICATION_FAILED", "not authorized to describe configs");
+    };
+
+    const plan = await planTopics(options(source, target, retry));
+
+    assert.deepEqual(
+      plan.partitions.map((r) => r.source.topic),
+      ["logs"],
+    );
+    assert.match(plan.warnings[0]?.error.message ?? "", /reading the source topics' configs failed/);
+    assert.deepEqual(
+      plan.errors.map((e) => [e.topic, e.error.code]),
+      [["users", "TOPIC_CREATE_FAILED"]],
+    );
+    assert.match(
+      plan.errors[0]?.error.message ?? "",
+      /not created: the source topic's configs could not be read/,
+    );
+    assert.deepEqual(target.createTopicCalls, []);
+  });
+
+  it("readDrift changes nothing", async () => {
+    const { source, target } = clusters();
+    source.createTopic("new", 2);
+    source.createTopic("grown", 8);
+    target.createTopic("grown", 4);
+    source.setTopicConfigs("grown", { "retention.ms": "1000" });
+
+    const drift = await readDrift({
       sourceAdmin: source,
       targetAdmin: target,
       mapping: fakeMapping(),
-      replicationFactor: 1,
-      retry,
+      configSync: DEFAULT_CONFIG_SYNC,
     });
 
-    assert.deepEqual(plan.partitions, []);
-    assert.equal(plan.errors[0]?.error.code, "TARGET_PARTITIONS_TOO_FEW");
+    assert.deepEqual(
+      drift.topics.map((d) => [d.source, d.partitions, d.configs.map((c) => c.name)]),
+      [
+        ["grown", "grow", ["retention.ms"]],
+        ["new", "create", []],
+      ],
+    );
+    assert.deepEqual(target.createTopicCalls, []);
+    assert.deepEqual(target.createPartitionCalls, []);
+    assert.deepEqual(target.alterConfigCalls, []);
   });
 
   it("turns a mapping that throws for one topic into an error for that topic only", async () => {
@@ -111,6 +265,7 @@ describe("planTopics", () => {
         },
       }),
       replicationFactor: 1,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 
@@ -143,6 +298,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 
@@ -167,6 +323,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping({ rename: (t) => t.replace(/^(eu|us)\./, "") }),
       replicationFactor: 1,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 
@@ -195,6 +352,7 @@ describe("planTopics", () => {
       targetAdmin: flaky,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 
@@ -224,6 +382,7 @@ describe("planTopics", () => {
       targetAdmin: target,
       mapping: fakeMapping(),
       replicationFactor: 1,
+      configSync: DEFAULT_CONFIG_SYNC,
       retry,
     });
 

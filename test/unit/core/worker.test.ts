@@ -430,9 +430,12 @@ describe("Worker", () => {
     assert.ok(e.logger.at("warn").some((l) => l.fields.code === "LEASE_STORE_UNAVAILABLE"));
   });
 
-  it("reports a topic it cannot mirror and copies the others", async () => {
+  it("reports a topic it cannot mirror (a target too small that cannot grow) and copies the others", async () => {
     const e = env();
     e.target.createTopic("dr.events", 2);
+    e.target.createPartitions = async () => {
+      throw new ReplicatorError("KAFKA_FATAL", "CreatePartitions refused by policy");
+    };
 
     const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
 

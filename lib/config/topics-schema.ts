@@ -1,0 +1,38 @@
+/**
+ * The `topics` section of the config: which topics are mirrored, under which names, and how their
+ * target copies are kept in line (discovery interval, config sync lists; lib/core/config-sync.ts).
+ */
+import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/config-sync.js";
+import { RENAME_MODES } from "../topics/rename.js";
+import { configNameList, flag, integer, oneOf, section, topicPattern } from "./fields.js";
+
+export const topicsSchema = section({
+  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
+  whitelist: topicPattern(),
+  /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
+  blacklist: topicPattern(),
+  /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
+  rename: oneOf(RENAME_MODES).default("identity"),
+  /**
+   * How often a running worker lists both clusters' topics to pick up new topics and partitions
+   * (and, with configSync, compares configs): one Metadata and one DescribeConfigs per cluster.
+   */
+  discoveryIntervalMs: integer(1_000, 3_600_000).default(10_000),
+  /** Copy topic-level configs (configSyncAllow less configSyncDeny) on creation and keep them in sync. */
+  configSync: flag().default(true),
+  /** Config names copied; replaces the default list (lib/core/config-sync.ts DEFAULT_SYNCED_CONFIGS). */
+  configSyncAllow: configNameList().default([...DEFAULT_SYNCED_CONFIGS]),
+  /** Config names never copied, even when allowed. */
+  configSyncDeny: configNameList().default([]),
+}).superRefine((topics, ctx) => {
+  for (const [i, name] of topics.configSyncAllow.entries()) {
+    const why = neverSyncedReason(name);
+    if (why === null) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: ["configSyncAllow", i],
+      input: name,
+      message: `${name} is never copied (${why}); remove it from the list`,
+    });
+  }
+});
