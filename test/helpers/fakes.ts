@@ -324,13 +324,16 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
 
   /** Sets topic-level configs by hand, as kafka-configs --alter --add-config would. */
   setTopicConfigs(topic: string, set: Record<string, string>): void {
-    const configs = this.#existing(topic, "TOPIC_CONFIG_FAILED").configs;
+    const found = this.#topics.get(topic);
+    if (found === undefined) throw unknownTopic(topic, "TOPIC_CONFIG_FAILED");
+    const configs = found.configs;
     for (const [name, value] of Object.entries(set)) configs.set(name, value);
   }
 
   /** Adds empty partitions by hand, as kafka-topics --alter --partitions would. */
   growTopic(topic: string, count: number): void {
-    const logs = this.#existing(topic, "PARTITIONS_CREATE_FAILED").partitions;
+    const logs = this.#topics.get(topic)?.partitions;
+    if (logs === undefined) throw unknownTopic(topic, "PARTITIONS_CREATE_FAILED");
     while (logs.length < count) logs.push(new PartitionLog());
   }
 
