@@ -99,6 +99,9 @@ export class LeaderRole {
     const writes: (() => Promise<unknown>)[] = [];
     for (const w of workers) {
       const next = plan.assignments.get(w.workerId);
+      if (next !== undefined && !sameKeys(w.assignment, next)) {
+        writes.push(...handoffRequests(w, next, leases, now, store));
+      }
       if (next !== undefined && w.workerId !== me.workerId && !sameKeys(w.assignment, next)) {
         writes.push(() => store.assign(w.workerId, next));
       }
@@ -109,6 +112,30 @@ export class LeaderRole {
     await inParallel(writes, WRITE_CONCURRENCY);
     return { mine, deferred: plan.deferred, liveWorkers: plan.assignments.size };
   }
+}
+
+/**
+ * The leader asks the holders of partitions it moved to `w` to hand them over to `w` now, a
+ * round before `w` itself would. Only a request (conditional on the holding the scan saw), so a
+ * stale scan costs a refused write; the move itself is still the holder's fenced handover.
+ */
+function handoffRequests(
+  w: WorkerRecord,
+  next: readonly string[],
+  leases: ReadonlyMap<string, Lease>,
+  now: number,
+  store: LeaseStore,
+): (() => Promise<unknown>)[] {
+  const before = new Set(w.assignment ?? []);
+  const out: (() => Promise<unknown>)[] = [];
+  for (const key of next) {
+    const lease = leases.get(key);
+    if (before.has(key) || lease === undefined || lease.owner === null || lease.owner === w.workerId)
+      continue;
+    if (lease.expiresAt <= now || lease.handoffTo !== null) continue;
+    out.push(() => store.requestHandoff(lease, w.workerId));
+  }
+  return out;
 }
 
 function sameKeys(a: readonly string[] | null, b: readonly string[]): boolean {
