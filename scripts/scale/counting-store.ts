@@ -51,7 +51,10 @@ export class CountingStore {
 
   store(): LeaseStore {
     const s = this.inner;
-    const leaseWrite = (op: string, l: Lease) => this.#count(op, 0, writeUnits(leaseBytes(l)));
+    const leaseWrite = <T>(op: string, l: Lease, call: () => Promise<T>): Promise<T> => {
+      this.#count(op, 0, writeUnits(leaseBytes(l)));
+      return call();
+    };
     return {
       ensure: (p) => s.ensure(p),
       list: async () => {
@@ -102,15 +105,14 @@ export class CountingStore {
         this.#count("claimLeader", 0, 1);
         return s.claimLeader(o, owner, e);
       },
-      claim: (o, owner, e) => (leaseWrite("claim", o), s.claim(o, owner, e)),
-      renew: (h, e) => (leaseWrite("renew", h), s.renew(h, e)),
-      checkpoint: (h, n, now, t, src) => (leaseWrite("checkpoint", h), s.checkpoint(h, n, now, t, src)),
-      resetCheckpoint: (h, n, now, r, p) => (
-        leaseWrite("resetCheckpoint", h), s.resetCheckpoint(h, n, now, r, p)
-      ),
-      release: (h) => (leaseWrite("release", h), s.release(h)),
-      requestHandoff: (o, r) => (leaseWrite("requestHandoff", o), s.requestHandoff(o, r)),
-      handOver: (h, e) => (leaseWrite("handOver", h), s.handOver(h, e)),
+      claim: (o, owner, e) => leaseWrite("claim", o, () => s.claim(o, owner, e)),
+      renew: (h, e) => leaseWrite("renew", h, () => s.renew(h, e)),
+      checkpoint: (h, n, now, t, src) => leaseWrite("checkpoint", h, () => s.checkpoint(h, n, now, t, src)),
+      resetCheckpoint: (h, n, now, r, p) =>
+        leaseWrite("resetCheckpoint", h, () => s.resetCheckpoint(h, n, now, r, p)),
+      release: (h) => leaseWrite("release", h, () => s.release(h)),
+      requestHandoff: (o, r) => leaseWrite("requestHandoff", o, () => s.requestHandoff(o, r)),
+      handOver: (h, e) => leaseWrite("handOver", h, () => s.handOver(h, e)),
     };
   }
 }
