@@ -52,14 +52,14 @@ export class LeaseReader {
 
   /** Every lease in the table, read consistently (worker and leader items left out). */
   async list(): Promise<Lease[]> {
-    return [...(await this.scan(true)).leases];
+    return [...(await this.scan(true, false)).leases];
   }
 
   /**
    * Leases, worker items and the leader item, page by page. The leader's scan is not consistent
    * (half the read units): every write it leads to is conditional on what it saw.
    */
-  async scan(consistent = false): Promise<TableSnapshot> {
+  async scan(consistent = false, withWorkers = true): Promise<TableSnapshot> {
     const leases: Lease[] = [];
     const workers: WorkerRecord[] = [];
     let leader: LeaderLease | null = null;
@@ -71,7 +71,7 @@ export class LeaseReader {
         if ("lease" in read) leases.push(read.lease);
         else if ("unreadable" in read) this.#skipped(read.unreadable);
         else if (read.coordination === LEADER_KEY) leader = leaderFromItem(item);
-        else if (isWorkerKey(read.coordination)) {
+        else if (withWorkers && isWorkerKey(read.coordination)) {
           const worker = readWorker(item);
           if ("worker" in worker) workers.push(worker.worker);
           else this.#skipped(worker.unreadable);

@@ -111,6 +111,23 @@ describe("LeaseCoordinator", () => {
     );
   });
 
+  it("does not pump a lease assigned to it that another worker still holds: it asks for it", async () => {
+    // The assignment is only a wish: a live lease of another holder (here one the leader counts
+    // as gone, since it has no heartbeat) is asked for, never taken on.
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    store.put(lease(0, "other"));
+
+    const { acquired, requested } = await coordinatorOn(store).rebalance(NOW, FAR);
+
+    assert.deepEqual(acquired, []);
+    assert.deepEqual(
+      requested.map((l) => l.owner),
+      ["other"],
+    );
+    assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, "me");
+  });
+
   it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
     const fleet = await fleetOver(12, ["A"]);
     await fleet.round();
