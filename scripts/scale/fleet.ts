@@ -85,7 +85,11 @@ export class Fleet {
     let max = 0;
     for (const w of receivers) {
       let n = 0;
-      for (const [key, l] of w.held) if (l.expiresAt > this.now) n++, held.add(key);
+      for (const [key, l] of w.held) {
+        if (l.expiresAt <= this.now) continue;
+        n++;
+        held.add(key);
+      }
       min = Math.min(min, n);
       max = Math.max(max, n);
     }
