@@ -73,7 +73,14 @@ function place(key: string, ctx: PlaceContext): Placement {
   const lease = input.leases.get(key);
   const holder =
     lease !== undefined && lease.owner !== null && lease.expiresAt > input.now ? lease.owner : null;
-  const candidates = [assignedTo.get(key) ?? null, holder].filter((c): c is string => c !== null);
+  const assignee = assignedTo.get(key) ?? null;
+  // A live holder the lease was not asked of keeps it: whoever it was assigned to (a worker that
+  // was presumed dead, or lost a claim race) would only cost a handoff. A move under way (the
+  // lease asked for by its assignee) stays the assignee's, or the leader would undo its moves.
+  const moving = assignee !== null && lease?.handoffTo === assignee;
+  const candidates = (moving ? [assignee, holder] : [holder, assignee]).filter(
+    (c): c is string => c !== null,
+  );
   for (const id of candidates) if (receiverIds.has(id)) return { current: id, successor: null, pinned: null };
   for (const id of candidates) {
     const worker = byId.get(id);

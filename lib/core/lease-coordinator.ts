@@ -92,6 +92,8 @@ export class LeaseCoordinator {
   readonly #leader: LeaderRole;
   readonly #awaited = new Map<string, Awaited>();
   #assignment: readonly string[] | null = null;
+  /** Our last heartbeat's expiry; null before the first. */
+  #beatExpiresAt: number | null = null;
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
@@ -120,7 +122,10 @@ export class LeaseCoordinator {
   async rebalance(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<RebalanceResult> {
     const relevant = scope.relevant ?? (() => true);
     const draining = scope.draining ?? false;
-    const me = await this.#o.store.heartbeat(this.#beat(now, hardDeadline, draining));
+    const beat = this.#beat(now, hardDeadline, draining);
+    const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
+    const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
+    this.#beatExpiresAt = beat.expiresAt;
     this.#assignment = me.assignment;
     let leader = false;
     let deferred = 0;

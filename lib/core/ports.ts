@@ -205,6 +205,15 @@ export interface WorkerRecord extends WorkerHeartbeat {
   readonly assignment: readonly string[] | null;
 }
 
+export interface HeartbeatOptions {
+  /**
+   * Removes the assignment the item holds: a run's first heartbeat, and one after the worker was
+   * presumed dead (its heartbeat expired), start without one, so a stale assignment never sends
+   * the worker after leases the leader has since given to others.
+   */
+  readonly forgetAssignment?: boolean;
+}
+
 /** The leader item (`#leader`): a lease on the right to assign partitions. */
 export interface LeaderLease {
   readonly owner: string | null;
@@ -237,7 +246,7 @@ export interface LeaseStore {
    * Writes the worker's heartbeat (creating its item on the first call) and returns the item as
    * it now is, with the assignment the leader last wrote: one write, no separate read.
    */
-  heartbeat(beat: WorkerHeartbeat): Promise<WorkerRecord>;
+  heartbeat(beat: WorkerHeartbeat, options?: HeartbeatOptions): Promise<WorkerRecord>;
   /**
    * The leader publishes `assignment` in the worker's item. Only onto that worker's existing
    * item: false when it is gone (removed, never written), so no item without a heartbeat appears.

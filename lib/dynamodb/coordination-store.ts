@@ -12,7 +12,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import type { Clock, LeaderLease, WorkerHeartbeat, WorkerRecord } from "../core/ports.js";
+import type { Clock, HeartbeatOptions, LeaderLease, WorkerHeartbeat, WorkerRecord } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import type { Condition } from "./condition.js";
 import {
@@ -41,13 +41,14 @@ export class CoordinationStore {
   }
 
   /** Unconditional: a worker's own item is written by that worker only (and the leader's assignment, apart). */
-  async heartbeat(beat: WorkerHeartbeat): Promise<WorkerRecord> {
+  async heartbeat(beat: WorkerHeartbeat, options: HeartbeatOptions = {}): Promise<WorkerRecord> {
     requireWorkerId("heartbeat", "workerId", beat.workerId);
     requireWorkerId("heartbeat", "slot", beat.slot);
     for (const field of ["startedAt", "deadline", "expiresAt"] as const)
       requireEpochMs("heartbeat", field, beat[field]);
     const values = { ...heartbeatValues(beat), [Attr.updatedAt]: num(this.#clock.now()) };
-    const item = await this.#update(workerKey(beat.workerId), "heartbeat", values, null);
+    const remove = options.forgetAssignment === true ? [Attr.assignment] : [];
+    const item = await this.#update(workerKey(beat.workerId), "heartbeat", values, null, remove);
     if (item === null) throw new ReplicatorError("LEASE_STORE_INVALID", "heartbeat returned no item");
     return workerFromItem(item);
   }
@@ -132,18 +133,21 @@ export class CoordinationStore {
     operation: string,
     values: Record<string, AttributeValue>,
     condition: Condition | null,
+    remove: readonly string[] = [],
   ): Promise<Item | null> {
     const attrs = Object.keys(values);
+    const removal = remove.length === 0 ? "" : ` REMOVE ${remove.map((a) => `#r_${a}`).join(", ")}`;
     try {
       const out = await this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
           Key: key,
-          UpdateExpression: `SET ${attrs.map((a) => `#v_${a} = :v_${a}`).join(", ")}`,
+          UpdateExpression: `SET ${attrs.map((a) => `#v_${a} = :v_${a}`).join(", ")}${removal}`,
           ...(condition === null ? {} : { ConditionExpression: condition.expression }),
           ExpressionAttributeNames: {
             ...(condition?.names ?? {}),
             ...Object.fromEntries(attrs.map((a) => [`#v_${a}`, a])),
+            ...Object.fromEntries(remove.map((a) => [`#r_${a}`, a])),
           },
           ExpressionAttributeValues: {
             ...(condition?.values ?? {}),

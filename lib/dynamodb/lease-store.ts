@@ -22,6 +22,7 @@ import { partitionKey, type TopicPartition } from "../core/model.js";
 import type {
   CheckpointResetReason,
   Clock,
+  HeartbeatOptions,
   LeaderLease,
   Lease,
   LeaseStore,
@@ -107,8 +108,8 @@ export class DynamoDbLeaseStore implements LeaseStore {
     return this.#reader.scan();
   }
 
-  heartbeat(beat: WorkerHeartbeat): Promise<WorkerRecord> {
-    return this.#coordination.heartbeat(beat);
+  heartbeat(beat: WorkerHeartbeat, options?: HeartbeatOptions): Promise<WorkerRecord> {
+    return this.#coordination.heartbeat(beat, options);
   }
 
   assign(workerId: string, assignment: readonly string[]): Promise<boolean> {

@@ -83,8 +83,8 @@ export class CountingStore {
         this.#count("scan", readUnits(bytes, false), 0);
         return snap;
       },
-      heartbeat: async (beat) => {
-        const w = await s.heartbeat(beat);
+      heartbeat: async (beat, options) => {
+        const w = await s.heartbeat(beat, options);
         this.#count("heartbeat", 0, writeUnits(workerBytes(w)));
         return w;
       },

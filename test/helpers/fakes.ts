@@ -17,6 +17,7 @@ import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partiti
 import type {
   Clock,
   ClusterAdmin,
+  HeartbeatOptions,
   LeaderLease,
   Lease,
   LeaseStore,
@@ -410,9 +411,10 @@ export class InMemoryLeaseStore implements LeaseStore {
     };
   }
 
-  async heartbeat(beat: WorkerHeartbeat): Promise<WorkerRecord> {
+  async heartbeat(beat: WorkerHeartbeat, options: HeartbeatOptions = {}): Promise<WorkerRecord> {
     this.#call("heartbeat");
-    const record = { ...beat, assignment: this.#workers.get(beat.workerId)?.assignment ?? null };
+    const kept = options.forgetAssignment === true ? null : this.#workers.get(beat.workerId)?.assignment;
+    const record = { ...beat, assignment: kept ?? null };
     this.#workers.set(beat.workerId, record);
     return { ...record };
   }
@@ -619,7 +621,7 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     list: () => store.list(),
     lease: (tp) => store.lease(tp),
     scan: () => store.scan(),
-    heartbeat: (beat) => store.heartbeat(beat),
+    heartbeat: (beat, options) => store.heartbeat(beat, options),
     assign: (workerId, assignment) => store.assign(workerId, assignment),
     removeWorker: (observed) => store.removeWorker(observed),
     leader: () => store.leader(),

@@ -131,6 +131,22 @@ describe("assignPartitions", () => {
     assert.deepEqual(p.assignments.get("run-2"), keys(4));
   });
 
+  it("leaves a partition with its live holder rather than the worker it was assigned to, unless that worker asked for it", () => {
+    // A froze past its lease and B claimed t:0; A is back, its item still lists t:0.
+    const a = worker("A", { assignment: ["t:0"] });
+    const b = worker("B", { assignment: [] });
+    const leases = held({ "t:0": "B" });
+    const kept = plan({ workers: [a, b], partitions: ["t:0"], leases });
+    assert.deepEqual(kept.assignments.get("B"), ["t:0"]);
+    assert.deepEqual(kept.assignments.get("A"), []);
+
+    // A move under way: the leader moved t:0 to A and asked B for it; it stays A's.
+    const asked = new Map([...leases].map(([k, l]) => [k, { ...l, handoffTo: "A" }]));
+    const moving = plan({ workers: [a, b], partitions: ["t:0"], leases: asked });
+    assert.deepEqual(moving.assignments.get("A"), ["t:0"]);
+    assert.equal(moving.changes, 0);
+  });
+
   it("property: max minus min <= 1 over live non-draining workers, each partition once, once the cap allows", () => {
     const fleet = fc.record({
       partitions: fc.integer({ min: 0, max: 200 }),

@@ -128,6 +128,24 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, "me");
   });
 
+  it("a worker presumed dead (its heartbeat expired) forgets its assignment instead of chasing it", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const coordinator = coordinatorOn(store);
+    await coordinator.rebalance(NOW, FAR);
+    assert.deepEqual(store.workers()[0]?.assignment, ["t:0"]);
+    // Another worker holds the lease now, and the leader is someone else, alive.
+    store.put(lease(0, "other", NOW + 60_000));
+    await store.claimLeader(await store.leader(), "other", NOW + 60_000);
+
+    // The heartbeat lasts 3 s: at +4 s the worker comes back from a freeze.
+    const late = await coordinator.rebalance(NOW + 4_000, FAR);
+
+    assert.deepEqual(late.requested, [], "no handoff asked on a stale assignment");
+    assert.equal(late.decision.assigned, false);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, null);
+  });
+
   it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
     const fleet = await fleetOver(12, ["A"]);
     await fleet.round();

@@ -166,7 +166,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
     list: () => node.call(() => store.list()),
     lease: (tp) => node.call(() => store.lease(tp)),
     scan: () => node.call(() => store.scan()),
-    heartbeat: (beat) => node.call(() => store.heartbeat(beat)),
+    heartbeat: (beat, options) => node.call(() => store.heartbeat(beat, options)),
     assign: (workerId, assignment) => node.call(() => store.assign(workerId, assignment)),
     removeWorker: (observed) => node.call(() => store.removeWorker(observed)),
     leader: () => node.call(() => store.leader()),
