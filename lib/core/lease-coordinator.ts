@@ -150,7 +150,11 @@ export class LeaseCoordinator {
     let missed = wanted.length - tries.length;
     await inParallel(
       tries.map((key) => async () => {
-        const outcome = await this.#take(parseKey(key), now, expiresAt);
+        const outcome = await this.#take(parseKey(key), now, expiresAt).catch((error: unknown) => {
+          // One lease's failure must not hide the leases the others took.
+          this.#o.logger?.warn("taking an assigned lease failed", { key, ...describeError(error) });
+          return { kind: "missed" } as const;
+        });
         if (outcome.kind === "acquired") acquired.push(outcome.lease);
         else if (outcome.kind === "requested") requested.push(outcome.lease);
         else if (outcome.kind === "missed") missed++;
@@ -179,29 +183,30 @@ export class LeaseCoordinator {
     const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
     await inParallel(
       due.map(([key, a]) => async () => {
-        const lease = await this.#o.store.lease(a.tp);
-        const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
-        if (mine !== null) acquired.push(mine);
-        if (
-          lease !== null &&
-          mine === null &&
-          lease.handoffTo === this.#o.workerId &&
-          !isExpired(lease, now)
-        ) {
-          a.nextPollAt =
-            now < a.fastUntil ? now + AWAIT_POLL_MS : Math.min(now + AWAIT_SLOW_POLL_MS, lease.expiresAt);
-          return;
+        try {
+          const lease = await this.#o.store.lease(a.tp);
+          const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
+          if (mine !== null) acquired.push(mine);
+          if (
+            lease !== null &&
+            mine === null &&
+            lease.handoffTo === this.#o.workerId &&
+            !isExpired(lease, now)
+          ) {
+            a.nextPollAt =
+              now < a.fastUntil ? now + AWAIT_POLL_MS : Math.min(now + AWAIT_SLOW_POLL_MS, lease.expiresAt);
+            return;
+          }
+          this.#awaited.delete(key);
+        } catch (error) {
+          // One lease's failure must not hide the others'; this one is looked at again later.
+          this.#o.logger?.warn("looking at an awaited lease failed", { key, ...describeError(error) });
+          a.nextPollAt = now + AWAIT_SLOW_POLL_MS;
         }
-        this.#awaited.delete(key);
       }),
       CLAIM_CONCURRENCY,
     );
     return acquired;
-  }
-
-  /** Forgets a lease asked for (e.g. it was handed to us and a pump took it on). */
-  settled(key: string): void {
-    this.#awaited.delete(key);
   }
 
   /**
@@ -233,10 +238,7 @@ export class LeaseCoordinator {
   /** Reads one assigned lease consistently and acts on it. */
   async #take(tp: TopicPartition, now: number, expiresAt: number): Promise<TakeOutcome> {
     const { store, workerId, renewIntervalMs } = this.#o;
-    const lease = await store.lease(tp).catch((error: unknown) => {
-      this.#o.logger?.warn("reading an assigned lease failed", { ...tp, ...describeError(error) });
-      return null;
-    });
+    const lease = await store.lease(tp);
     if (lease === null) return { kind: "missed" };
     const mine = await this.#ours(lease, now, expiresAt);
     if (mine !== null) return { kind: "acquired", lease: mine };
