@@ -65,8 +65,17 @@ async function fullRun(partitions: number, workers: number) {
   const steady = await fleet.run(60_000);
   console.log(`steady: ${JSON.stringify(fmt(steady))}`);
 
-  for (const w of fleet.live().slice(0, 10)) w.alive = false;
-  const die = await settle(fleet, "10 workers die", 120_000);
+  const dying = fleet.live().slice(0, 10);
+  for (const w of dying) w.alive = false;
+  // Nobody may take a live lease: the dead workers' leases run out this long after the kill.
+  const leasesLastMs =
+    Math.max(...dying.flatMap((w) => [...w.held.values()].map((l) => l.expiresAt))) - fleet.now;
+  const died = await settle(fleet, "10 workers die", 120_000);
+  const afterExpiry = died.balancedAfterMs === null ? null : died.balancedAfterMs - leasesLastMs;
+  console.log(
+    `  their leases ran out ${(leasesLastMs / 1000).toFixed(2)} s after the kill: balanced ${((afterExpiry ?? Number.NaN) / 1000).toFixed(2)} s after that`,
+  );
+  const die = { ...died, leasesRanOutAfterMs: leasesLastMs, balancedAfterLeasesRanOutMs: afterExpiry };
   await fleet.run(20_000);
   fleet.join(10);
   const join = await settle(fleet, "10 workers join", 120_000);
