@@ -83,6 +83,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
       durationMs: config.leases.durationMs,
       renewIntervalMs: config.leases.renewIntervalMs,
       rebalanceIntervalMs: config.leases.rebalanceIntervalMs,
+      maxClaimsPerRound: config.leases.maxClaimsPerRound,
     },
     startFrom: config.worker.startFrom,
     replicationFactor: config.target.replicationFactor,

@@ -163,6 +163,11 @@ const leasesSchema = section({
   /** How often a worker looks for free or expired leases to take and balances load. */
   rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
   /**
+   * Leases a worker tries to take per round, and assignments the leader changes per round
+   * (README "Lease protocol"): 5,000 partitions settle in five rounds at the default.
+   */
+  maxClaimsPerRound: integer(1, 100_000).default(1_000),
+  /**
    * Time one DynamoDB attempt may take before it fails (connection included); a call makes at
    * most LEASE_STORE_MAX_ATTEMPTS. Absent: see leaseRequestTimeoutMs (2 s, less for short renewals).
    */

@@ -206,109 +206,16 @@ export interface GroupAdmin {
   close(): Promise<void>;
 }
 
-/**
- * One lease item per source topic-partition. `counter` is the fencing token: it increases on
- * every change of owner, and every write that decides ownership or progress is conditional on
- * the owner and counter the writer observed.
- */
-export interface Lease {
-  readonly topic: string;
-  readonly partition: number;
-  /** Worker id of the holder, or null when free. */
-  readonly owner: string | null;
-  readonly counter: number;
-  /** Epoch ms after which the lease is free to take; 0 when released. */
-  readonly expiresAt: number;
-  /** The next source offset to read, or null before the first checkpoint. */
-  readonly checkpoint: number | null;
-  /** Epoch ms of the last checkpoint that advanced, or null. */
-  readonly lastProgressAt: number | null;
-  /**
-   * A worker that wants this lease for a fairer share: the holder finishes its in-flight batch,
-   * checkpoints and releases, instead of having the lease taken from under a write (which would
-   * copy that batch twice). Null when nobody asked. Cleared by claim, release and hand-over.
-   */
-  readonly handoffTo: string | null;
-  /**
-   * The pending write's target position, stored with the checkpoint (exactly-once mode): an
-   * offset of the target partition at or before which nothing copied from `checkpoint` onwards
-   * can have landed. A holder taking over reads the target from here, finds by provenance
-   * headers the last source offset that landed, and resumes after it. Null or absent before the
-   * first such checkpoint (and always in at-least-once mode).
-   */
-  readonly targetOffset?: number | null;
-  /**
-   * The source topic's id when the checkpoint was stored: a different id now means the topic was
-   * re-created and the checkpoint belongs to a log that no longer exists. Null or absent for
-   * items written before topic ids were kept (then no re-creation check is possible).
-   */
-  readonly sourceTopicId?: string | null;
-  /**
-   * Leader epoch of the last record copied before `checkpoint`: OffsetForLeaderEpoch of it tells
-   * whether the source log was truncated below the checkpoint. Null or absent when unknown.
-   */
-  readonly sourceLeaderEpoch?: number | null;
-}
-
-export interface LeaseStore {
-  /** Creates a free lease item for each partition that has none. Existing items are untouched. */
-  ensure(partitions: readonly TopicPartition[]): Promise<void>;
-  /** Every lease in the table, read consistently. */
-  list(): Promise<Lease[]>;
-  /**
-   * Takes `observed` for `owner` until `expiresAt`, if nobody changed it since it was read: same
-   * owner, counter and expiry, so a renewal that landed after the read (the holder was alive
-   * after all) makes the claim fail. Used for free and expired leases. Returns the new lease, or
-   * null when another worker got there first or the holder renewed.
-   */
-  claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null>;
-  /** Extends a held lease. Throws LEASE_LOST when it is no longer held. */
-  renew(held: Lease, expiresAt: number): Promise<Lease>;
-  /**
-   * Records progress. Succeeds only while the caller still holds the lease (owner, counter and
-   * an expiry after `now`). Throws LEASE_LOST otherwise. `targetOffset` (see Lease.targetOffset)
-   * is stored with the checkpoint, also one that stays put; omitted, the stored one is kept.
-   */
-  checkpoint(
-    held: Lease,
-    nextOffset: number,
-    now: number,
-    targetOffset?: number,
-    /** Stored with the checkpoint when given; omitted, the stored one is kept. */
-    source?: SourcePosition,
-  ): Promise<Lease>;
-  /**
-   * Moves the checkpoint to `nextOffset`, backwards too, because the source log it referred to
-   * diverged (re-created topic, truncated log). Succeeds only while the caller still holds the
-   * lease (owner, counter, expiry after `now`) and the stored checkpoint is still `held`'s.
-   * Stores `targetOffset` (null removes it) and `source` with it. Throws LEASE_LOST otherwise;
-   * a retry of a reset that landed succeeds.
-   */
-  resetCheckpoint(
-    held: Lease,
-    nextOffset: number,
-    now: number,
-    reason: CheckpointResetReason,
-    position: { readonly targetOffset: number | null; readonly source: SourcePosition },
-  ): Promise<Lease>;
-  /** Gives the lease up so others can take it at once. Returns false when it was not held. */
-  release(held: Lease): Promise<boolean>;
-  /**
-   * Asks the holder of `observed` to hand it over to `requester` (the graceful form of stealing).
-   * Succeeds only if the lease is still held as observed and nobody else asked first. Returns
-   * false otherwise. The holder learns of it from the lease that renew and checkpoint return.
-   */
-  requestHandoff(observed: Lease, requester: string): Promise<boolean>;
-  /**
-   * Passes a held lease straight to the worker that asked for it (`held.handoffTo`), keeping its
-   * checkpoint, bumping the counter (which fences the old holder) and giving the taker a fresh
-   * expiry `expiresAt`: the giver's expiry may be about to run out, and the taker learns of the
-   * lease only at its next look at the table. A plain release would not do: until the asker
-   * holds a lease nobody counts it as live, so the releaser (or a third worker) would take the
-   * lease straight back. Returns false when it was not held.
-   */
-  handOver(held: Lease, expiresAt: number): Promise<boolean>;
-}
+// The lease store's port and its items: lease-ports.ts.
+export type {
+  HeartbeatOptions,
+  LeaderLease,
+  Lease,
+  LeaseStore,
+  TableSnapshot,
+  WorkerHeartbeat,
+  WorkerRecord,
+} from "./lease-ports.js";
 
 export interface Clock {
   now(): number;

@@ -17,6 +17,11 @@ export interface WorkerSettings {
     readonly renewIntervalMs: number;
     /** How often the worker looks for leases to take. */
     readonly rebalanceIntervalMs: number;
+    /**
+     * Leases a worker tries to take per round, and assignments the leader changes per round.
+     * @default 1000 (DEFAULT_MAX_CLAIMS_PER_ROUND)
+     */
+    readonly maxClaimsPerRound?: number;
   };
   readonly startFrom: StartFrom;
   /** Replication factor of target topics the worker creates. */
@@ -68,6 +73,9 @@ export function checkWorkerSettings(settings: WorkerSettings): string[] {
   for (const [path, value] of Object.entries(positive)) {
     if (!(value > 0)) problems.push(`${path} must be > 0`);
   }
+  const claims = leases.maxClaimsPerRound;
+  if (claims !== undefined && !(Number.isSafeInteger(claims) && claims >= 1))
+    problems.push("leases.maxClaimsPerRound must be an integer >= 1");
   if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
   const readAhead = settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
   if (!Number.isSafeInteger(readAhead) || readAhead < 0)

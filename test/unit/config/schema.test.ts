@@ -76,6 +76,7 @@ describe("parseConfig: valid input", () => {
         durationMs: 60_000,
         renewIntervalMs: 10_000,
         rebalanceIntervalMs: 5_000,
+        maxClaimsPerRound: 1_000,
       },
       worker: { startFrom: "earliest" },
       provenance: { enabled: true, header: "kafka-mirror.provenance" },
