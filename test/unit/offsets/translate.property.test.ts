@@ -14,7 +14,7 @@ import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
 import { withPoint } from "../../../lib/offsets/offset-map.js";
 import { translateOffset } from "../../../lib/offsets/translate.js";
-import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const ALIAS = "A";
@@ -97,8 +97,8 @@ function build(s: Scenario) {
     }
   }
   // Random points dropped (a stale base, a lost write), the origin kept.
-  let seed = s.dropSeed;
-  map = map.filter((_, i) => i === 0 || ((seed = (seed * 1103515245 + 12345) % 2 ** 31) & 3) !== 0);
+  const random = seededRandom(s.dropSeed);
+  map = map.filter((_, i) => i === 0 || random() >= 0.25);
   if (s.retainFrom > 0) cluster.deleteBefore(target, Math.min(s.retainFrom, end));
   // The group's offset, spread over the source range the steps produced, a little beyond it too.
   const point = s.nearPoint === null ? undefined : map[s.nearPoint[0] % map.length];
