@@ -146,6 +146,14 @@ const topicsSchema = section({
   rename: oneOf(RENAME_MODES).default("identity"),
 });
 
+/** Consumer groups whose committed offsets are translated and synced to the target (lib/offsets). */
+const groupsSchema = section({
+  /** Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none. */
+  whitelist: topicPattern(),
+  /** Whole-name regular expression of group ids never synced; wins over the whitelist. */
+  blacklist: topicPattern(),
+});
+
 const batchSchema = section({
   /** Most records copied per fetch of one partition. */
   maxRecords: integer(1, 1_000_000).default(10_000),
@@ -237,6 +245,7 @@ export const mirrorConfigSchema = section({
   source: sourceSchema,
   target: targetSchema,
   topics: topicsSchema.prefault({}),
+  groups: groupsSchema.prefault({}),
   batch: batchSchema.prefault({}),
   leases: leasesSchema.prefault({}),
   worker: workerSchema.prefault({}),
@@ -355,6 +364,7 @@ export const CONFIG_FIELDS = {
   source: Object.keys(sourceSchema.shape),
   target: Object.keys(targetSchema.shape),
   topics: Object.keys(topicsSchema.shape),
+  groups: Object.keys(groupsSchema.shape),
   batch: Object.keys(batchSchema.shape),
   leases: Object.keys(leasesSchema.shape),
   worker: Object.keys(workerSchema.shape),
