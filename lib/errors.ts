@@ -40,6 +40,13 @@ export const ErrorCodes = {
   OFFSETS_UNTRANSLATABLE: { retryable: false },
   /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */
   CORRUPT_BATCH: { retryable: false },
+  /**
+   * The group coordinator refused to commit offsets for a group because it has active members
+   * (Kafka answers an admin commit so while anyone is in the group): its live consumers own it.
+   */
+  GROUP_NOT_EMPTY: { retryable: false },
+  /** A consumer-group request (list, describe, fetch or commit offsets) failed; `details.groupId` names the group. */
+  GROUP_ADMIN_FAILED: { retryable: true },
   /** The caller no longer holds the lease (taken over, expired or released). */
   LEASE_LOST: { retryable: false },
   /** The lease table could not be reached or throttled us; the operation may be retried. */

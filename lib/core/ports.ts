@@ -1,6 +1,6 @@
 /**
  * The interfaces the pure core depends on. Adapters implement them, one library each:
- * lib/kafka implements SourceReader, TargetWriter and ClusterAdmin with kafkajs; lib/dynamodb
+ * lib/kafka implements SourceReader, TargetWriter, ClusterAdmin and GroupAdmin with kafkajs; lib/dynamodb
  * implements LeaseStore with the AWS SDK. Tests use in-memory fakes of these, never of the
  * libraries.
  */
@@ -20,8 +20,8 @@
  * function with their command deadline. Those last two read through `retryingAdmin` and
  * `retryingReader` (lib/core/retrying-ports.ts, `retryRetryable`); never give those to the pump.
  *
- * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch) and the admin
- * (listTopics, createTopics, listOffsets) make one attempt through the cluster client
+ * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch), the admin
+ * (listTopics, createTopics, listOffsets) and the group admin (every call) make one attempt through the cluster client
  * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
  * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
  *
@@ -135,6 +135,50 @@ export interface ClusterAdmin {
   ): Promise<void>;
   /** Log start and high watermark of the given partitions of one topic. */
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Consumer groups of one cluster, asked of each group's coordinator (FindCoordinator); for offset
+ * translation, sync and failover. Each call is one bounded attempt (see "Retries"). Failures are
+ * ReplicatorErrors naming the group: GROUP_NOT_EMPTY, GROUP_ADMIN_FAILED (retryable when Kafka
+ * says so), AUTHENTICATION_FAILED.
+ */
+export interface GroupAdmin {
+  /** Every consumer group of the cluster with its state ("Empty", "Stable", ...), protocolType "consumer" ones and others. */
+  listGroups(): Promise<
+    { readonly groupId: string; readonly protocolType: string; readonly state: string }[]
+  >;
+  /** State and active member count of each group (Kafka "Dead" + 0 members for unknown ids). */
+  describeGroups(
+    groupIds: readonly string[],
+  ): Promise<{ readonly groupId: string; readonly state: string; readonly members: number }[]>;
+  /** Committed offsets of a group (all its partitions, or the given topics'); offset -1 means none committed. */
+  fetchOffsets(
+    groupId: string,
+    topics?: readonly string[],
+  ): Promise<
+    {
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: number;
+      readonly metadata: string | null;
+    }[]
+  >;
+  /**
+   * Commits offsets for a group with no active members (OffsetCommit with generation -1, as
+   * Kafka's admin client does). Throws GROUP_NOT_EMPTY (a typed error naming the group) when the
+   * coordinator refuses because the group has members; other failures typed too.
+   */
+  commitOffsets(
+    groupId: string,
+    offsets: readonly {
+      readonly topic: string;
+      readonly partition: number;
+      readonly offset: number;
+      readonly metadata?: string;
+    }[],
+  ): Promise<void>;
   close(): Promise<void>;
 }
 

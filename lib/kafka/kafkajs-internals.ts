@@ -274,6 +274,15 @@ export async function transactionCoordinatorId(
   return coordinator.nodeId;
 }
 
+/** The group coordinator's node id for `groupId`, as `broker` knows it. */
+export async function groupCoordinatorId(broker: KafkajsBroker, groupId: string): Promise<number> {
+  const { coordinator } = await broker.findGroupCoordinator({
+    groupId,
+    coordinatorType: COORDINATOR_TYPE.GROUP,
+  });
+  return coordinator.nodeId;
+}
+
 /** kafkajs's typed Broker requests we use as they are (see KafkajsBroker in kafkajs-types.ts). */
 export const brokerRequests = {
   initProducerId: (broker: KafkajsBroker, request: Parameters<KafkajsBroker["initProducerId"]>[0]) =>
