@@ -6,10 +6,9 @@
  */
 
 import { partitionKey } from "../core/model.js";
-import type { ClusterAdmin, Lease, TopicMapping } from "../core/ports.js";
+import type { ClusterAdmin, GroupAdmin, Lease, TopicMapping } from "../core/ports.js";
 import { forEachLimited } from "../dynamodb/for-each-limited.js";
 import { describeError, isReplicatorError } from "../errors.js";
-import type { GroupAdmin } from "./group-admin.js";
 import { leaseMap } from "./offset-map.js";
 import { type TranslateDeps, type Translation, translateOffset } from "./translate.js";
 

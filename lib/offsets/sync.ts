@@ -12,9 +12,8 @@
  *    the target already), unless `force`.
  */
 import { partitionKey } from "../core/model.js";
-import type { Lease, LeaseStore, Logger } from "../core/ports.js";
+import type { GroupAdmin, Lease, LeaseStore, Logger } from "../core/ports.js";
 import { describeError, isReplicatorError } from "../errors.js";
-import type { GroupAdmin } from "./group-admin.js";
 import { type GroupOffsetsDeps, groupOffsets, type PartitionOffsetsRow } from "./group-offsets.js";
 import type { GroupSelector } from "./group-selection.js";
 
@@ -90,7 +89,7 @@ async function targetMembers(groups: GroupAdmin, groupId: string): Promise<numbe
 }
 
 export function isGroupNotEmpty(error: unknown): boolean {
-  return isReplicatorError(error) && (error.code as string) === "GROUP_NOT_EMPTY";
+  return isReplicatorError(error, "GROUP_NOT_EMPTY");
 }
 
 export interface SyncReport {

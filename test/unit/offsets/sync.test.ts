@@ -11,6 +11,7 @@ import { encodeProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { createGroupSelector } from "../../../lib/offsets/group-selection.js";
 import { syncGroup, syncGroups } from "../../../lib/offsets/sync.js";
+import { FakeGroupAdmin } from "../../helpers/fake-groups.js";
 import {
   CapturingLogger,
   FakeClock,
@@ -19,7 +20,6 @@ import {
   leaseOf,
   makeRecords,
 } from "../../helpers/fakes.js";
-import { FakeGroupAdmin } from "./fake-groups.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 
@@ -50,6 +50,7 @@ function world() {
   }
   const sourceGroups = new FakeGroupAdmin();
   const targetGroups = new FakeGroupAdmin();
+  targetGroups.setPartitions("A.orders", 2);
   const deps = {
     sourceGroups,
     targetGroups,
@@ -62,6 +63,11 @@ function world() {
 
 const options = { sourceAlias: "A" };
 
+async function committedOn(groups: FakeGroupAdmin, groupId: string, topic: string, partition: number) {
+  const offsets = await groups.fetchOffsets(groupId);
+  return offsets.find((o) => o.topic === topic && o.partition === partition)?.offset;
+}
+
 describe("syncGroup", () => {
   it("commits each partition's exact translation on the renamed target topic", async () => {
     const { deps, leases, sourceGroups, targetGroups } = world();
@@ -71,15 +77,15 @@ describe("syncGroup", () => {
     const result = await syncGroup(deps, "billing", leases, options);
 
     assert.equal(result.status, "synced");
-    assert.equal(targetGroups.committed("billing", "A.orders", 0), 8);
-    assert.equal(targetGroups.committed("billing", "A.orders", 1), 19);
+    assert.equal(await committedOn(targetGroups, "billing", "A.orders", 0), 8);
+    assert.equal(await committedOn(targetGroups, "billing", "A.orders", 1), 19);
     assert.equal(result.notCopied, 0);
   });
 
   it("never commits for a group with members on the target", async () => {
     const { deps, leases, sourceGroups, targetGroups } = world();
     sourceGroups.setCommitted("billing", "orders", 0, 4);
-    targetGroups.group("billing").members = 2;
+    targetGroups.setGroup("billing", { members: 2 });
 
     const result = await syncGroup(deps, "billing", leases, options);
 
@@ -90,9 +96,10 @@ describe("syncGroup", () => {
   it("reports a member that joined between the look and the commit as active, commits nothing", async () => {
     const { deps, leases, sourceGroups, targetGroups } = world();
     sourceGroups.setCommitted("billing", "orders", 0, 4);
-    targetGroups.beforeCommit = (id) => {
-      targetGroups.group(id).members = 1;
-    };
+    targetGroups.failNext(
+      "commitOffsets",
+      new ReplicatorError("GROUP_NOT_EMPTY", 'committing offsets of group "billing" refused'),
+    );
 
     const result = await syncGroup(deps, "billing", leases, options);
 
@@ -107,11 +114,11 @@ describe("syncGroup", () => {
 
     const kept = await syncGroup(deps, "billing", leases, options);
     assert.equal(kept.status, "up-to-date");
-    assert.equal(targetGroups.committed("billing", "A.orders", 0), 12);
+    assert.equal(await committedOn(targetGroups, "billing", "A.orders", 0), 12);
 
     const forced = await syncGroup(deps, "billing", leases, { ...options, force: true });
     assert.equal(forced.status, "synced");
-    assert.equal(targetGroups.committed("billing", "A.orders", 0), 8);
+    assert.equal(await committedOn(targetGroups, "billing", "A.orders", 0), 8);
   });
 
   it("commits nothing with dryRun", async () => {
@@ -165,7 +172,7 @@ describe("syncGroups", () => {
       ],
     );
     assert.equal(report.failed, 1);
-    assert.equal(targetGroups.committed("app-b", "A.orders", 0), 6);
-    assert.equal(targetGroups.committed("other", "A.orders", 0), undefined);
+    assert.equal(await committedOn(targetGroups, "app-b", "A.orders", 0), 6);
+    assert.equal(await committedOn(targetGroups, "other", "A.orders", 0), undefined);
   });
 });
