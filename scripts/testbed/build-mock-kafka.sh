@@ -5,7 +5,9 @@
 # Idempotent: a stamp holding hashes of the patches and of the launcher source decides what
 # to redo, so editing the launcher recompiles only the launcher (a few seconds).
 # It also builds .testbed/bin/txn-client (testbed/txn-client/txn-client.c), librdkafka's own
-# transactional producer, an independent client for the fencing tests.
+# transactional producer, an independent client for the fencing tests, and
+# .testbed/bin/group-client (testbed/group-client/group-client.c), librdkafka's own group
+# listing and description, an independent client for the consumer-group tests.
 # KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
 # .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
 # fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
@@ -13,6 +15,10 @@
 # patch-control-batch.pl (upstream's control batches, CRC 0), to show that
 # test/integration/kafka/read-transactional.test.ts fails against them
 # (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-crc/bin/mock-kafka).
+# KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS=1 builds .testbed/unpatched-groups/ WITHOUT
+# patch-groups.pl (upstream's 44 s wait after a group's last member leaves, admin commits to an
+# Empty group refused), to show that test/integration/testbed/groups.test.ts fails against it
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-groups/bin/mock-kafka).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -30,10 +36,14 @@ readonly UNPATCHED_TXN="${KAFKA_MIRROR_MOCK_UNPATCHED_TXN:-0}"
 readonly UNPATCHED_CRC="${KAFKA_MIRROR_MOCK_UNPATCHED_CRC:-0}"
 [[ "$UNPATCHED_CRC" == 0 || "$UNPATCHED_CRC" == 1 ]] ||
   { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_CRC must be 0 or 1, not '${UNPATCHED_CRC}'" >&2; exit 1; }
-[[ "$UNPATCHED_TXN$UNPATCHED_CRC" != 11 ]] ||
-  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN and KAFKA_MIRROR_MOCK_UNPATCHED_CRC" >&2; exit 1; }
+readonly UNPATCHED_GROUPS="${KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS:-0}"
+[[ "$UNPATCHED_GROUPS" == 0 || "$UNPATCHED_GROUPS" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS must be 0 or 1, not '${UNPATCHED_GROUPS}'" >&2; exit 1; }
+(( UNPATCHED_TXN + UNPATCHED_CRC + UNPATCHED_GROUPS <= 1 )) ||
+  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN, KAFKA_MIRROR_MOCK_UNPATCHED_CRC and KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS" >&2; exit 1; }
 if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-crc"
+elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-groups"
 else readonly OUT="$TESTBED"; fi
 readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${OUT}/bin"
@@ -42,8 +52,9 @@ readonly PATCH_SCRIPT="${ROOT}/testbed/mock-kafka/patch-retention.pl"
 readonly IDEMPOTENCE_PATCH="${ROOT}/testbed/mock-kafka/patch-idempotence.pl"
 readonly TXN_PATCH="${ROOT}/testbed/mock-kafka/patch-transactions.pl"
 readonly CONTROL_PATCH="${ROOT}/testbed/mock-kafka/patch-control-batch.pl"
+readonly GROUPS_PATCH="${ROOT}/testbed/mock-kafka/patch-groups.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
-readonly TXN_CLIENT_STAMP="${BIN_DIR}/.txn-client.stamp"
+readonly GROUP_CLIENT_SRC="${ROOT}/testbed/group-client/group-client.c"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
@@ -118,6 +129,13 @@ build_library() {
     perl "$CONTROL_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch failed"
     grep -q "kafka-mirror test bed: control batch" "${SRC_DIR}/src/rdkafka_mock.c" || die "control batch patch not applied"
   fi
+  if [[ "$UNPATCHED_GROUPS" == 1 ]]; then
+    log "NOT patching consumer groups (KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS=1): upstream's slow emptying"
+  else
+    log "patching consumer groups (empty at once, admin commits to Empty groups)"
+    perl "$GROUPS_PATCH" "${SRC_DIR}/src" || die "groups patch failed"
+    grep -q "kafka-mirror test bed: groups empty out at once" "${SRC_DIR}/src/rdkafka_mock_cgrp.c" || die "groups patch not applied"
+  fi
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -151,22 +169,24 @@ build_launcher() {
   log "built ${BIN_DIR}/mock-kafka"
 }
 
-build_txn_client() {
-  local want="$1"
-  if [[ -f "$TXN_CLIENT_STAMP" && "$(cat "$TXN_CLIENT_STAMP")" == "$want" && -x "${BIN_DIR}/txn-client" ]]; then
-    log "txn-client already built: ${BIN_DIR}/txn-client"
+# A client program on librdkafka's public API: build_client NAME SOURCE HASH.
+build_client() {
+  local name="$1" src="$2" want="$3"
+  local stamp="${BIN_DIR}/.${name}.stamp"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "${BIN_DIR}/${name}" ]]; then
+    log "${name} already built: ${BIN_DIR}/${name}"
     return
   fi
   local libs
   libs="$(sed -n 's/^LIBS+\?=[[:space:]]*//p' "${SRC_DIR}/Makefile.config" | tr '\n' ' ')"
-  log "compiling txn-client"
+  log "compiling ${name}"
   # Only the public header, from this source tree (never the system librdkafka-dev's).
   gcc -O2 -g -Wall -std=gnu11 -I"${SRC_DIR}/src" \
-    -o "${BIN_DIR}/txn-client.tmp" "$TXN_CLIENT_SRC" "${SRC_DIR}/src/librdkafka.a" $libs -lm ||
-    die "txn-client compilation failed"
-  mv "${BIN_DIR}/txn-client.tmp" "${BIN_DIR}/txn-client"
-  echo "$want" >"$TXN_CLIENT_STAMP"
-  log "built ${BIN_DIR}/txn-client"
+    -o "${BIN_DIR}/${name}.tmp" "$src" "${SRC_DIR}/src/librdkafka.a" $libs -lm ||
+    die "${name} compilation failed"
+  mv "${BIN_DIR}/${name}.tmp" "${BIN_DIR}/${name}"
+  echo "$want" >"$stamp"
+  log "built ${BIN_DIR}/${name}"
 }
 
 check_prerequisites
@@ -175,13 +195,17 @@ check_prerequisites
 [[ -f "$IDEMPOTENCE_PATCH" ]] || die "missing ${IDEMPOTENCE_PATCH}"
 [[ -f "$TXN_PATCH" ]] || die "missing ${TXN_PATCH}"
 [[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
+[[ -f "$GROUPS_PATCH" ]] || die "missing ${GROUPS_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
+[[ -f "$GROUP_CLIENT_SRC" ]] || die "missing ${GROUP_CLIENT_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH")"
+elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"
@@ -189,4 +213,5 @@ build_library "$lib_hash"
 # launcher.c #includes the other handler files of its directory (one per API family), so
 # every .c and .h there is part of the launcher's hash.
 build_launcher "${lib_hash}-$(hash_of "$(dirname "$LAUNCHER_SRC")"/*.[ch] "$SELF")"
-build_txn_client "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
+build_client txn-client "$TXN_CLIENT_SRC" "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
+build_client group-client "$GROUP_CLIENT_SRC" "${lib_hash}-$(hash_of "$GROUP_CLIENT_SRC" "$SELF")"

@@ -49,6 +49,9 @@
  * Beware: the mock's partition commands (set-leader, set-follower, push-partition-errors,
  * topic-error, ...) auto-create an unknown topic instead of failing.
  *
+ * ListGroups and DescribeGroups: group-admin.c (register_group_handlers), also for what the
+ * mock's OffsetFetch lacks (a null topic list) and the member facts DescribeGroups names.
+ *
  * CreateTopics: the mock has no handler for it, so we register one (v0-v4, non-flexible, what
  * kafkajs 2.2.4 uses) in the cluster's handler table. This needs librdkafka's internal headers,
  * which is why the build pins librdkafka 2.15.1 exactly.
@@ -64,6 +67,8 @@
 #include <string.h>
 
 #define MAX_ARGS 256
+
+#include "group-admin.c"
 
 static int (*original_metadata_handler)(rd_kafka_mock_connection_t *, rd_kafka_buf_t *);
 
@@ -646,6 +651,7 @@ int main(int argc, char **argv) {
         /* No client knows the bootstrap addresses yet, so nothing else reads the table. */
         mcluster->api_handlers[RD_KAFKAP_CreateTopics] =
             (struct rd_kafka_mock_api_handler) {0, 4, -1, handle_create_topics};
+        register_group_handlers(mcluster);
         if (!auto_create) {
                 original_metadata_handler = mcluster->api_handlers[RD_KAFKAP_Metadata].cb;
                 mcluster->api_handlers[RD_KAFKAP_Metadata].cb = handle_metadata_no_auto_create;
