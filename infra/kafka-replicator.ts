@@ -100,6 +100,9 @@ export class KafkaReplicator extends Construct {
       [envVariableName("topics", "whitelist")]: props.whitelist,
       [envVariableName("topics", "blacklist")]: props.blacklist,
       [envVariableName("topics", "rename")]: settingText(props.renamePolicy),
+      // "" is unset: no group synced.
+      [envVariableName("groups", "whitelist")]: props.groupWhitelist,
+      [envVariableName("groups", "blacklist")]: props.groupBlacklist,
       [envVariableName("leases", "table")]: this.leases.table.tableName,
       POWERTOOLS_SERVICE_NAME: this.serviceName,
     };

@@ -108,6 +108,15 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       datapointsToAlarm: 2,
       description: "Partitions or topics stopped with an error (see the replicate function's logs).",
     },
+    {
+      // Published by every lag run (0 while GroupWhitelist is empty): silence means the sync is stale.
+      id: "GroupSyncFailing",
+      metric: metric(MetricName.GroupSyncErrors, "Maximum"),
+      threshold: 0,
+      ...lag,
+      description:
+        "Consumer-group offset sync failed or went stale (3 of 5 minutes): target offsets may lag the source groups' (see the lag function's logs).",
+    },
   ];
 }
 

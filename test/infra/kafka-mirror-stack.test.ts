@@ -64,6 +64,8 @@ describe("KafkaMirrorStack template", () => {
       template.hasParameter(name, { Type: "String" });
     }
     template.hasParameter("Blacklist", { Type: "String", Default: "" });
+    template.hasParameter("GroupWhitelist", { Type: "String", Default: "" });
+    template.hasParameter("GroupBlacklist", { Type: "String", Default: "" });
     template.hasParameter("SourceAlias", {
       Type: "String",
       AllowedPattern: "^[a-zA-Z0-9._-]{1,100}$",
@@ -97,6 +99,8 @@ describe("KafkaMirrorStack template", () => {
             [envVariableName("topics", "whitelist")]: { Ref: "Whitelist" },
             [envVariableName("topics", "blacklist")]: { Ref: "Blacklist" },
             [envVariableName("topics", "rename")]: { Ref: "RenamePolicy" },
+            [envVariableName("groups", "whitelist")]: { Ref: "GroupWhitelist" },
+            [envVariableName("groups", "blacklist")]: { Ref: "GroupBlacklist" },
             [envVariableName("source", "brokers")]: { Ref: "SourceBootstrapServers" },
             [envVariableName("target", "brokers")]: { Ref: "TargetBootstrapServers" },
             [envVariableName("target", "fencing")]: { Ref: "TargetFencing" },
@@ -197,6 +201,8 @@ describe("KafkaMirrorStack template", () => {
     metricAlarm(MetricName.StalledPartitions, 0, "breaching");
     metricAlarm(MetricName.TotalLostRecords, 0, "notBreaching");
     metricAlarm(MetricName.TotalErrors, 0, "notBreaching");
+    // A failing or silent group offset sync (stale) alarms.
+    metricAlarm(MetricName.GroupSyncErrors, 0, "breaching");
     for (const metric of ["Errors", "Throttles"]) {
       const alarms = template.findResources("AWS::CloudWatch::Alarm", {
         Properties: { Namespace: "AWS/Lambda", MetricName: metric, Threshold: 0 },

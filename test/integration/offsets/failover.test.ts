@@ -80,7 +80,8 @@ describe("kafka-mirror failover with real consumer groups", () => {
         const r = await cli(["run", "--once", ...common]);
         assert.equal(r.code, 0, r.stderr);
       },
-      failover: (group: string, ...extra: string[]) => cli(["failover", ...common, "--group", group, ...extra]),
+      failover: (group: string, ...extra: string[]) =>
+        cli(["failover", ...common, "--group", group, ...extra]),
       offsets: (group: string) => cli(["offsets", ...common, "--group", group, "--json"]),
     };
   }
@@ -96,7 +97,12 @@ describe("kafka-mirror failover with real consumer groups", () => {
   }
 
   /** A group member that reads `count` records, watches a while for more, and leaves (committing). */
-  async function consume(cluster: MockKafka, groupId: string, topic: string, count: number): Promise<Consumed[]> {
+  async function consume(
+    cluster: MockKafka,
+    groupId: string,
+    topic: string,
+    count: number,
+  ): Promise<Consumed[]> {
     const member = startKcatGroupMember({ brokers: cluster.bootstrapServers, groupId, topics: [topic] });
     try {
       await member.waitFor(count, 60_000);
@@ -232,7 +238,9 @@ describe("kafka-mirror failover with real consumer groups", () => {
       await live.stop(); // it commits the end of every partition as it leaves
     }
     const before = JSON.parse((await mirror.offsets(group)).stdout);
-    const targetCommitted = before.groups[0].partitions.map((r: { targetCommitted: number }) => r.targetCommitted);
+    const targetCommitted = before.groups[0].partitions.map(
+      (r: { targetCommitted: number }) => r.targetCommitted,
+    );
 
     // The translation (offset 8 of 24-ish) is behind what the group committed on the target: kept.
     const kept = await mirror.failover(group);
