@@ -11,11 +11,12 @@ export interface GroupSelector {
 }
 
 /** Throws PATTERN_INVALID naming the field and pattern (the config schema refuses them earlier). */
-export function createGroupSelector(options: {
-  readonly whitelist?: string | undefined;
-  readonly blacklist?: string | undefined;
-}): GroupSelector {
-  const whitelist = compile("groups.whitelist", options.whitelist);
+export function createGroupSelector(
+  options: { readonly whitelist?: string | undefined; readonly blacklist?: string | undefined },
+  /** How the whitelist is named in an error (a config field, or a command-line option). */
+  whitelistName = "groups.whitelist",
+): GroupSelector {
+  const whitelist = compile(whitelistName, options.whitelist);
   const blacklist = compile("groups.blacklist", options.blacklist);
   return {
     isSelected: (groupId) =>

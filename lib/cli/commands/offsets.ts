@@ -24,16 +24,19 @@ export interface GroupOffsetsReport {
 }
 
 export async function offsetsCommand(options: OffsetsOptions, io: CliIo): Promise<number> {
+  // A bad pattern is bad input, named before anything is connected.
+  const asked =
+    options.group === undefined ? null : createGroupSelector({ whitelist: options.group }, "--group");
   const context = await openGroupContext(options, io);
   try {
     const { config } = context.clusters;
-    const selector = createGroupSelector(
-      options.group !== undefined
-        ? { whitelist: options.group }
-        : config.groups.whitelist !== undefined
+    const selector =
+      asked ??
+      createGroupSelector(
+        config.groups.whitelist !== undefined
           ? config.groups
           : { whitelist: ".*", blacklist: config.groups.blacklist },
-    );
+      );
     const ids = (await context.deps.sourceGroups.listGroups())
       .map((g) => g.groupId)
       .filter((id) => selector.isSelected(id))
