@@ -6,8 +6,10 @@
  * again are librdkafka's own doing.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
-import { KCAT } from "./kcat.js";
+import { KCAT, kcatProduce } from "./kcat.js";
+import type { MockKafka } from "./mock-kafka.js";
 
 export interface KcatGroupOptions {
   readonly brokers: readonly string[];
@@ -102,5 +104,44 @@ class Member implements KcatGroupMember {
       this.#waiters.splice(this.#waiters.indexOf(w), 1);
       w.resolve();
     }
+  }
+}
+
+/** A new topic of `partitions` partitions holding `perPartition` records valued `p<partition>-<i>` each (kcat-written). */
+export async function kcatFilledTopic(
+  kafka: MockKafka,
+  prefix: string,
+  partitions: number,
+  perPartition: number,
+): Promise<string> {
+  const topic = `${prefix}-${randomUUID()}`;
+  await kafka.createTopic(topic, partitions);
+  for (let partition = 0; partition < partitions; partition++) {
+    const records = Array.from({ length: perPartition }, (_, i) => ({
+      key: null,
+      value: Buffer.from(`p${partition}-${i}`),
+    }));
+    await kcatProduce({ brokers: kafka.bootstrapServers, topic, partition, records });
+  }
+  return topic;
+}
+
+/** The members a test started, to stop them all at its end. */
+export class KcatGroupMembers {
+  readonly #brokers: readonly string[];
+  readonly #members: KcatGroupMember[] = [];
+
+  constructor(brokers: readonly string[]) {
+    this.#brokers = brokers;
+  }
+
+  start(groupId: string, topic: string): KcatGroupMember {
+    const m = startKcatGroupMember({ brokers: this.#brokers, groupId, topics: [topic] });
+    this.#members.push(m);
+    return m;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.#members.splice(0).map((m) => m.stop()));
   }
 }

@@ -5,17 +5,25 @@
  * client side of librdkafka is not patched); driven by test/integration/testbed/groups.test.ts.
  *
  * Usage: group-client legacy|admin BOOTSTRAP [GROUP...]
+ *        group-client offsets BOOTSTRAP GROUP
+ *        group-client alter BOOTSTRAP GROUP TOPIC:PARTITION:OFFSET...
  *   legacy  rd_kafka_list_groups(): ListGroups v0 to every broker, then DescribeGroups v0 to
  *           each group's broker (all groups, or each GROUP named)
  *   admin   rd_kafka_ListConsumerGroups() (ListGroups at the newest version both sides speak,
  *           v5 here: states and types) and rd_kafka_DescribeConsumerGroups() of every listed
  *           group, or of each GROUP named
+ *   offsets rd_kafka_ListConsumerGroupOffsets() of every partition the group committed
+ *           (OffsetFetch with a null topic list)
+ *   alter   rd_kafka_AlterConsumerGroupOffsets(): an admin commit (OffsetCommit, generation -1,
+ *           no member id), which Kafka accepts only while the group is Empty
  * One stdout line per fact, values without spaces:
  *   GROUP id=G state=S protocol_type=T protocol=P broker=B members=N err=E   (legacy)
  *   LISTED id=G state=S simple=0|1                                          (admin)
  *   DESCRIBED id=G state=S members=N err=E                                  (admin)
  *   MEMBER group=G id=M client_id=C host=H metadata=BYTES assignment=BYTES  (legacy)
  *   MEMBER group=G id=M client_id=C host=H assigned=TOPIC:P,...             (admin)
+ *   OFFSET topic=T partition=P offset=O err=E                               (offsets)
+ *   ALTERED topic=T partition=P err=E  then  RESULT err=E                   (alter)
  *   DONE
  * E is librdkafka's error name. Exit status 0 unless a call fails as a whole (then 1, the error
  * on stderr) or the arguments are wrong (2).
@@ -147,13 +155,83 @@ static void run_admin(rd_kafka_t *rk, int group_cnt, char **groups) {
         rd_kafka_queue_destroy(q);
 }
 
+static void print_partitions(const char *tag, const rd_kafka_topic_partition_list_t *parts, int offsets) {
+        int p;
+        for (p = 0; parts && p < parts->cnt; p++) {
+                const rd_kafka_topic_partition_t *tp = &parts->elems[p];
+                if (offsets)
+                        printf("%s topic=%s partition=%d offset=%lld err=%s\n", tag, tp->topic, tp->partition,
+                               (long long)tp->offset, rd_kafka_err2name(tp->err));
+                else
+                        printf("%s topic=%s partition=%d err=%s\n", tag, tp->topic, tp->partition,
+                               rd_kafka_err2name(tp->err));
+        }
+}
+
+/** The one group result of an offsets call: its partitions, then RESULT with the group's error. */
+static void print_group_result(const rd_kafka_group_result_t *const *results, size_t cnt, const char *tag,
+                               int offsets) {
+        const rd_kafka_error_t *error;
+        if (cnt != 1)
+                die(1, "expected one group result", NULL);
+        error = rd_kafka_group_result_error(results[0]);
+        print_partitions(tag, rd_kafka_group_result_partitions(results[0]), offsets);
+        printf("RESULT err=%s\n", error ? rd_kafka_error_name(error) : "NO_ERROR");
+}
+
+static void run_offsets(rd_kafka_t *rk, const char *group) {
+        rd_kafka_queue_t *q                           = rd_kafka_queue_new(rk);
+        rd_kafka_ListConsumerGroupOffsets_t *request  = rd_kafka_ListConsumerGroupOffsets_new(group, NULL);
+        const rd_kafka_group_result_t **results;
+        rd_kafka_event_t *ev;
+        size_t cnt;
+        rd_kafka_ListConsumerGroupOffsets(rk, &request, 1, NULL, q);
+        ev      = wait_result(q, RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT);
+        results = rd_kafka_ListConsumerGroupOffsets_result_groups(rd_kafka_event_ListConsumerGroupOffsets_result(ev), &cnt);
+        print_group_result(results, cnt, "OFFSET", 1);
+        rd_kafka_event_destroy(ev);
+        rd_kafka_ListConsumerGroupOffsets_destroy(request);
+        rd_kafka_queue_destroy(q);
+}
+
+static void run_alter(rd_kafka_t *rk, const char *group, int cnt, char **specs) {
+        rd_kafka_queue_t *q                         = rd_kafka_queue_new(rk);
+        rd_kafka_topic_partition_list_t *parts      = rd_kafka_topic_partition_list_new(cnt);
+        rd_kafka_AlterConsumerGroupOffsets_t *alter;
+        const rd_kafka_group_result_t **results;
+        rd_kafka_event_t *ev;
+        size_t n;
+        int i;
+        for (i = 0; i < cnt; i++) {
+                char topic[256];
+                int partition;
+                long long offset;
+                if (sscanf(specs[i], "%255[^:]:%d:%lld", topic, &partition, &offset) != 3)
+                        die(2, "expected TOPIC:PARTITION:OFFSET, got", specs[i]);
+                rd_kafka_topic_partition_list_add(parts, topic, partition)->offset = offset;
+        }
+        alter = rd_kafka_AlterConsumerGroupOffsets_new(group, parts);
+        rd_kafka_AlterConsumerGroupOffsets(rk, &alter, 1, NULL, q);
+        ev      = wait_result(q, RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT);
+        results = rd_kafka_AlterConsumerGroupOffsets_result_groups(rd_kafka_event_AlterConsumerGroupOffsets_result(ev), &n);
+        print_group_result(results, n, "ALTERED", 0);
+        rd_kafka_event_destroy(ev);
+        rd_kafka_AlterConsumerGroupOffsets_destroy(alter);
+        rd_kafka_topic_partition_list_destroy(parts);
+        rd_kafka_queue_destroy(q);
+}
+
 int main(int argc, char **argv) {
         char errstr[512];
         rd_kafka_conf_t *conf;
         rd_kafka_t *rk;
 
-        if (argc < 3 || (strcmp(argv[1], "legacy") && strcmp(argv[1], "admin")))
-                die(2, "usage: group-client legacy|admin BOOTSTRAP [GROUP...]", NULL);
+        const char *mode = argc > 1 ? argv[1] : "";
+        if (argc < 3 || (strcmp(mode, "legacy") && strcmp(mode, "admin") && strcmp(mode, "offsets") &&
+                         strcmp(mode, "alter")) ||
+            (!strcmp(mode, "offsets") && argc != 4) || (!strcmp(mode, "alter") && argc < 5))
+                die(2, "usage: group-client legacy|admin BOOTSTRAP [GROUP...] | offsets BOOTSTRAP GROUP | "
+                       "alter BOOTSTRAP GROUP TOPIC:PARTITION:OFFSET...", NULL);
         conf = rd_kafka_conf_new();
         if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[2], errstr, sizeof(errstr)) ||
             rd_kafka_conf_set(conf, "client.id", "group-client", errstr, sizeof(errstr)))
@@ -161,10 +239,14 @@ int main(int argc, char **argv) {
         rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
         if (!rk)
                 die(1, "rd_kafka_new failed", errstr);
-        if (!strcmp(argv[1], "legacy"))
+        if (!strcmp(mode, "legacy"))
                 run_legacy(rk, argc - 3, argv + 3);
-        else
+        else if (!strcmp(mode, "admin"))
                 run_admin(rk, argc - 3, argv + 3);
+        else if (!strcmp(mode, "offsets"))
+                run_offsets(rk, argv[3]);
+        else
+                run_alter(rk, argv[3], argc - 4, argv + 4);
         printf("DONE\n");
         fflush(stdout);
         rd_kafka_destroy(rk);
