@@ -42,8 +42,7 @@ export function stackParameters(stack: Stack): StackParameters {
       target: { ...target, bootstrapServers: topics.targetBrokers, fencing: fleet.fencing },
       whitelist: topics.whitelist,
       blacklist: topics.blacklist,
-      groupWhitelist: topics.groupWhitelist,
-      groupBlacklist: topics.groupBlacklist,
+      ...groupParameters(stack),
       renamePolicy: topics.renamePolicy,
       workers: fleet.workers,
       maxWorkers: MAX_WORKERS,
@@ -99,16 +98,6 @@ function topicParameters(stack: Stack) {
       default: "",
     },
   );
-  const groups = (name: string, description: string) =>
-    text(stack, name, description, { default: "" }).valueAsString;
-  const groupWhitelist = groups(
-    "GroupWhitelist",
-    "Whole-name regex of consumer groups whose committed offsets are translated and synced to the target every minute; empty for none",
-  );
-  const groupBlacklist = groups(
-    "GroupBlacklist",
-    "Whole-name regex of consumer groups never synced (wins over GroupWhitelist); empty for none",
-  );
   const brokers = (side: string, description: string) =>
     text(stack, `${side}BootstrapServers`, description, { allowedPattern: PATTERNS.brokers }).valueAsString;
   const sourceBrokers = brokers("Source", "Source cluster bootstrap servers, host:port,host:port");
@@ -141,12 +130,26 @@ function topicParameters(stack: Stack) {
   return {
     whitelist: whitelist.valueAsString,
     blacklist: blacklist.valueAsString,
-    groupWhitelist,
-    groupBlacklist,
     sourceBrokers,
     targetBrokers,
     sourceAlias: sourceAlias.valueAsString,
     renamePolicy: deployTimeChoice(rename, RENAME_MODES),
+  };
+}
+
+/** Which consumer groups' offsets the lag function syncs to the target (lib/offsets). */
+function groupParameters(stack: Stack): { groupWhitelist: string; groupBlacklist: string } {
+  const groups = (name: string, description: string) =>
+    text(stack, name, description, { default: "" }).valueAsString;
+  return {
+    groupWhitelist: groups(
+      "GroupWhitelist",
+      "Whole-name regex of consumer groups whose committed offsets are translated and synced to the target every minute; empty for none",
+    ),
+    groupBlacklist: groups(
+      "GroupBlacklist",
+      "Whole-name regex of consumer groups never synced (wins over GroupWhitelist); empty for none",
+    ),
   };
 }
 

@@ -12,7 +12,7 @@ import { ExitCode } from "../cli-error.js";
 import { type CliIo, count, renderTable } from "../console.js";
 import type { GlobalOptions } from "./context.js";
 import { openGroupContext } from "./group-context.js";
-import { nextRecord } from "./offsets.js";
+import { PARTITION_COLUMNS, partitionCells } from "./offsets.js";
 
 export interface FailoverOptions extends GlobalOptions {
   readonly group: string;
@@ -67,28 +67,11 @@ function formatFailover(result: GroupSyncResult, options: FailoverOptions, sourc
   const committed = new Set(result.committed.map((r) => `${r.topic}:${r.partition}`));
   lines.push(
     renderTable(
-      [
-        "Topic",
-        "Pid",
-        "SourceCommitted",
-        "TargetTopic",
-        "TargetOffset",
-        "NextRecord",
-        "TargetCommitted",
-        "NotCopied",
-      ],
-      result.rows.map((r) => [
-        r.topic,
-        r.partition,
-        r.sourceCommitted,
-        r.targetTopic,
-        r.translation?.targetOffset ?? null,
-        nextRecord(r),
-        committed.has(`${r.topic}:${r.partition}`) && !options.dryRun
-          ? (r.translation?.targetOffset ?? null)
-          : r.targetCommitted,
-        r.notCopied,
-      ]),
+      PARTITION_COLUMNS,
+      result.rows.map((r) => {
+        const done = committed.has(`${r.topic}:${r.partition}`) && !options.dryRun;
+        return partitionCells(r, done ? (r.translation?.targetOffset ?? null) : r.targetCommitted);
+      }),
     ),
   );
   lines.push(

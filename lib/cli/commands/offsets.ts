@@ -61,31 +61,43 @@ export async function offsetsCommand(options: OffsetsOptions, io: CliIo): Promis
 
 export function formatOffsets(groups: readonly GroupOffsetsReport[]): string {
   return renderTable(
-    [
-      "Group",
-      "Topic",
-      "Pid",
-      "SourceCommitted",
-      "TargetTopic",
-      "Translated",
-      "NextRecord",
-      "TargetCommitted",
-      "NotCopied",
-    ],
+    ["Group", ...PARTITION_COLUMNS],
     groups.flatMap((g) =>
       g.partitions.map((r) => [
         g.targetMembers > 0 ? `${g.groupId} (active on target)` : g.groupId,
-        r.topic,
-        r.partition,
-        r.sourceCommitted,
-        r.targetTopic,
-        r.translation?.targetOffset ?? null,
-        nextRecord(r),
-        r.targetCommitted,
-        r.notCopied,
+        ...partitionCells(r, r.targetCommitted),
       ]),
     ),
   );
+}
+
+/** The columns of one group partition, in `offsets` and `failover`. */
+export const PARTITION_COLUMNS = [
+  "Topic",
+  "Pid",
+  "SourceCommitted",
+  "TargetTopic",
+  "Translated",
+  "NextRecord",
+  "TargetCommitted",
+  "NotCopied",
+] as const;
+
+/** The cells of PARTITION_COLUMNS; `targetCommitted` as the command leaves it. */
+export function partitionCells(
+  r: PartitionOffsetsRow,
+  targetCommitted: number | null,
+): (string | number | null)[] {
+  return [
+    r.topic,
+    r.partition,
+    r.sourceCommitted,
+    r.targetTopic,
+    r.translation?.targetOffset ?? null,
+    nextRecord(r),
+    targetCommitted,
+    r.notCopied,
+  ];
 }
 
 /** What the partition delivers next from the translated position, in source terms. */
