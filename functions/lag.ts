@@ -1,7 +1,10 @@
 /**
  * Scheduled lag measurement: publishes lag in records and seconds per topic (partitions nobody
  * holds included) and creates lease items for newly matching topics, so a topic added to the
- * source or the whitelist starts replicating within one tick.
+ * source or the whitelist starts replicating within one tick. Then, when `groups.whitelist` is
+ * set, the consumer-group offset sync (lib/offsets/sync-step.ts): the same minute's schedule,
+ * the same source connection and lease table, so no second function to deploy and watch; a
+ * failed sync is counted (GroupSyncErrors), never a failed lag run.
  */
 import type { Context } from "aws-lambda";
 import { systemClock } from "../lib/core/clock.js";
@@ -10,8 +13,11 @@ import type { ClusterAdmin, LeaseStore, SourceReader } from "../lib/core/ports.j
 import { DynamoDbLeaseStore } from "../lib/dynamodb/lease-store.js";
 import { describeError } from "../lib/errors.js";
 import { KafkaClusterAdmin } from "../lib/kafka/cluster-admin.js";
+import { createGroupAdmin } from "../lib/kafka/group-admin.js";
 import { KafkaSourceReader } from "../lib/kafka/source-reader.js";
 import { measureLag } from "../lib/lag/lag-monitor.js";
+import { createGroupSelector } from "../lib/offsets/group-selection.js";
+import { type GroupSyncStep, NO_SYNC, runGroupSync } from "../lib/offsets/sync-step.js";
 import { kafkaConnectionOptions, topicSelectorOf } from "../lib/replicator.js";
 import type { ClusterSecurity } from "../lib/secrets/cluster-security.js";
 import type { TopicSelector } from "../lib/topics/selection.js";
@@ -29,6 +35,8 @@ export interface LagResult {
   readonly maxLagRecords: number;
   readonly maxLagSeconds: number;
   readonly stalledPartitions: number;
+  readonly groupsSynced: number;
+  readonly groupSyncErrors: number;
 }
 
 interface LagMonitor {
@@ -38,6 +46,8 @@ interface LagMonitor {
   readonly mapping: TopicSelector;
   readonly startFrom: "earliest" | "latest";
   readonly stallAfterMs: number;
+  /** Null when no group is selected (groups.whitelist unset) or provenance is off. */
+  readonly groupSync: GroupSyncStep | null;
   close(): Promise<void>;
 }
 
@@ -51,6 +61,7 @@ function connect(
   const stallAfter = Number(process.env[STALL_AFTER_VARIABLE] || DEFAULT_STALL_AFTER_MS);
   const sourceAdmin = new KafkaClusterAdmin(connection);
   const source = new KafkaSourceReader(connection);
+  const groupSync = groupSyncOf(runtime, security, logger);
   return {
     sourceAdmin,
     source,
@@ -63,9 +74,40 @@ function connect(
     mapping: topicSelectorOf(config),
     startFrom: config.worker.startFrom,
     stallAfterMs: Number.isFinite(stallAfter) && stallAfter > 0 ? stallAfter : DEFAULT_STALL_AFTER_MS,
+    groupSync,
     async close() {
-      await Promise.allSettled([sourceAdmin.close(), source.close()]);
+      const sync = groupSync;
+      const closing =
+        sync === null ? [] : [sync.sourceGroups, sync.targetGroups, sync.targetReader, sync.targetAdmin];
+      await Promise.allSettled([sourceAdmin.close(), source.close(), ...closing.map((c) => c.close())]);
     },
+  };
+}
+
+/** The sync's clients, built once per container like the others; null when there is nothing to sync. */
+function groupSyncOf(
+  runtime: Runtime,
+  security: ClusterSecurity,
+  logger: FunctionParts["logger"],
+): GroupSyncStep | null {
+  const { config } = runtime;
+  if (config.groups.whitelist === undefined) return null;
+  if (!config.provenance.enabled) {
+    logger.warn(
+      "groups.whitelist is set but provenance.enabled is false: group offsets cannot be translated",
+    );
+    return null;
+  }
+  const source = kafkaConnectionOptions(config.source, logger, security.source);
+  const target = kafkaConnectionOptions(config.target, logger, security.target);
+  return {
+    sourceGroups: createGroupAdmin(source),
+    targetGroups: createGroupAdmin(target),
+    targetReader: new KafkaSourceReader(target),
+    targetAdmin: new KafkaClusterAdmin(target),
+    selector: createGroupSelector(config.groups),
+    header: Buffer.from(config.provenance.header),
+    sourceAlias: config.source.alias,
   };
 }
 
@@ -75,17 +117,20 @@ async function lag(
   { logger, metrics }: FunctionParts,
 ): Promise<LagResult> {
   const deadline = systemClock.now() + context.getRemainingTimeInMillis() - LAG_SAFETY_MARGIN_MS;
-  const { report, discovered } = await measureLag({
-    ...monitor,
-    logger,
-    retry: {
-      clock: systemClock,
-      deadline,
-      onRetry: (what, error, attempt, delayMs) =>
-        logger.warn(`${what} failed, retrying`, { attempt, delayMs, ...describeError(error) }),
-    },
-  });
+  const retry = {
+    clock: systemClock,
+    deadline,
+    onRetry: (what: string, error: unknown, attempt: number, delayMs: number) =>
+      logger.warn(`${what} failed, retrying`, { attempt, delayMs, ...describeError(error) }),
+  };
+  const { report, discovered } = await measureLag({ ...monitor, logger, retry });
   metrics.lagMeasured(report);
+  // Published every run, zeros included: the sync alarm treats silence as a failure.
+  const sync =
+    monitor.groupSync === null
+      ? NO_SYNC
+      : await runGroupSync(monitor.groupSync, { ...monitor, logger, retry });
+  metrics.groupSyncMeasured(sync);
   if (discovered.length > 0) {
     logger.info("new partitions discovered", {
       partitions: discovered.map(partitionKey),
@@ -97,6 +142,8 @@ async function lag(
     maxLagRecords: report.maxLagRecords,
     maxLagSeconds: report.maxLagSeconds,
     stalledPartitions: report.stalledPartitions,
+    groupsSynced: sync.synced,
+    groupSyncErrors: sync.failed,
   };
 }
 

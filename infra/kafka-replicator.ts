@@ -100,6 +100,9 @@ export class KafkaReplicator extends Construct {
       [envVariableName("topics", "whitelist")]: props.whitelist,
       [envVariableName("topics", "blacklist")]: props.blacklist,
       [envVariableName("topics", "rename")]: settingText(props.renamePolicy),
+      // "" is unset: no group synced.
+      [envVariableName("groups", "whitelist")]: props.groupWhitelist,
+      [envVariableName("groups", "blacklist")]: props.groupBlacklist,
       [envVariableName("leases", "table")]: this.leases.table.tableName,
       POWERTOOLS_SERVICE_NAME: this.serviceName,
     };
@@ -135,6 +138,7 @@ export class KafkaReplicator extends Construct {
       topicsReason:
         "read-only (DescribeTopic, DescribeTopicDynamicConfiguration, ReadData) on the source cluster's topics: the Whitelist is a regular expression IAM cannot express, and topics matching it are created without a deploy (the lag function discovers them)",
     });
+    this.grantGroupSync(props);
     // Only replicate writes to and creates target topics, and reads them too: exactly-once reads
     // a target partition's tail (provenance headers) when it takes a partition over and after a
     // write of unknown outcome.
@@ -169,13 +173,43 @@ export class KafkaReplicator extends Construct {
     });
   }
 
+  /**
+   * The lag function's consumer-group offset sync (lib/offsets): it reads the source groups'
+   * offsets, and on the target reads the copies (provenance) and describes and commits groups.
+   * Granted whenever the cluster is MSK IAM, as GroupWhitelist may change without a new policy.
+   */
+  private grantGroupSync(props: ResolvedReplicatorProps): void {
+    const reason =
+      "every consumer group of the cluster: GroupWhitelist is a regular expression IAM cannot express, and groups matching it appear without a deploy";
+    const cluster = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"];
+    grantMskIam(this, [this.lagFunction], props.source.mskClusterArn, "SourceGroupSync", {
+      cluster,
+      topics: ["kafka-cluster:DescribeTopic"],
+      topicPrefix: "",
+      topicsReason: "the offsets of source groups are fetched per topic; the topics follow the Whitelist",
+      groups: { actions: ["kafka-cluster:DescribeGroup"], reason },
+      conditionSide: "Source",
+    });
+    grantMskIam(this, [this.lagFunction], props.target.mskClusterArn, "TargetGroupSync", {
+      cluster,
+      topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
+      topicPrefix: this.targetTopicPrefix(props),
+      topicsReason: "the target topics whose copies translation reads (provenance headers): as for replicate",
+      groups: { actions: ["kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"], reason },
+      conditionSide: "Target",
+    });
+  }
+
   /** `<alias>.` when target topics are prefixed, "" (every topic) when they keep source names. */
   private targetTopicPrefix(props: ResolvedReplicatorProps): string {
     const prefixed = Fn.join("", [props.source.alias, ALIAS_SEPARATOR]);
     if (!Token.isUnresolved(props.renamePolicy)) return props.renamePolicy === "prefix" ? prefixed : "";
-    const condition = new CfnCondition(this, "TargetTopicsPrefixed", {
-      expression: Fn.conditionEquals(props.renamePolicy, "prefix"),
-    });
+    // One condition, however many grants ask.
+    const condition =
+      (this.node.tryFindChild("TargetTopicsPrefixed") as CfnCondition | undefined) ??
+      new CfnCondition(this, "TargetTopicsPrefixed", {
+        expression: Fn.conditionEquals(props.renamePolicy, "prefix"),
+      });
     return Token.asString(Fn.conditionIf(condition.logicalId, prefixed, ""));
   }
 }

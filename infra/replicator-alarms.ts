@@ -111,6 +111,29 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   ];
 }
 
+/** The consumer-group offset sync's alarm (lib/offsets, run by the lag function). */
+function groupSyncAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
+  return [
+    {
+      // Published by every lag run (0 while GroupWhitelist is empty): silence means the sync is stale.
+      id: "GroupSyncFailing",
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: MetricName.GroupSyncErrors,
+        dimensionsMap: { [SERVICE_DIMENSION]: props.serviceName },
+        statistic: "Maximum",
+        period: PERIOD,
+      }),
+      threshold: 0,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      missing: TreatMissingData.BREACHING,
+      description:
+        "Consumer-group offset sync failed or went stale (3 of 5 minutes): target offsets may lag the source groups' (see the lag function's logs).",
+    },
+  ];
+}
+
 /** Errors and throttles of each function, in 2 of 3 minutes. */
 function functionAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   return (
@@ -149,7 +172,7 @@ export class ReplicatorAlarms extends Construct {
     super(scope, id);
     this.topic = this.alarmTopic(props.alarmEmail);
     const action = new SnsAction(this.topic);
-    for (const spec of [...replicationAlarms(props), ...functionAlarms(props)]) {
+    for (const spec of [...replicationAlarms(props), ...groupSyncAlarms(props), ...functionAlarms(props)]) {
       const alarm = new Alarm(this, spec.id, {
         metric: spec.metric,
         threshold: spec.threshold,

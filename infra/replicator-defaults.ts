@@ -21,6 +21,9 @@ export const REPLICATOR_DEFAULTS = {
   fencing: "transactional" as TargetFencing,
   /** No topic excluded. */
   blacklist: "",
+  /** No consumer group's offsets synced (the config's groups.whitelist unset). */
+  groupWhitelist: "",
+  groupBlacklist: "",
   /** Target topics keep their source names. */
   renamePolicy: "identity" as RenameMode,
   /** Worker schedules the construct creates when `workers` is a token (one per possible worker). */

@@ -18,8 +18,10 @@ export function onlyIf(construct: IConstruct, condition: CfnCondition): void {
   resource.cfnOptions.condition = condition;
 }
 
-/** A condition true when the (token) value is not "". */
+/** A condition true when the (token) value is not ""; one per id, however many grants ask. */
 export function isSet(scope: Construct, id: string, value: string): CfnCondition {
+  const existing = scope.node.tryFindChild(id);
+  if (existing instanceof CfnCondition) return existing;
   return new CfnCondition(scope, id, { expression: Fn.conditionNot(Fn.conditionEquals(value, "")) });
 }
 
@@ -71,6 +73,10 @@ export interface MskAccess {
   readonly topicsReason: string;
   /** Transactional ids named `<prefix>*`, for fenced writes. */
   readonly transactionalIds?: { actions: string[]; prefix: string; reason: string };
+  /** Every consumer group of the cluster, for the offset sync. */
+  readonly groups?: { actions: string[]; reason: string };
+  /** Names the cluster's "ARN is set" condition when `side` names a second policy for it. @default side */
+  readonly conditionSide?: string;
 }
 
 /**
@@ -92,6 +98,7 @@ export function grantMskIam(
   const topics = under("topic", access.topicPrefix);
   const txn = access.transactionalIds;
   const transactionalIds = txn === undefined ? undefined : under("transactional-id", txn.prefix);
+  const groups = access.groups === undefined ? undefined : { ...access.groups, arn: under("group", "") };
   const policy = new Policy(scope, `${side}MskAccess`, {
     statements: [
       new PolicyStatement({ actions: access.cluster, resources: [arn] }),
@@ -99,11 +106,16 @@ export function grantMskIam(
       ...(txn === undefined || transactionalIds === undefined
         ? []
         : [new PolicyStatement({ actions: txn.actions, resources: [transactionalIds] })]),
+      ...(groups === undefined
+        ? []
+        : [new PolicyStatement({ actions: groups.actions, resources: [groups.arn] })]),
     ],
   });
   for (const fn of functions) policy.attachToRole(fn.role as Role);
   acknowledgeWildcard(policy, topics, access.topicsReason);
   if (txn !== undefined && transactionalIds !== undefined)
     acknowledgeWildcard(policy, transactionalIds, txn.reason);
-  if (Token.isUnresolved(arn)) onlyIf(policy, isSet(scope, `${side}MskClusterSet`, arn));
+  if (groups !== undefined) acknowledgeWildcard(policy, groups.arn, groups.reason);
+  const conditionSide = access.conditionSide ?? side;
+  if (Token.isUnresolved(arn)) onlyIf(policy, isSet(scope, `${conditionSide}MskClusterSet`, arn));
 }

@@ -72,6 +72,10 @@ export interface KafkaReplicatorProps {
   readonly blacklist?: string;
   /** How target topics are named. @default "identity" */
   readonly renamePolicy?: Setting<RenameMode>;
+  /** Whole-name regex of consumer groups whose offsets the lag function syncs to the target; "" for none. @default "" */
+  readonly groupWhitelist?: string;
+  /** Whole-name regex of consumer groups never synced; wins over groupWhitelist. @default "" */
+  readonly groupBlacklist?: string;
   /**
    * Concurrent replicate invocations per tick, 1..maxWorkers; a token (CloudFormation parameter)
    * is allowed and then checked at deploy time by a template rule.
@@ -95,6 +99,8 @@ export interface ResolvedReplicatorProps extends KafkaReplicatorProps {
     readonly fencing: Setting<TargetFencing>;
   };
   readonly blacklist: string;
+  readonly groupWhitelist: string;
+  readonly groupBlacklist: string;
   readonly renamePolicy: Setting<RenameMode>;
   readonly maxWorkers: number;
   readonly tableRemovalPolicy: RemovalPolicy;
@@ -153,6 +159,8 @@ export function resolveReplicatorProps(props: KafkaReplicatorProps): ResolvedRep
     source: { ...props.source, tls: props.source.tls ?? d.tls },
     target: { ...props.target, tls: props.target.tls ?? d.tls, fencing: props.target.fencing ?? d.fencing },
     blacklist: props.blacklist ?? d.blacklist,
+    groupWhitelist: props.groupWhitelist ?? d.groupWhitelist,
+    groupBlacklist: props.groupBlacklist ?? d.groupBlacklist,
     renamePolicy: props.renamePolicy ?? d.renamePolicy,
     maxWorkers: props.maxWorkers ?? d.maxWorkers,
     tableRemovalPolicy: props.tableRemovalPolicy ?? d.tableRemovalPolicy,

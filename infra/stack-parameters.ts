@@ -42,6 +42,7 @@ export function stackParameters(stack: Stack): StackParameters {
       target: { ...target, bootstrapServers: topics.targetBrokers, fencing: fleet.fencing },
       whitelist: topics.whitelist,
       blacklist: topics.blacklist,
+      ...groupParameters(stack),
       renamePolicy: topics.renamePolicy,
       workers: fleet.workers,
       maxWorkers: MAX_WORKERS,
@@ -133,6 +134,22 @@ function topicParameters(stack: Stack) {
     targetBrokers,
     sourceAlias: sourceAlias.valueAsString,
     renamePolicy: deployTimeChoice(rename, RENAME_MODES),
+  };
+}
+
+/** Which consumer groups' offsets the lag function syncs to the target (lib/offsets). */
+function groupParameters(stack: Stack): { groupWhitelist: string; groupBlacklist: string } {
+  const groups = (name: string, description: string) =>
+    text(stack, name, description, { default: "" }).valueAsString;
+  return {
+    groupWhitelist: groups(
+      "GroupWhitelist",
+      "Whole-name regex of consumer groups whose committed offsets are translated and synced to the target every minute; empty for none",
+    ),
+    groupBlacklist: groups(
+      "GroupBlacklist",
+      "Whole-name regex of consumer groups never synced (wins over GroupWhitelist); empty for none",
+    ),
   };
 }
 

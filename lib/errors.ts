@@ -37,6 +37,11 @@ export const ErrorCodes = {
   AUTHENTICATION_FAILED: { retryable: false },
   /** The requested offset is outside the source partition's log. */
   OFFSET_OUT_OF_RANGE: { retryable: false },
+  /**
+   * A consumer group's offset cannot be translated into the target exactly: the partition's
+   * lease has no offset map (never checkpointed with provenance, or provenance is off).
+   */
+  OFFSETS_UNTRANSLATABLE: { retryable: false },
   /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */
   CORRUPT_BATCH: { retryable: false },
   /**

@@ -19,6 +19,12 @@ commands:
   verify  --config FILE [--json] [--from-offset N]
                                         compare source and target; exit 1 on any mismatch
   plan    --config FILE [--json]        which topics are selected, and what the target lacks
+  offsets --config FILE [--group REGEX] [--json]
+                                        consumer groups: source committed, exact target
+                                        translation, target committed, records not yet copied
+  failover --config FILE --group G [--dry-run] [--force] [--json]
+                                        commit G's final translation on the target (refused,
+                                        exit 1, while G has members there); prints the RPO
 
 options:
   --config FILE      YAML or JSON, the functions' config schema
@@ -35,13 +41,16 @@ const OPTIONS = {
   "lease-store": { type: "string" },
   "worker-id": { type: "string" },
   "from-offset": { type: "string" },
+  group: { type: "string" },
+  "dry-run": { type: "boolean" },
+  force: { type: "boolean" },
   once: { type: "boolean" },
   json: { type: "boolean" },
   debug: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-const COMMANDS = ["demo", "run", "status", "verify", "plan"] as const;
+const COMMANDS = ["demo", "run", "status", "verify", "plan", "offsets", "failover"] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** Runs one command line; never throws, returns the exit code. */
@@ -130,6 +139,19 @@ async function runConfigCommand(
     case "plan": {
       const { planCommand } = await import("./commands/plan.js");
       return planCommand(global, io);
+    }
+    case "offsets": {
+      const { offsetsCommand } = await import("./commands/offsets.js");
+      return offsetsCommand(
+        { ...global, ...(values.group === undefined ? {} : { group: values.group }) },
+        io,
+      );
+    }
+    case "failover": {
+      if (values.group === undefined || values.group === "") throw usageError("failover needs --group G");
+      const { failoverCommand } = await import("./commands/failover.js");
+      const flags = { dryRun: values["dry-run"] ?? false, force: values.force ?? false };
+      return failoverCommand({ ...global, group: values.group, ...flags }, io);
     }
   }
 }

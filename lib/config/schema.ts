@@ -8,7 +8,7 @@ import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
 import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
-import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
+import { brokerList, filePath, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
 import { formatIssues } from "./issues.js";
 import { topicsSchema } from "./topics-schema.js";
 
@@ -137,6 +137,14 @@ const targetSchema = section({
   maxInFlightBatches: integer(1, 5).default(5),
 }).superRefine(checkSecurity);
 
+/** Consumer groups whose committed offsets are translated and synced to the target (lib/offsets). */
+const groupsSchema = section({
+  /** Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none. */
+  whitelist: topicPattern(),
+  /** Whole-name regular expression of group ids never synced; wins over the whitelist. */
+  blacklist: topicPattern(),
+});
+
 const batchSchema = section({
   /** Most records copied per fetch of one partition. */
   maxRecords: integer(1, 1_000_000).default(10_000),
@@ -233,6 +241,7 @@ export const mirrorConfigSchema = section({
   source: sourceSchema,
   target: targetSchema,
   topics: topicsSchema.prefault({}),
+  groups: groupsSchema.prefault({}),
   batch: batchSchema.prefault({}),
   leases: leasesSchema.prefault({}),
   worker: workerSchema.prefault({}),
@@ -351,6 +360,7 @@ export const CONFIG_FIELDS = {
   source: Object.keys(sourceSchema.shape),
   target: Object.keys(targetSchema.shape),
   topics: Object.keys(topicsSchema.shape),
+  groups: Object.keys(groupsSchema.shape),
   batch: Object.keys(batchSchema.shape),
   leases: Object.keys(leasesSchema.shape),
   worker: Object.keys(workerSchema.shape),

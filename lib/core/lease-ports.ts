@@ -47,6 +47,28 @@ export interface Lease {
    * whether the source log was truncated below the checkpoint. Null or absent when unknown.
    */
   readonly sourceLeaderEpoch?: number | null;
+  /**
+   * A bounded history of (checkpoint, targetOffset) pairs of this lease, oldest first, thinned
+   * so older points are sparser (lib/offsets/offset-map.ts): where consumer-group offset
+   * translation starts reading the target for a source offset below the current checkpoint.
+   * Empty or absent before the first exactly-once checkpoint.
+   */
+  readonly offsetMap?: readonly OffsetMapPoint[];
+}
+
+/**
+ * One point of a lease's offset map: every record copied from source offset `source` onwards sits
+ * in the target partition at or after `target` (the invariant of Lease.targetOffset).
+ */
+export interface OffsetMapPoint {
+  readonly source: number;
+  readonly target: number;
+  /**
+   * Set on a map's first point when it was stored before anything of the lease was copied (its
+   * first checkpoint, the pin): then no copy at all lies before `target`, and a source offset
+   * below `source` translates from here too. Absent on a map begun later (an upgraded lease).
+   */
+  readonly origin?: true;
 }
 
 /**

@@ -212,6 +212,7 @@ export type {
   LeaderLease,
   Lease,
   LeaseStore,
+  OffsetMapPoint,
   TableSnapshot,
   WorkerHeartbeat,
   WorkerRecord,

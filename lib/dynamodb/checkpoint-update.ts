@@ -4,9 +4,11 @@
  * source log (topic id, leader epoch) rides in the same conditional write as the offset.
  */
 import type { Lease, SourcePosition } from "../core/ports.js";
+import { withPoint } from "../offsets/offset-map.js";
 import { invalidArgument, requireOffset } from "./lease-arguments.js";
 import { checkpointAdvances, type Holding, LeaseConditions } from "./lease-conditions.js";
 import { LeaseUpdate } from "./lease-update.js";
+import { encodeOffsetMap } from "./offset-map-attribute.js";
 
 /**
  * A checkpoint of `held` at `nextOffset`. The target position travels in the same conditional
@@ -29,7 +31,20 @@ export function checkpointUpdate(
   // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
   if (checkpointAdvances(held, nextOffset)) update.set("checkpoint", nextOffset).set("lastProgressAt", now);
   update.set("updatedAt", now);
-  if (position.targetOffset !== undefined) update.set("targetOffset", position.targetOffset);
+  if (position.targetOffset !== undefined) {
+    update.set("targetOffset", position.targetOffset);
+    // The pair joins the lease's offset map in the same write (offset-map.ts). Built from the
+    // held lease: only this holder writes it, and a stale base only loses points (a longer
+    // translation scan), never makes one wrong.
+    // A lease's first checkpoint is its pin, stored before anything was copied: the origin.
+    const origin = held.checkpoint === null && (held.offsetMap ?? []).length === 0;
+    const point = {
+      source: nextOffset,
+      target: position.targetOffset,
+      ...(origin ? { origin: true as const } : {}),
+    };
+    update.set("offsetMap", encodeOffsetMap(withPoint(held.offsetMap ?? [], point)));
+  }
   // An epoch unknown for one fetch does not erase the last known one.
   if (position.source !== undefined) withSource(update, "checkpoint", position.source, "keep");
   return update;
@@ -60,8 +75,12 @@ export function resetCheckpointUpdate(
     .set("updatedAt", now);
   // A position paired with the old checkpoint would point exactly-once recovery at records the
   // reset made meaningless, so without a new one the old one goes.
-  if (targetOffset === null) update.remove("targetOffset");
-  else update.set("targetOffset", targetOffset);
+  // The offset map goes with it: its source offsets named records of the log that diverged.
+  if (targetOffset === null) update.remove("targetOffset", "offsetMap");
+  else
+    update
+      .set("targetOffset", targetOffset)
+      .set("offsetMap", encodeOffsetMap([{ source: nextOffset, target: targetOffset }]));
   return withSource(update, operation, position.source, "remove");
 }
 

@@ -18,12 +18,15 @@
  *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
  *   sourceTopicId   S  source topic id when the checkpoint was stored; absent on older items
  *   sourceLeaderEpoch N leader epoch of the last record copied; absent on older items or unknown
+ *   offsetMap       S  past (checkpoint, targetOffset) pairs, "c:t c:t ..." (offset-map-attribute.ts);
+ *                      absent before the first exactly-once checkpoint
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { Lease } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { LEASE_KEY_ATTRIBUTE } from "./lease-table.js";
+import { offsetMapOf } from "./offset-map-attribute.js";
 
 /**
  * Keys of the protocol's own items start with '#', which no lease key can: topic names are
@@ -55,6 +58,7 @@ export const Attr = {
   draining: "draining",
   deadline: "deadline",
   assignment: "assignment",
+  offsetMap: "offsetMap",
 } as const;
 
 export type Item = Record<string, AttributeValue>;
@@ -158,5 +162,7 @@ export function leaseFromItem(item: Item): Lease {
     targetOffset: integer(Attr.targetOffset),
     sourceTopicId: string(Attr.sourceTopicId),
     sourceLeaderEpoch: integer(Attr.sourceLeaderEpoch),
+    // Absent rather than empty when not stored, like the lease the fakes build.
+    ...offsetMapOf(string(Attr.offsetMap), (problem) => invalid(Attr.offsetMap, problem)),
   };
 }

@@ -6,6 +6,7 @@
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { ReplicationMetrics } from "../core/ports.js";
 import type { LagReport } from "../lag/lag-report.js";
+import type { SyncReport } from "../offsets/sync.js";
 import { METRICS_NAMESPACE, MetricName, TOPIC_DIMENSION } from "./metric-names.js";
 
 export interface EmfMetricsOptions {
@@ -30,6 +31,7 @@ export class EmfMetrics implements ReplicationMetrics {
   readonly #topics = new Map<string, TopicTally>();
   #lag: LagReport | undefined;
   #leaseItemsSkipped = 0;
+  #groupSync: Pick<SyncReport, "synced" | "failed" | "active" | "maxNotCopied"> | undefined;
 
   constructor(options: EmfMetricsOptions) {
     this.#serviceName = options.serviceName;
@@ -58,6 +60,11 @@ export class EmfMetrics implements ReplicationMetrics {
   /** Lag of the latest measurement; replaces an earlier one not yet flushed. */
   lagMeasured(report: LagReport): void {
     this.#lag = report;
+  }
+
+  /** The lag function's group offset sync (lib/offsets/sync.ts); replaces an earlier one not yet flushed. */
+  groupSyncMeasured(report: Pick<SyncReport, "synced" | "failed" | "active" | "maxNotCopied">): void {
+    this.#groupSync = report;
   }
 
   /** Writes everything gathered since the last flush to stdout and starts over. */
@@ -98,9 +105,16 @@ export class EmfMetrics implements ReplicationMetrics {
     if (this.#leaseItemsSkipped > 0) {
       add(totals, MetricName.LeaseItemsSkipped, MetricUnit.Count, this.#leaseItemsSkipped);
     }
+    if (this.#groupSync !== undefined) {
+      add(totals, MetricName.GroupsSynced, MetricUnit.Count, this.#groupSync.synced);
+      add(totals, MetricName.GroupsActiveOnTarget, MetricUnit.Count, this.#groupSync.active);
+      add(totals, MetricName.GroupSyncErrors, MetricUnit.Count, this.#groupSync.failed);
+      add(totals, MetricName.GroupMaxRecordsNotCopied, MetricUnit.Count, this.#groupSync.maxNotCopied);
+    }
     totals.publishStoredMetrics();
     this.#topics.clear();
     this.#lag = undefined;
+    this.#groupSync = undefined;
     this.#leaseItemsSkipped = 0;
   }
 

@@ -23,4 +23,12 @@ export const MetricName = {
   TotalErrors: "TotalErrors",
   /** Lease table items a scan could not read as leases (another app's, hand-edited); `service` only. */
   LeaseItemsSkipped: "LeaseItemsSkipped",
+  /** Consumer groups whose target offsets the lag function's sync left at the translation (`service` only). */
+  GroupsSynced: "GroupsSynced",
+  /** Groups the sync skipped because they have members on the target. */
+  GroupsActiveOnTarget: "GroupsActiveOnTarget",
+  /** Groups (or the whole step) the sync failed for; 0 every healthy run, so silence alarms too. */
+  GroupSyncErrors: "GroupSyncErrors",
+  /** The largest number of records of one synced group's partitions not yet copied: its RPO. */
+  GroupMaxRecordsNotCopied: "GroupMaxRecordsNotCopied",
 } as const;

@@ -34,6 +34,29 @@ function replicateFunction(template: Template) {
   return replicate.Properties;
 }
 
+/** The policies naming `side`'s MSK cluster ARN, with or without a consumer-group statement. */
+function mskPolicies(
+  template: Template,
+  side: string,
+  groups: boolean,
+): ReturnType<Template["findResources"]> {
+  const all = template.findResources("AWS::IAM::Policy", {
+    Properties: {
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: `${side}MskClusterArn` } })]),
+      },
+    },
+  });
+  return Object.fromEntries(
+    Object.entries(all).filter(([, p]) => JSON.stringify(p).includes(":group/") === groups),
+  );
+}
+
+/** The replication's own MSK policies (not the group offset sync's). */
+function mirrorPolicies(template: Template, side: string): ReturnType<Template["findResources"]> {
+  return mskPolicies(template, side, false);
+}
+
 describe("KafkaMirrorStack template", () => {
   let template: Template;
 
@@ -64,6 +87,8 @@ describe("KafkaMirrorStack template", () => {
       template.hasParameter(name, { Type: "String" });
     }
     template.hasParameter("Blacklist", { Type: "String", Default: "" });
+    template.hasParameter("GroupWhitelist", { Type: "String", Default: "" });
+    template.hasParameter("GroupBlacklist", { Type: "String", Default: "" });
     template.hasParameter("SourceAlias", {
       Type: "String",
       AllowedPattern: "^[a-zA-Z0-9._-]{1,100}$",
@@ -97,6 +122,8 @@ describe("KafkaMirrorStack template", () => {
             [envVariableName("topics", "whitelist")]: { Ref: "Whitelist" },
             [envVariableName("topics", "blacklist")]: { Ref: "Blacklist" },
             [envVariableName("topics", "rename")]: { Ref: "RenamePolicy" },
+            [envVariableName("groups", "whitelist")]: { Ref: "GroupWhitelist" },
+            [envVariableName("groups", "blacklist")]: { Ref: "GroupBlacklist" },
             [envVariableName("source", "brokers")]: { Ref: "SourceBootstrapServers" },
             [envVariableName("target", "brokers")]: { Ref: "TargetBootstrapServers" },
             [envVariableName("target", "fencing")]: { Ref: "TargetFencing" },
@@ -197,6 +224,8 @@ describe("KafkaMirrorStack template", () => {
     metricAlarm(MetricName.StalledPartitions, 0, "breaching");
     metricAlarm(MetricName.TotalLostRecords, 0, "notBreaching");
     metricAlarm(MetricName.TotalErrors, 0, "notBreaching");
+    // A failing or silent group offset sync (stale) alarms.
+    metricAlarm(MetricName.GroupSyncErrors, 0, "breaching");
     for (const metric of ["Errors", "Throttles"]) {
       const alarms = template.findResources("AWS::CloudWatch::Alarm", {
         Properties: { Namespace: "AWS/Lambda", MetricName: metric, Threshold: 0 },
@@ -257,15 +286,7 @@ describe("KafkaMirrorStack template", () => {
 
   it("grants MSK IAM access per side: read on the source for both functions, write on the target for replicate", () => {
     const msk = (side: string) => {
-      const policies = Object.values(
-        template.findResources("AWS::IAM::Policy", {
-          Properties: {
-            PolicyDocument: {
-              Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: `${side}MskClusterArn` } })]),
-            },
-          },
-        }),
-      ) as {
+      const policies = Object.values(mirrorPolicies(template, side)) as {
         Condition?: string;
         Properties: { PolicyDocument: { Statement: { Action: string[] }[] }; Roles: unknown[] };
       }[];
@@ -307,16 +328,36 @@ describe("KafkaMirrorStack template", () => {
     });
   });
 
-  it("lets replicate use only its own transactional ids on the target: kafka-mirror.<SourceAlias>/*", () => {
-    const statements = Object.values(
-      template.findResources("AWS::IAM::Policy", {
+  it("grants the lag function's group offset sync DescribeGroup on the source and DescribeGroup, AlterGroup and ReadData on the target", () => {
+    const actionsOf = (side: string) => {
+      const policies = Object.values(mskPolicies(template, side, true)) as {
+        Condition?: string;
         Properties: {
-          PolicyDocument: {
-            Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: "TargetMskClusterArn" } })]),
-          },
-        },
-      }),
-    ).flatMap(
+          PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] };
+          Roles: unknown[];
+        };
+      }[];
+      assert.equal(policies.length, 1, side);
+      const [policy] = policies;
+      assert.ok(policy?.Condition, `${side} group access exists only when the ARN is set`);
+      assert.equal(policy?.Properties.Roles.length, 1, "the lag function only");
+      const statements = policy?.Properties.PolicyDocument.Statement ?? [];
+      const onGroups = statements.filter((st) => JSON.stringify(st.Resource).includes(":group/"));
+      return {
+        all: statements.flatMap((st) => st.Action).sort(),
+        groups: onGroups.flatMap((st) => st.Action).sort(),
+      };
+    };
+    assert.deepEqual(actionsOf("Source").groups, ["kafka-cluster:DescribeGroup"]);
+    const target = actionsOf("Target");
+    assert.deepEqual(target.groups, ["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"]);
+    assert.ok(
+      target.all.includes("kafka-cluster:ReadData") && !target.all.includes("kafka-cluster:WriteData"),
+    );
+  });
+
+  it("lets replicate use only its own transactional ids on the target: kafka-mirror.<SourceAlias>/*", () => {
+    const statements = Object.values(mirrorPolicies(template, "Target")).flatMap(
       (p) =>
         (p as { Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } } })
           .Properties.PolicyDocument.Statement,
@@ -335,15 +376,9 @@ describe("KafkaMirrorStack template", () => {
   });
 
   it("lets replicate read the target topics it writes, as exactly-once reads their tail (regression)", () => {
-    const [policy, ...others] = Object.values(
-      template.findResources("AWS::IAM::Policy", {
-        Properties: {
-          PolicyDocument: {
-            Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: "TargetMskClusterArn" } })]),
-          },
-        },
-      }),
-    ) as { Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } } }[];
+    const [policy, ...others] = Object.values(mirrorPolicies(template, "Target")) as {
+      Properties: { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } };
+    }[];
     assert.equal(others.length, 0);
     const statements = policy?.Properties.PolicyDocument.Statement ?? [];
     const onTopics = statements.filter((st) => JSON.stringify(st.Resource).includes(":topic/"));
@@ -357,15 +392,7 @@ describe("KafkaMirrorStack template", () => {
 
   it("narrows the target topics to <SourceAlias>.* with RenamePolicy=prefix, the source keeps every topic", () => {
     const policyOf = (side: string) =>
-      Object.values(
-        template.findResources("AWS::IAM::Policy", {
-          Properties: {
-            PolicyDocument: {
-              Statement: Match.arrayWith([Match.objectLike({ Resource: { Ref: `${side}MskClusterArn` } })]),
-            },
-          },
-        }),
-      ).flatMap(
+      Object.values(mirrorPolicies(template, side)).flatMap(
         (p) =>
           (p as { Properties: { PolicyDocument: { Statement: { Resource: unknown }[] } } }).Properties
             .PolicyDocument.Statement,

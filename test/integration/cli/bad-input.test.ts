@@ -135,4 +135,13 @@ describe("kafka-mirror on bad input", () => {
       /--from-offset|Option/,
     );
   });
+
+  it("refuses failover without --group, and a bad --group pattern before connecting", async () => {
+    expectFailure(await cli(["failover", "--config", "x.yaml"], dir), 2, /failover needs --group G/);
+    expectFailure(
+      await cli(["offsets", "--config", "x.yaml", "--group", "(a)\\1"], dir),
+      2,
+      /--group: invalid regular expression "\(a\)\\1"/,
+    );
+  });
 });

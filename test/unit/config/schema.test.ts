@@ -70,6 +70,7 @@ describe("parseConfig: valid input", () => {
         configSyncAllow: [...DEFAULT_SYNCED_CONFIGS],
         configSyncDeny: [],
       },
+      groups: {},
       batch: { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 500, readAheadBytes: 64 * 1024 * 1024 },
       leases: {
         table: "kafka-mirror-leases",
@@ -106,6 +107,15 @@ describe("parseConfig: valid input", () => {
     assert.equal(config.target.tls, true);
     assert.equal(config.target.replicationFactor, 3);
     assert.equal(config.batch.maxWaitMs, 250);
+  });
+
+  it("takes consumer-group patterns by the topic patterns' rules, and names a bad one", () => {
+    const config = parseConfig({ ...minimal(), groups: { whitelist: "billing-.*|audit", blacklist: "" } });
+    assert.equal(config.groups.whitelist, "billing-.*|audit");
+    assert.equal(config.groups.blacklist, undefined);
+    const message = refusal({ ...minimal(), groups: { whitelist: "(a)\\1" } }).message;
+    assert.match(message, /groups\.whitelist: .*"\(a\)\\1"/);
+    assert.deepEqual(badPaths({ ...minimal(), groups: { blacklist: "(?=x)" } }), ["groups.blacklist"]);
   });
 
   it("treats an empty pattern as absent, as an empty CloudFormation parameter means", () => {
@@ -206,7 +216,7 @@ describe("parseConfig: each malformed field is refused by name", () => {
       name: "an unknown top-level key",
       patch: (c) => ({ ...c, sources: {} }),
       path: "sources",
-      says: /unknown key; allowed: source, target, topics, batch, leases, worker/,
+      says: /unknown key; allowed: source, target, topics, groups, batch, leases, worker/,
     },
     {
       name: "an unknown nested key",

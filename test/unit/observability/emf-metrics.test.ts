@@ -115,4 +115,24 @@ describe("EmfMetrics", () => {
     );
     assert.equal(next[0]?.LeaseItemsSkipped, undefined);
   });
+
+  it("publishes the group offset sync's counts with the totals, zeros included, once per flush", () => {
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    metrics.groupSyncMeasured({ synced: 3, failed: 1, active: 2, maxNotCopied: 40 });
+    const [totals] = captureEmf(() => metrics.flush());
+    assert.deepEqual(
+      [
+        totals?.GroupsSynced,
+        totals?.GroupSyncErrors,
+        totals?.GroupsActiveOnTarget,
+        totals?.GroupMaxRecordsNotCopied,
+      ],
+      [3, 1, 2, 40],
+    );
+    metrics.groupSyncMeasured({ synced: 0, failed: 0, active: 0, maxNotCopied: 0 });
+    const [healthy] = captureEmf(() => metrics.flush());
+    assert.equal(healthy?.GroupSyncErrors, 0, "a healthy run publishes 0, so silence can alarm");
+    const [after] = captureEmf(() => metrics.flush());
+    assert.equal(after?.GroupSyncErrors, undefined);
+  });
 });

@@ -1,0 +1,76 @@
+/**
+ * What `offsets` and `failover` need beyond the clusters: both sides' group admins (retried by
+ * the command's policy), the lease table (its offset maps) and the translation settings.
+ */
+
+import { partitionKey } from "../../core/model.js";
+import type { GroupAdmin, Lease } from "../../core/ports.js";
+import { ReplicatorError } from "../../errors.js";
+import { createGroupAdmin } from "../../kafka/group-admin.js";
+import type { GroupOffsetsDeps } from "../../offsets/group-offsets.js";
+import { retryingGroups } from "../../offsets/retrying-groups.js";
+import { kafkaConnectionOptions } from "../../replicator.js";
+import type { CliIo } from "../console.js";
+import { openLeaseTable } from "../leases.js";
+import { type Clusters, type GlobalOptions, mirrorHeaderOf, openClusters } from "./context.js";
+
+export interface GroupContext {
+  readonly clusters: Clusters;
+  readonly deps: GroupOffsetsDeps;
+  /** Every lease, by "topic:partition". */
+  readonly leases: ReadonlyMap<string, Lease>;
+  readonly sourceAlias: string;
+  close(): Promise<void>;
+}
+
+export async function openGroupContext(options: GlobalOptions, io: CliIo): Promise<GroupContext> {
+  const clusters = await openClusters(options, io);
+  const { config, logger, security, retry } = clusters;
+  const header = mirrorHeaderOf(config);
+  const opened: GroupAdmin[] = [];
+  try {
+    if (header === undefined) {
+      throw new ReplicatorError(
+        "OFFSETS_UNTRANSLATABLE",
+        "provenance.enabled is false: copies carry no provenance, so group offsets cannot be translated exactly",
+        { details: { field: "provenance.enabled" } },
+      );
+    }
+    const group = (side: "source" | "target"): GroupAdmin => {
+      const admin = createGroupAdmin(kafkaConnectionOptions(config[side], logger, security[side]));
+      opened.push(admin);
+      return retryingGroups(admin, retry);
+    };
+    const table = await openLeaseTable(config, options.stateDir, options.leaseStore, logger);
+    let leases: Lease[];
+    try {
+      leases = await table.store.list();
+    } finally {
+      table.close();
+    }
+    const deps: GroupOffsetsDeps = {
+      sourceGroups: group("source"),
+      targetGroups: group("target"),
+      sourceAdmin: clusters.source.admin,
+      translate: {
+        reader: clusters.target.reader,
+        admin: clusters.target.admin,
+        header,
+        sourceAlias: config.source.alias,
+      },
+      mapping: clusters.mapping,
+    };
+    return {
+      clusters,
+      deps,
+      leases: new Map(leases.map((l) => [partitionKey(l), l])),
+      sourceAlias: config.source.alias,
+      async close() {
+        await Promise.allSettled([...opened.map((g) => g.close()), clusters.close()]);
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled([...opened.map((g) => g.close()), clusters.close()]);
+    throw error;
+  }
+}

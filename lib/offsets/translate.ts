@@ -1,0 +1,206 @@
+/**
+ * Exact translation of a consumer group's committed source offset into the target partition.
+ *
+ * For a committed offset O of source partition p (the next record the group would read), the
+ * translation is the target offset of the first record copied from p with source offset >= O;
+ * when nothing at or after O has been copied yet, the position right after the last record
+ * copied from p. Copies are recognised by their provenance header (this alias, partition p), so
+ * the answer is exact whatever else the target partition holds: other sources' records
+ * interleaved (many sites into one central topic), transaction markers, aborted copies (read
+ * READ_COMMITTED, they are never returned; a read_committed consumer skips them too), source
+ * offsets that were never copied (compaction gaps, transaction markers, records cut as loops).
+ *
+ * The target is read from the lease's offset map (offset-map.ts): from the nearest point at or
+ * below O, never from the partition's start. Only when that stretch holds no copy of p at all
+ * (the group is caught up or ahead, and our last copy lies before the point) does it step back
+ * one point at a time to find the last copy, each step a stretch between two map points.
+ *
+ * A translation of the second kind is provisional while the mirror still copies: records it
+ * copies later land after the position, so a group that was ahead of the mirror (it consumed
+ * records not yet copied) would read those again. The sync re-translates every minute, and
+ * `failover` translates once more when the mirror has stopped.
+ */
+
+import type { FetchLimits, MirrorRecord, TopicPartition } from "../core/model.js";
+import type { ClusterAdmin, OffsetMapPoint, SourceReader } from "../core/ports.js";
+import { lastProvenance } from "../core/provenance.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { nearestPoint } from "./offset-map.js";
+
+export interface TranslateDeps {
+  /** A READ_COMMITTED reader of the TARGET cluster (retried by the caller's deadline). */
+  readonly reader: SourceReader;
+  /** Admin of the TARGET cluster. */
+  readonly admin: ClusterAdmin;
+  /** Provenance header key and the alias this mirror stamps. */
+  readonly header: Buffer;
+  readonly sourceAlias: string;
+}
+
+export interface TranslationRequest {
+  /** The source partition; its number is what provenance names. */
+  readonly source: TopicPartition;
+  /** Where its copies land. */
+  readonly target: TopicPartition;
+  /** The lease's offset map (leaseMap(lease)). */
+  readonly map: readonly OffsetMapPoint[];
+  /** The group's committed source offset: the next record it would read. */
+  readonly sourceOffset: number;
+}
+
+export interface Translation {
+  /** Where the group reads the target from. */
+  readonly targetOffset: number;
+  /** Source offset of the copy at `targetOffset`; null when nothing at or after O is copied yet. */
+  readonly nextSourceOffset: number | null;
+  /** One past the highest source offset seen copied (a lower bound); null when none was seen. */
+  readonly copiedTo: number | null;
+  /** Target records read. */
+  readonly scanned: number;
+}
+
+const SCAN_LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 * 1024 * 1024, maxWaitMs: 0 };
+
+/** What one stretch of the target held of ours. */
+interface Stretch {
+  /** The first copy with source offset >= the wanted one (forward scans only). */
+  readonly found: { readonly target: number; readonly source: number } | null;
+  /** The last copy of ours read. */
+  readonly last: { readonly target: number; readonly source: number } | null;
+  readonly scanned: number;
+}
+
+/**
+ * Throws OFFSETS_UNTRANSLATABLE when the map has no point to start from: empty (never
+ * checkpointed with provenance), or O below a first point that is not the origin.
+ */
+export async function translateOffset(
+  deps: TranslateDeps,
+  request: TranslationRequest,
+): Promise<Translation> {
+  const { map, sourceOffset, target } = request;
+  const near = nearestPoint(map, sourceOffset);
+  if (near === null) throw untranslatable(request);
+  const bounds = await targetBounds(deps, target);
+  const from = Math.max(near.point.target, bounds.logStartOffset);
+  const forward = await scanStretch(deps, request, from, bounds.logEndOffset, sourceOffset);
+  let scanned = forward.scanned;
+  if (forward.found !== null) {
+    const copiedTo = Math.max(forward.found.source, forward.last?.source ?? -1) + 1;
+    return { targetOffset: forward.found.target, nextSourceOffset: forward.found.source, copiedTo, scanned };
+  }
+  if (forward.last !== null) {
+    return {
+      targetOffset: forward.last.target + 1,
+      nextSourceOffset: null,
+      copiedTo: forward.last.source + 1,
+      scanned,
+    };
+  }
+  // No copy of ours from the nearest point on: the last one, if any, lies before it.
+  let end = from;
+  for (let i = near.index - 1; i >= 0 && end > bounds.logStartOffset; i--) {
+    const start = Math.max(map[i]?.target ?? 0, bounds.logStartOffset);
+    if (start >= end) continue;
+    const back = await scanStretch(deps, request, start, end, Number.POSITIVE_INFINITY);
+    scanned += back.scanned;
+    if (back.last !== null) {
+      return {
+        targetOffset: back.last.target + 1,
+        nextSourceOffset: null,
+        copiedTo: back.last.source + 1,
+        scanned,
+      };
+    }
+    end = start;
+  }
+  // Nothing of ours since the oldest point (or retention took it): read from there.
+  return { targetOffset: end, nextSourceOffset: null, copiedTo: null, scanned };
+}
+
+/**
+ * Reads [from, to) of the target, READ_COMMITTED, noting copies of the request's partition;
+ * stops at the first one with source offset >= `wanted`, or where the reader can read no further
+ * (the last stable offset: an open transaction's records are not copies yet for a consumer).
+ */
+async function scanStretch(
+  deps: TranslateDeps,
+  request: TranslationRequest,
+  from: number,
+  to: number,
+  wanted: number,
+): Promise<Stretch> {
+  let last: Stretch["last"] = null;
+  let scanned = 0;
+  let offset = from;
+  while (offset < to) {
+    const fetched = await fetchFrom(deps, request.target, offset);
+    if (fetched === null) break;
+    for (const record of fetched.records) {
+      if (record.offset >= to) return { found: null, last, scanned };
+      scanned++;
+      const source = ourSourceOffset(deps, request, record);
+      if (source === null) continue;
+      if (source >= wanted) return { found: { target: record.offset, source }, last, scanned };
+      last = { target: record.offset, source };
+    }
+    if (fetched.nextOffset <= offset) break;
+    offset = fetched.nextOffset;
+  }
+  return { found: null, last, scanned };
+}
+
+/** One fetch; null when the start is no longer in the log (target retention) or nothing is readable. */
+async function fetchFrom(
+  deps: TranslateDeps,
+  target: TopicPartition,
+  offset: number,
+): Promise<{ records: readonly MirrorRecord[]; nextOffset: number } | null> {
+  try {
+    return await deps.reader.fetch(target, offset, SCAN_LIMITS);
+  } catch (error) {
+    if (isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) return null;
+    throw error;
+  }
+}
+
+function ourSourceOffset(
+  deps: TranslateDeps,
+  request: TranslationRequest,
+  record: MirrorRecord,
+): number | null {
+  const p = lastProvenance(record, deps.header);
+  if (p === null || p.alias !== deps.sourceAlias || p.partition !== request.source.partition) return null;
+  return p.offset;
+}
+
+async function targetBounds(
+  deps: TranslateDeps,
+  target: TopicPartition,
+): Promise<{ logStartOffset: number; logEndOffset: number }> {
+  const listed = await deps.admin.listOffsets(target.topic, [target.partition]);
+  const found = listed.find((o) => o.partition === target.partition);
+  if (found === undefined) {
+    throw new ReplicatorError(
+      "KAFKA_RETRIABLE",
+      `target did not list offsets of ${target.topic}/${target.partition}`,
+      {
+        details: { ...target },
+      },
+    );
+  }
+  return found;
+}
+
+function untranslatable(request: TranslationRequest): ReplicatorError {
+  const { source, target, sourceOffset } = request;
+  return new ReplicatorError(
+    "OFFSETS_UNTRANSLATABLE",
+    `${source.topic}/${source.partition}: offset ${sourceOffset} cannot be translated exactly: the lease's ` +
+      "offset map has no point at or below it (translation needs provenance.enabled and a checkpoint since; " +
+      "a map begun after copying started, e.g. an upgraded lease, covers only offsets from its first point)",
+    {
+      details: { topic: source.topic, partition: source.partition, targetTopic: target.topic, sourceOffset },
+    },
+  );
+}

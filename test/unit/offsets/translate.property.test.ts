@@ -1,0 +1,151 @@
+/**
+ * Property: translating a group's source offset through a lease's offset map gives exactly what
+ * a brute-force read of the whole target partition gives, for arbitrary interleavings of our
+ * copies with other sources' records, records of our alias from other partitions, records
+ * without provenance, aborted copies and markers (offsets a READ_COMMITTED read never returns),
+ * source offsets never copied (compaction gaps, loops), target retention, and maps of any
+ * density (thinned to 2..32 points, random points dropped, scan starts below the true bound).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import type { OffsetMapPoint } from "../../../lib/core/ports.js";
+import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
+import { withPoint } from "../../../lib/offsets/offset-map.js";
+import { translateOffset } from "../../../lib/offsets/translate.js";
+import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
+
+const HEADER = Buffer.from("kafka-mirror.provenance");
+const ALIAS = "A";
+const source: TopicPartition = { topic: "orders", partition: 3 };
+const target: TopicPartition = { topic: "orders", partition: 3 };
+
+type Step =
+  | { readonly kind: "copy"; readonly gap: number }
+  | { readonly kind: "other-alias" | "other-partition" | "plain" | "hidden" }
+  | { readonly kind: "point"; readonly below: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant("copy" as const), gap: fc.constantFrom(0, 0, 0, 1, 3) }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constantFrom(
+        "other-alias" as const,
+        "other-partition" as const,
+        "plain" as const,
+        "hidden" as const,
+      ),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("point" as const), below: fc.constantFrom(0, 0, 1, 4) }),
+  },
+);
+
+const scenarioArb = fc.record({
+  start: fc.integer({ min: 0, max: 20 }),
+  steps: fc.array(stepArb, { maxLength: 120 }),
+  maxPoints: fc.constantFrom(2, 3, 8, 32),
+  dropSeed: fc.integer({ min: 0, max: 2 ** 30 }),
+  retainFrom: fc.constantFrom(0, 0, 0, 5, 30),
+  /** Where in the copied source range (and a little beyond either end) the group committed. */
+  query: fc.integer({ min: 0, max: 1000 }),
+  /** Or right at a map point's boundary: the n-th point's source plus this (where off-by-ones live). */
+  nearPoint: fc.option(fc.tuple(fc.nat(), fc.integer({ min: -2, max: 1 }))),
+});
+
+function header(alias: string, partition: number, offset: number): MirrorRecord["headers"] {
+  return [{ key: HEADER, value: encodeProvenance({ alias, partition, offset }) }];
+}
+
+/** Builds the target log and the map the lease would hold; returns the world. */
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(s: Scenario) {
+  const cluster = new InMemoryCluster(new FakeClock());
+  cluster.createTopic(target.topic, 4);
+  const put = (headers: MirrorRecord["headers"]): void => {
+    cluster.append(target, [{ timestamp: 0, key: null, value: Buffer.from("v"), headers }]);
+  };
+  // The origin: stored by the lease's first checkpoint, before anything was copied.
+  let map: OffsetMapPoint[] = withPoint([], { source: s.start, target: 0, origin: true }, s.maxPoints);
+  let next = s.start;
+  let end = 0;
+  for (const step of s.steps) {
+    if (step.kind === "copy") {
+      next += step.gap;
+      put(header(ALIAS, source.partition, next));
+      next++;
+      end++;
+    } else if (step.kind === "point") {
+      // A checkpoint at `next` (or past a gap that follows), with a target position at or
+      // before the end: every later copy lands at or after it.
+      map = withPoint(map, { source: next, target: Math.max(0, end - step.below) }, s.maxPoints);
+    } else if (step.kind === "hidden") {
+      cluster.appendNonData(target); // a marker, or an aborted copy: READ_COMMITTED never returns it
+      end++;
+    } else {
+      const [alias, partition] = step.kind === "other-alias" ? ["B", source.partition] : [ALIAS, 1];
+      put(step.kind === "plain" ? [] : header(alias, partition, next + 100));
+      end++;
+    }
+  }
+  // Random points dropped (a stale base, a lost write), the origin kept.
+  const random = seededRandom(s.dropSeed);
+  map = map.filter((_, i) => i === 0 || random() >= 0.25);
+  if (s.retainFrom > 0) cluster.deleteBefore(target, Math.min(s.retainFrom, end));
+  // The group's offset, spread over the source range the steps produced, a little beyond it too.
+  const point = s.nearPoint === null ? undefined : map[s.nearPoint[0] % map.length];
+  const spread = s.start - 3 + Math.floor((s.query / 1000) * (next - s.start + 6));
+  const sourceOffset = Math.max(
+    0,
+    point === undefined || s.nearPoint === null ? spread : point.source + s.nearPoint[1],
+  );
+  return { cluster, map, end, sourceOffset };
+}
+
+/** The definition, read off the whole visible partition. */
+function oracle(
+  cluster: InMemoryCluster,
+  offset: number,
+): { targetOffset: number; next: number | null } | null {
+  const ours = cluster
+    .records(target)
+    .map((r) => ({ at: r.offset, p: lastProvenance(r, HEADER) }))
+    .filter((r) => r.p !== null && r.p.alias === ALIAS && r.p.partition === source.partition);
+  const first = ours.find((r) => (r.p?.offset ?? -1) >= offset);
+  if (first !== undefined) return { targetOffset: first.at, next: first.p?.offset ?? null };
+  const last = ours[ours.length - 1];
+  return last === undefined ? null : { targetOffset: last.at + 1, next: null };
+}
+
+describe("translateOffset (property)", () => {
+  it("is exact for arbitrary interleavings, gaps and map densities", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async (s) => {
+        const { cluster, map, end, sourceOffset } = build(s);
+        const deps = { reader: cluster, admin: cluster, header: HEADER, sourceAlias: ALIAS };
+        const got = await translateOffset(deps, { source, target, map, sourceOffset });
+        const want = oracle(cluster, sourceOffset);
+        if (want === null) {
+          // Nothing of ours is visible: anywhere a later copy would still be read from.
+          const [bounds] = await cluster.listOffsets(target.topic, [target.partition]);
+          assert.ok(got.targetOffset >= (bounds?.logStartOffset ?? 0) && got.targetOffset <= end);
+          assert.equal(got.nextSourceOffset, null);
+        } else {
+          assert.equal(got.targetOffset, want.targetOffset);
+          assert.equal(got.nextSourceOffset, want.next);
+        }
+        // Never a full scan when a point at or below the offset is close to the answer.
+        assert.ok(got.scanned <= end);
+      }),
+      { numRuns: Number(process.env.TRANSLATE_RUNS ?? 500) },
+    );
+  });
+});
