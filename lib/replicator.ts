@@ -82,6 +82,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
       durationMs: config.leases.durationMs,
       renewIntervalMs: config.leases.renewIntervalMs,
       rebalanceIntervalMs: config.leases.rebalanceIntervalMs,
+      checkpointIntervalMs: config.leases.checkpointIntervalMs,
     },
     startFrom: config.worker.startFrom,
     replicationFactor: config.target.replicationFactor,

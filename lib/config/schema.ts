@@ -172,6 +172,13 @@ const leasesSchema = section({
   /** How often a worker looks for free or expired leases to take and balances load. */
   rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
   /**
+   * At most one checkpoint write per partition per this interval; the next covers the batches in
+   * between. A handoff, a release and the end of a run checkpoint at once. Longer means fewer
+   * DynamoDB writes; at-least-once it also bounds what a crash repeats (exactly-once repeats
+   * nothing). 0: a checkpoint per produced batch.
+   */
+  checkpointIntervalMs: integer(0, 600_000).default(1_000),
+  /**
    * Time one DynamoDB attempt may take before it fails (connection included); a call makes at
    * most LEASE_STORE_MAX_ATTEMPTS. Absent: see leaseRequestTimeoutMs (2 s, less for short renewals).
    */
@@ -198,6 +205,16 @@ const leasesSchema = section({
       message:
         `must be less than half of leases.durationMs (${leases.durationMs}), got ${leases.renewIntervalMs}: ` +
         "one missed or slow renewal must not lose the lease",
+    });
+  }
+  if (leases.checkpointIntervalMs >= leases.durationMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["checkpointIntervalMs"],
+      input: leases.checkpointIntervalMs,
+      message:
+        `must be less than leases.durationMs (${leases.durationMs}), got ${leases.checkpointIntervalMs}: ` +
+        "progress must reach the lease store at least once per lease",
     });
   }
   if (leases.rebalanceIntervalMs > leases.durationMs) {
