@@ -52,6 +52,11 @@ export interface ReplicatorDependencies {
 export interface Replicator {
   readonly workerId: string;
   readonly worker: Worker;
+  /**
+   * Another worker over the same connections, for one run of a slot: a Lambda container serves
+   * whichever schedule slot invokes it, and the CLI overlaps its rounds.
+   */
+  workerFor(identity: { readonly workerId: string; readonly slot: string }): Worker;
   /** Closes every connection the replicator opened; the DynamoDB client stays the caller's. */
   close(): Promise<void>;
 }
@@ -144,20 +149,22 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     metrics: deps.metrics,
     clock,
   });
-  const worker = new Worker({
-    workerId,
-    source,
-    target: deps.decorateTarget?.(target) ?? target,
-    sourceAdmin,
-    targetAdmin,
-    ...(targetReader === undefined ? {} : { targetReader }),
-    leases,
-    mapping: topicSelectorOf(config),
-    settings: workerSettings(config),
-    clock,
-    logger,
-    metrics: deps.metrics,
-  });
+  const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
+    new Worker({
+      ...identity,
+      source,
+      target: deps.decorateTarget?.(target) ?? target,
+      sourceAdmin,
+      targetAdmin,
+      ...(targetReader === undefined ? {} : { targetReader }),
+      leases,
+      mapping: topicSelectorOf(config),
+      settings: workerSettings(config),
+      clock,
+      logger,
+      metrics: deps.metrics,
+    });
+  const worker = makeWorker({ workerId });
   const closeables = [
     source,
     target,
@@ -165,7 +172,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     targetAdmin,
     ...(targetReader === undefined ? [] : [targetReader]),
   ];
-  return { workerId, worker, close: () => closeAll(closeables, logger) };
+  return { workerId, worker, workerFor: makeWorker, close: () => closeAll(closeables, logger) };
 }
 
 function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {
