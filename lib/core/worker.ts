@@ -56,10 +56,7 @@ export interface WorkerOptions {
   readonly metrics: ReplicationMetrics;
   /** Randomness for lease choice; tests pin it. @default Math.random */
   readonly random?: () => number;
-  /**
-   * A stable identity across runs (the Lambda schedule slot, or the CLI worker id); worker ids
-   * stay unique per run. A draining run hands its partitions to a newer live worker of its slot.
-   */
+  /** A stable identity across runs (the Lambda schedule slot, or the CLI worker id). */
   readonly slot?: string;
 }
 
@@ -67,12 +64,7 @@ export interface ReplicateOptions {
   /** End as soon as every held partition is caught up and no lease is free (CLI `run --once`, tests). */
   readonly stopWhenCaughtUp?: boolean;
   readonly signal?: AbortSignal;
-  /**
-   * Epoch ms from which the run is draining: the lease protocol moves its partitions by handoff
-   * to a newer live worker of the same slot (the next tick's run), and the run ends with
-   * endReason "drained" as soon as it holds nothing; at its hard deadline it releases what is
-   * left, as without it.
-   */
+  /** Epoch ms from which the run hands its partitions to a newer worker of its slot (wt-lease). */
   readonly drainAt?: number;
 }
 
