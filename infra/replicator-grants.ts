@@ -35,6 +35,8 @@ export function grantLeaseTable(fn: NodejsFunction, table: ITableV2): void {
     new PolicyStatement({
       actions: [
         "dynamodb:BatchGetItem",
+        // The lease leader deletes worker items dead for 15 minutes (lib/core/lease-leader.ts).
+        "dynamodb:DeleteItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",

@@ -88,6 +88,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
       renewIntervalMs: config.leases.renewIntervalMs,
       rebalanceIntervalMs: config.leases.rebalanceIntervalMs,
       checkpointIntervalMs: config.leases.checkpointIntervalMs,
+      maxClaimsPerRound: config.leases.maxClaimsPerRound,
     },
     startFrom: config.worker.startFrom,
     replicationFactor: config.target.replicationFactor,

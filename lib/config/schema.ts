@@ -171,13 +171,13 @@ const leasesSchema = section({
   renewIntervalMs: integer(100, 1_800_000).default(10_000),
   /** How often a worker looks for free or expired leases to take and balances load. */
   rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
-  /**
-   * At most one checkpoint write per partition per this interval; the next covers the batches in
-   * between. A handoff, a release and the end of a run checkpoint at once. Longer means fewer
-   * DynamoDB writes; at-least-once it also bounds what a crash repeats (exactly-once repeats
-   * nothing). 0: a checkpoint per produced batch.
-   */
+  /** At most one checkpoint per partition per interval (0: per batch); a stop checkpoints at once. */
   checkpointIntervalMs: integer(0, 600_000).default(1_000),
+  /**
+   * Leases a worker tries to take per round, and assignments the leader changes per round
+   * (README "Lease protocol"): 5,000 partitions settle in five rounds at the default.
+   */
+  maxClaimsPerRound: integer(1, 100_000).default(1_000),
   /**
    * Time one DynamoDB attempt may take before it fails (connection included); a call makes at
    * most LEASE_STORE_MAX_ATTEMPTS. Absent: see leaseRequestTimeoutMs (2 s, less for short renewals).

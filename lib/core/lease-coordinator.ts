@@ -1,104 +1,23 @@
 /**
- * Who takes which partition lease, modelled on the Kinesis Client Library's LeaseTaker: every
- * worker independently takes free and expired leases up to its fair share, and steals at most
- * one lease per round from the most loaded worker. No worker coordinates with another except
- * through the conditional writes of the LeaseStore.
+ * A worker's part of the lease protocol (KCL 3.x's leader-assigns, see README "Lease protocol").
+ * Every round a worker writes its heartbeat (which returns its own item, with the assignment the
+ * leader published there), takes a turn as leader if the leader item is free (lease-leader.ts),
+ * and for each partition assigned to it that it does not hold yet reads that one lease
+ * consistently and claims it when free or expired, or asks its holder to hand it over. Leases it
+ * asked for are polled one GetItem each, fast, until they arrive. No worker but the leader reads
+ * the whole table, and the leader reads it once per round.
+ *
+ * Safety does not rest on any of this: ownership changes only by the lease item's conditional
+ * claim and handover (LeaseStore), and a pump starts only on a lease this worker's own write
+ * returned or a consistent read showed it holds.
  */
-import { partitionKey } from "./model.js";
-import type { Lease, LeaseStore } from "./ports.js";
-
-export interface ClaimDecisionInput {
-  readonly leases: readonly Lease[];
-  readonly me: string;
-  readonly now: number;
-  /**
-   * Partitions this worker must not take this round: ones still being wound down by a pump of
-   * its own, or ones it stopped on a non-retryable error.
-   */
-  readonly exclude?: ReadonlySet<string>;
-  /** Source of randomness for the candidate order; defaults to Math.random. */
-  readonly random?: () => number;
-}
-
-export interface ClaimDecision {
-  /** Free or expired leases to claim, already in random order. */
-  readonly take: Lease[];
-  /**
-   * A live lease of the most loaded worker to ask for (a handoff request, not a takeover: the
-   * holder finishes its batch and releases, so stealing copies nothing twice), or null.
-   */
-  readonly steal: Lease | null;
-  /** The most leases any worker should hold: ceil(leases / live workers). */
-  readonly target: number;
-  /** Distinct owners of unexpired leases, plus me. */
-  readonly liveWorkers: number;
-  /** Unexpired leases I hold right now. */
-  readonly held: number;
-  /** Free or expired leases that exist, whether or not I take them (excluded ones not counted). */
-  readonly available: number;
-  /** Live leases of other workers that I asked for and that are not handed over yet. */
-  readonly awaiting: number;
-}
+import { describeError } from "../errors.js";
+import { inParallel, LeaderRole } from "./lease-leader.js";
+import { partitionKey, type TopicPartition } from "./model.js";
+import type { Lease, LeaseStore, Logger } from "./ports.js";
 
 export function isExpired(lease: Lease, now: number): boolean {
   return lease.owner === null || lease.expiresAt <= now;
-}
-
-/**
- * The pure decision. Fair share is target = ceil(total / live workers), and a worker steals only
- * from a worker holding MORE than target. With 24 leases and 3 workers that settles at 8/8/8;
- * with 24 and 5 at 5/5/5/5/4, where the worker with 4 sees nobody above target and stays put,
- * so a balanced fleet never flaps. A newcomer holds nothing yet, so the others do not count it;
- * it counts itself, computes a lower target and steals one lease per round until the rest count
- * it too.
- */
-export function decideClaims(input: ClaimDecisionInput): ClaimDecision {
-  const { leases, me, now } = input;
-  const exclude = input.exclude ?? new Set<string>();
-  const random = input.random ?? Math.random;
-
-  const counts = new Map<string, number>([[me, 0]]);
-  const candidates: Lease[] = [];
-  let awaiting = 0;
-  // Leases someone already asked for are on their way: they count for the asker, not the holder,
-  // so neither the asker nor anyone else asks for more than the imbalance.
-  for (const lease of leases) {
-    if (isExpired(lease, now)) {
-      if (!exclude.has(partitionKey(lease))) candidates.push(lease);
-    } else if (lease.owner !== null) {
-      const holder = lease.handoffTo ?? lease.owner;
-      counts.set(holder, (counts.get(holder) ?? 0) + 1);
-      if (lease.handoffTo === me && lease.owner !== me) awaiting++;
-    }
-  }
-  const liveWorkers = counts.size;
-  const target = leases.length === 0 ? 0 : Math.ceil(leases.length / liveWorkers);
-  const held = counts.get(me) ?? 0;
-  const needed = Math.max(0, target - held);
-  const base = { target, liveWorkers, held, available: candidates.length, awaiting };
-
-  if (needed === 0) return { ...base, take: [], steal: null };
-  if (candidates.length > 0)
-    return { ...base, take: shuffle(candidates, random).slice(0, needed), steal: null };
-
-  // Stealing from a worker at or below target would only move the imbalance to it.
-  let mostLoaded: string[] = [];
-  let most = target;
-  for (const [owner, count] of counts) {
-    if (owner === me) continue;
-    if (count > most) {
-      most = count;
-      mostLoaded = [owner];
-    } else if (count === most && count > target) {
-      mostLoaded.push(owner);
-    }
-  }
-  const victim = pick(mostLoaded, random);
-  if (victim === undefined) return { ...base, take: [], steal: null };
-  const theirs = leases.filter(
-    (l) => l.owner === victim && l.handoffTo === null && !isExpired(l, now) && !exclude.has(partitionKey(l)),
-  );
-  return { ...base, take: [], steal: pick(theirs, random) ?? null };
 }
 
 /** "A lease never outlives its holder's hard deadline", so a stalled holder cannot write after losing it. */
@@ -106,108 +25,263 @@ export function leaseExpiry(now: number, durationMs: number, hardDeadline: numbe
   return Math.min(now + durationMs, hardDeadline);
 }
 
+/** The default of WorkerSettings.leases.maxClaimsPerRound: 5,000 partitions settle in five rounds. */
+export const DEFAULT_MAX_CLAIMS_PER_ROUND = 1_000;
+/** How often a lease asked for is looked at while its holder is expected to hand it over. */
+export const AWAIT_POLL_MS = 250;
+/** Once a handover is overdue (the holder may be dead), look this often, and at its expiry. */
+const AWAIT_SLOW_POLL_MS = 1_000;
+/** Lease reads and claims a worker has in flight at once. */
+const CLAIM_CONCURRENCY = 16;
+
 export interface LeaseCoordinatorOptions {
   readonly store: LeaseStore;
   readonly workerId: string;
+  /** WorkerOptions.slot; the worker id when none is given. */
+  readonly slot: string;
+  readonly startedAt: number;
   readonly durationMs: number;
-  readonly random?: () => number;
+  readonly renewIntervalMs: number;
+  readonly rebalanceIntervalMs: number;
+  readonly maxClaimsPerRound: number;
+  /** A draining worker without a successor keeps its partitions until this long before its deadline. */
+  readonly drainLeadMs: number;
+  readonly logger?: Logger | undefined;
 }
 
 export interface RebalanceScope {
-  /** Leases not to take this round (see ClaimDecisionInput.exclude). */
+  /** Partitions not to take this round: being wound down by our own pump, or failed. */
   readonly exclude?: ReadonlySet<string>;
-  /**
-   * Which leases take part at all, e.g. only partitions this worker's plan routes. Leases left
-   * in the table by topics no longer mirrored must not count toward anyone's fair share.
-   */
-  readonly relevant?: (lease: Lease) => boolean;
+  /** Which partitions take part at all (this worker's plan); keys as model.partitionKey. */
+  readonly relevant?: (key: string) => boolean;
+  /** The run is draining (ReplicateOptions.drainAt passed): it takes nothing new. */
+  readonly draining?: boolean;
+}
+
+/** What a round found, for logs and for deciding whether a `stopWhenCaughtUp` run is done. */
+export interface ClaimDecision {
+  /** Whether the leader has assigned this worker anything yet (an empty assignment counts). */
+  readonly assigned: boolean;
+  readonly leader: boolean;
+  /** Partitions assigned to us. */
+  readonly target: number;
+  /** Live workers the leader counted (0 when we are not the leader). */
+  readonly liveWorkers: number;
+  /** Assigned partitions neither held nor awaited after the round (capped, or claim lost), plus the leader's deferred changes. */
+  readonly available: number;
+  /** Leases asked for and not handed over yet. */
+  readonly awaiting: number;
 }
 
 export interface RebalanceResult {
   /** Leases this worker now holds and was not working on: claimed, or handed over to it. */
   readonly acquired: Lease[];
-  /** The lease whose holder this worker asked to hand it over, if the request landed. */
-  readonly requested: Lease | null;
+  /** Leases whose holder this worker asked, this round, to hand them over. */
+  readonly requested: Lease[];
   readonly decision: ClaimDecision;
 }
 
-/** A round's decision as it stands once the round has acted on it. */
-export function decisionAfter(round: RebalanceResult): ClaimDecision {
-  const { acquired, requested, decision } = round;
-  // The leases just claimed were counted as available when the decision was made; without
-  // this a `stopWhenCaughtUp` run would wait a whole rebalance interval after catching up.
-  const claimed = acquired.filter((l) =>
-    decision.take.some((t) => partitionKey(t) === partitionKey(l)),
-  ).length;
-  // The decision counted the leases asked for before this round's request: the one just asked
-  // for is awaited too, or a `stopWhenCaughtUp` run could leave right after asking, and the
-  // holder would hand the lease to a worker that has gone.
-  return {
-    ...decision,
-    available: decision.available - claimed,
-    awaiting: decision.awaiting + (requested === null ? 0 : 1),
-  };
+interface Awaited {
+  readonly tp: TopicPartition;
+  readonly fastUntil: number;
+  nextPollAt: number;
 }
 
-/** The thin effectful part: read every lease, decide, claim. */
 export class LeaseCoordinator {
-  readonly #options: LeaseCoordinatorOptions;
+  readonly #o: LeaseCoordinatorOptions;
+  readonly #leader: LeaderRole;
+  readonly #awaited = new Map<string, Awaited>();
+  #assignment: readonly string[] | null = null;
+  /** Our last heartbeat's expiry; null before the first. */
+  #beatExpiresAt: number | null = null;
 
   constructor(options: LeaseCoordinatorOptions) {
-    this.#options = options;
+    this.#o = options;
+    this.#leader = new LeaderRole({
+      store: options.store,
+      workerId: options.workerId,
+      ttlMs: heartbeatTtlMs(options),
+      maxChangesPerRound: options.maxClaimsPerRound,
+      drainLeadMs: options.drainLeadMs,
+      logger: options.logger,
+    });
+  }
+
+  /** Earliest instant a lease asked for should be looked at again; null when none is awaited. */
+  get nextPollAt(): number | null {
+    let at: number | null = null;
+    for (const a of this.#awaited.values()) at = at === null ? a.nextPollAt : Math.min(at, a.nextPollAt);
+    return at;
   }
 
   /**
-   * One round. Losing a claim race (null from the store) is normal: someone else got the lease.
-   * Store failures propagate so the caller can log them and try again next round.
+   * One round. A lost claim race is normal (someone else got the lease). A failed leader turn is
+   * logged and the worker goes on with the assignment it has; a failed heartbeat propagates so
+   * the caller logs it and tries again next round, its held leases unaffected.
    */
   async rebalance(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<RebalanceResult> {
-    const { store, workerId, durationMs, random } = this.#options;
-    const { exclude, relevant } = scope;
-    const all = await store.list();
-    const leases = relevant === undefined ? all : all.filter(relevant);
-    const decision = decideClaims({
-      leases,
-      me: workerId,
-      now,
-      ...(exclude === undefined ? {} : { exclude }),
-      ...(random === undefined ? {} : { random }),
-    });
-    const expiresAt = leaseExpiry(now, durationMs, hardDeadline);
-    // Leases handed over to us (see LeaseStore.handOver) are ours already: adopt them. Not one
-    // that another worker asked for: we are handing it over (our handover may still be on its
-    // way), and a pump started on it would write alongside the taker's once it lands.
-    const excluded = exclude ?? new Set<string>();
-    const acquired: Lease[] = leases.filter(
-      (l) =>
-        l.owner === workerId &&
-        (l.handoffTo === null || l.handoffTo === workerId) &&
-        !isExpired(l, now) &&
-        !excluded.has(partitionKey(l)),
-    );
-    for (const observed of decision.take) {
-      const claimed = await store.claim(observed, workerId, expiresAt);
-      if (claimed !== null) acquired.push(claimed);
+    const relevant = scope.relevant ?? (() => true);
+    const draining = scope.draining ?? false;
+    const beat = this.#beat(now, hardDeadline, draining);
+    const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
+    const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
+    this.#beatExpiresAt = beat.expiresAt;
+    this.#assignment = me.assignment;
+    let leader = false;
+    let deferred = 0;
+    let liveWorkers = 0;
+    try {
+      leader = await this.#leader.step(now);
+      if (leader) {
+        const round = await this.#leader.assign(now, me, relevant);
+        this.#assignment = round.mine;
+        ({ deferred, liveWorkers } = round);
+      }
+    } catch (error) {
+      this.#o.logger?.warn("lease leader round failed", describeError(error));
     }
-    const requested =
-      decision.steal !== null && (await store.requestHandoff(decision.steal, workerId))
-        ? decision.steal
-        : null;
+    const assignment = (this.#assignment ?? []).filter(relevant);
+    const exclude = scope.exclude ?? new Set<string>();
+    const wanted = draining ? [] : assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
+    const acquired: Lease[] = [];
+    const requested: Lease[] = [];
+    const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
+    const tries = wanted.slice(0, this.#o.maxClaimsPerRound);
+    let missed = wanted.length - tries.length;
+    await inParallel(
+      tries.map((key) => async () => {
+        const outcome = await this.#take(parseKey(key), now, expiresAt).catch((error: unknown) => {
+          // One lease's failure must not hide the leases the others took.
+          this.#o.logger?.warn("taking an assigned lease failed", { key, ...describeError(error) });
+          return { kind: "missed" } as const;
+        });
+        if (outcome.kind === "acquired") acquired.push(outcome.lease);
+        else if (outcome.kind === "requested") requested.push(outcome.lease);
+        else if (outcome.kind === "missed") missed++;
+      }),
+      CLAIM_CONCURRENCY,
+    );
+    const decision: ClaimDecision = {
+      assigned: this.#assignment !== null,
+      leader,
+      target: assignment.length,
+      liveWorkers,
+      available: missed + deferred,
+      awaiting: this.#awaited.size,
+    };
     return { acquired, requested, decision };
   }
-}
 
-function shuffle<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    const a = out[i] as T;
-    out[i] = out[j] as T;
-    out[j] = a;
+  /**
+   * Looks at the leases asked for whose poll is due (one consistent GetItem each): returns those
+   * handed over to us, claims one that expired meanwhile (its holder died), and forgets one that
+   * went elsewhere (the next round asks again if it is still ours to have).
+   */
+  async pollAwaited(now: number, hardDeadline: number): Promise<Lease[]> {
+    const due = [...this.#awaited.entries()].filter(([, a]) => a.nextPollAt <= now);
+    const acquired: Lease[] = [];
+    const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
+    await inParallel(
+      due.map(([key, a]) => async () => {
+        try {
+          const lease = await this.#o.store.lease(a.tp);
+          const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
+          if (mine !== null) acquired.push(mine);
+          if (
+            lease !== null &&
+            mine === null &&
+            lease.handoffTo === this.#o.workerId &&
+            !isExpired(lease, now)
+          ) {
+            a.nextPollAt =
+              now < a.fastUntil ? now + AWAIT_POLL_MS : Math.min(now + AWAIT_SLOW_POLL_MS, lease.expiresAt);
+            return;
+          }
+          this.#awaited.delete(key);
+        } catch (error) {
+          // One lease's failure must not hide the others'; this one is looked at again later.
+          this.#o.logger?.warn("looking at an awaited lease failed", { key, ...describeError(error) });
+          a.nextPollAt = now + AWAIT_SLOW_POLL_MS;
+        }
+      }),
+      CLAIM_CONCURRENCY,
+    );
+    return acquired;
   }
-  return out;
+
+  /**
+   * The end of a run: the heartbeat says we are gone (expired, draining), so the leader moves
+   * our partitions at once, and the leader item is given up if we held it.
+   */
+  async leave(now: number): Promise<void> {
+    this.#awaited.clear();
+    await this.#leader.resign();
+    try {
+      await this.#o.store.heartbeat({ ...this.#beat(now, now, true), expiresAt: now });
+    } catch (error) {
+      this.#o.logger?.warn("final heartbeat failed; the worker item will expire", describeError(error));
+    }
+  }
+
+  #beat(now: number, hardDeadline: number, draining: boolean) {
+    const { workerId, slot, startedAt } = this.#o;
+    return {
+      workerId,
+      slot,
+      startedAt,
+      draining,
+      deadline: hardDeadline,
+      expiresAt: now + heartbeatTtlMs(this.#o),
+    };
+  }
+
+  /** Reads one assigned lease consistently and acts on it. */
+  async #take(tp: TopicPartition, now: number, expiresAt: number): Promise<TakeOutcome> {
+    const { store, workerId, renewIntervalMs } = this.#o;
+    const lease = await store.lease(tp);
+    if (lease === null) return { kind: "missed" };
+    const mine = await this.#ours(lease, now, expiresAt);
+    if (mine !== null) return { kind: "acquired", lease: mine };
+    if (lease.owner === workerId) return { kind: "busy" }; // we are handing it to someone else
+    if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
+    const asked =
+      lease.handoffTo === workerId ||
+      (lease.handoffTo === null && (await store.requestHandoff(lease, workerId)));
+    if (!asked) return { kind: "busy" };
+    // The holder hands over at its next renewal or checkpoint: look fast until then.
+    const fastUntil = now + renewIntervalMs + 2 * AWAIT_POLL_MS;
+    this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS });
+    return { kind: "requested", lease };
+  }
+
+  /**
+   * The lease as ours to pump, verified: our own claim's result, or a consistent read showing we
+   * hold it unexpired and nobody asked for it. Null otherwise.
+   */
+  async #ours(lease: Lease, now: number, expiresAt: number): Promise<Lease | null> {
+    const { workerId, store } = this.#o;
+    if (lease.owner === workerId && !isExpired(lease, now)) {
+      return lease.handoffTo === null || lease.handoffTo === workerId ? lease : null;
+    }
+    if (!isExpired(lease, now)) return null;
+    return store.claim(lease, workerId, expiresAt);
+  }
 }
 
-function pick<T>(items: readonly T[], random: () => number): T | undefined {
-  return items.length === 0 ? undefined : items[Math.floor(random() * items.length)];
+type TakeOutcome =
+  | { readonly kind: "acquired" | "requested"; readonly lease: Lease }
+  | { readonly kind: "missed" | "busy" };
+
+/** How long a heartbeat (and the leader item) holds: three rounds, never longer than a lease. */
+export function heartbeatTtlMs(o: {
+  readonly durationMs: number;
+  readonly rebalanceIntervalMs: number;
+}): number {
+  return Math.min(o.durationMs, 3 * o.rebalanceIntervalMs);
+}
+
+/** The partition a lease key names (model.partitionKey: topic names cannot hold ':'). */
+export function parseKey(key: string): TopicPartition {
+  const at = key.lastIndexOf(":");
+  return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
 }

@@ -182,11 +182,85 @@ export interface Lease {
   readonly sourceLeaderEpoch?: number | null;
 }
 
+/**
+ * A worker's own item in the lease table (key `#worker/<workerId>`, which no Kafka topic can
+ * produce): its heartbeat, written by the worker every round, and the partitions the leader
+ * assigned to it, written by the leader only when they change. See lease-coordinator.ts.
+ */
+export interface WorkerHeartbeat {
+  readonly workerId: string;
+  /** Stable across runs (a Lambda schedule slot, a CLI worker's id): the leader gives a slot's partitions back to it. */
+  readonly slot: string;
+  readonly startedAt: number;
+  /** The run is ending: the leader assigns its partitions to others. */
+  readonly draining: boolean;
+  /** The run's hard deadline: a draining worker's partitions move to anyone before it. */
+  readonly deadline: number;
+  /** Epoch ms after which the worker counts as dead. */
+  readonly expiresAt: number;
+}
+
+export interface WorkerRecord extends WorkerHeartbeat {
+  /** Partition keys (model.partitionKey) the leader assigned to this worker; null before any. */
+  readonly assignment: readonly string[] | null;
+}
+
+export interface HeartbeatOptions {
+  /**
+   * Removes the assignment the item holds: a run's first heartbeat, and one after the worker was
+   * presumed dead (its heartbeat expired), start without one, so a stale assignment never sends
+   * the worker after leases the leader has since given to others.
+   */
+  readonly forgetAssignment?: boolean;
+}
+
+/** The leader item (`#leader`): a lease on the right to assign partitions. */
+export interface LeaderLease {
+  readonly owner: string | null;
+  /** Grows on every take or renewal, so a stale view of the item can never take it. */
+  readonly counter: number;
+  readonly expiresAt: number;
+}
+
+/** The whole lease table as the leader reads it once per round (not consistent). */
+export interface TableSnapshot {
+  readonly leases: readonly Lease[];
+  readonly workers: readonly WorkerRecord[];
+  readonly leader: LeaderLease | null;
+}
+
 export interface LeaseStore {
   /** Creates a free lease item for each partition that has none. Existing items are untouched. */
   ensure(partitions: readonly TopicPartition[]): Promise<void>;
-  /** Every lease in the table, read consistently. */
+  /** Every lease in the table, read consistently (worker and leader items are not leases). */
   list(): Promise<Lease[]>;
+  /** One lease, read consistently; null when the partition has no item. */
+  lease(tp: TopicPartition): Promise<Lease | null>;
+  /**
+   * Leases, worker items and the leader item in one paginated, eventually consistent scan: the
+   * leader's read. Every write decided on it is conditional, so a stale view costs a refused write.
+   * Items it cannot read are skipped (and reported), never an error.
+   */
+  scan(): Promise<TableSnapshot>;
+  /**
+   * Writes the worker's heartbeat (creating its item on the first call) and returns the item as
+   * it now is, with the assignment the leader last wrote: one write, no separate read.
+   */
+  heartbeat(beat: WorkerHeartbeat, options?: HeartbeatOptions): Promise<WorkerRecord>;
+  /**
+   * The leader publishes `assignment` in the worker's item. Only onto that worker's existing
+   * item: false when it is gone (removed, never written), so no item without a heartbeat appears.
+   */
+  assign(workerId: string, assignment: readonly string[]): Promise<boolean>;
+  /** Deletes a dead worker's item if it is still as `observed` (nobody heartbeat since). */
+  removeWorker(observed: WorkerRecord): Promise<boolean>;
+  /** The leader item, read eventually consistently; null when there is none yet. */
+  leader(): Promise<LeaderLease | null>;
+  /**
+   * Takes or renews the leader item for `owner` until `expiresAt` (0 gives it up), if it is
+   * still as `observed` (null: absent). Returns the new item, or null when someone changed it.
+   */
+  claimLeader(observed: LeaderLease | null, owner: string, expiresAt: number): Promise<LeaderLease | null>;
   /**
    * Takes `observed` for `owner` until `expiresAt`, if nobody changed it since it was read: same
    * owner, counter and expiry, so a renewal that landed after the read (the holder was alive

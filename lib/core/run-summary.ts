@@ -30,7 +30,8 @@ export interface RunError {
   readonly message: string;
 }
 
-export type RunEndReason = "deadline" | "caught-up" | "aborted";
+/** "drained": ReplicateOptions.drainAt passed and the run holds nothing any more. */
+export type RunEndReason = "deadline" | "caught-up" | "aborted" | "drained";
 
 export interface RunSummary {
   readonly workerId: string;

@@ -18,6 +18,11 @@ export interface WorkerSettings {
     readonly rebalanceIntervalMs: number;
     /** At most one routine checkpoint per partition per this many ms (PumpSettings). @default 0 */
     readonly checkpointIntervalMs?: number;
+    /**
+     * Leases a worker tries to take per round, and assignments the leader changes per round.
+     * @default 1000 (DEFAULT_MAX_CLAIMS_PER_ROUND)
+     */
+    readonly maxClaimsPerRound?: number;
   };
   readonly startFrom: StartFrom;
   /** Replication factor of target topics the worker creates. */
@@ -63,6 +68,9 @@ export function checkWorkerSettings(settings: WorkerSettings): string[] {
   for (const [path, value] of Object.entries(positive)) {
     if (!(value > 0)) problems.push(`${path} must be > 0`);
   }
+  const claims = leases.maxClaimsPerRound;
+  if (claims !== undefined && !(Number.isSafeInteger(claims) && claims >= 1))
+    problems.push("leases.maxClaimsPerRound must be an integer >= 1");
   if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
   const interval = leases.checkpointIntervalMs ?? 0;
   // Progress must reach the store well inside a lease, or a successor repeats (at-least-once)

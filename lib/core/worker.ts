@@ -1,7 +1,8 @@
 /**
- * One replication run of one worker (one Lambda invocation, one CLI run): plan topics, take a
- * fair share of partition leases, pump every held partition concurrently until the deadline,
- * then checkpoint and give the leases back.
+ * One replication run of one worker (one Lambda invocation, one CLI run): plan topics, take the
+ * partition leases the lease leader assigned to it (lease-coordinator.ts), pump every held
+ * partition concurrently until the deadline (or until it has drained), then checkpoint and give
+ * the leases back.
  *
  * Safety rests on three rules, each enforced in one place:
  *  - a checkpoint moves only past records the target acknowledged (PartitionPump), so a kill at
@@ -14,7 +15,8 @@
  */
 import { describeError, isReplicatorError } from "../errors.js";
 import { HeldLease } from "./held-lease.js";
-import { type ClaimDecision, decisionAfter, LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
+import { type ClaimDecision, type LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
+import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
 import { partitionKey } from "./model.js";
 import { PartitionPump, type PumpStatus } from "./partition-pump.js";
 import { type PartitionRoute, planTopics, type TopicPlan } from "./planner.js";
@@ -41,7 +43,13 @@ import {
 } from "./worker-settings.js";
 
 export interface WorkerOptions {
+  /** Unique per run: two concurrent runs never share one. */
   readonly workerId: string;
+  /**
+   * Stable across runs (a Lambda schedule slot, the CLI worker's id): the leader gives a slot's
+   * partitions back to a live worker of the same slot. @default workerId
+   */
+  readonly slot?: string;
   readonly source: SourceReader;
   readonly target: TargetWriter;
   readonly sourceAdmin: ClusterAdmin;
@@ -56,15 +64,17 @@ export interface WorkerOptions {
   readonly metrics: ReplicationMetrics;
   /** Randomness for lease choice; tests pin it. @default Math.random */
   readonly random?: () => number;
-  /** A stable identity across runs (the Lambda schedule slot, or the CLI worker id). */
-  readonly slot?: string;
 }
 
 export interface ReplicateOptions {
   /** End as soon as every held partition is caught up and no lease is free (CLI `run --once`, tests). */
   readonly stopWhenCaughtUp?: boolean;
   readonly signal?: AbortSignal;
-  /** Epoch ms from which the run hands its partitions to a newer worker of its slot (wt-lease). */
+  /**
+   * Epoch ms from which the run drains: its heartbeat says so, the leader assigns its partitions
+   * to others (a newer run of the same slot first), it takes nothing new, and it ends ("drained")
+   * as soon as it holds nothing. Its deadline still ends it regardless.
+   */
   readonly drainAt?: number;
 }
 
@@ -80,22 +90,13 @@ const STORE_RETRY_MS = 1000;
 const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
 /** With this, backoffDelay is exactly the policy's delay: no jitter. */
 const CAUGHT_UP_POLL_MS = 200;
-/** How often a worker looks for a lease it asked for (one lease-table read each time). */
-const AWAIT_POLL_MS = 500;
 
 export class Worker {
   readonly #o: WorkerOptions;
-  readonly #coordinator: LeaseCoordinator;
 
   constructor(options: WorkerOptions) {
     assertWorkerSettings(options.settings, { hasTargetReader: options.targetReader !== undefined });
     this.#o = options;
-    this.#coordinator = new LeaseCoordinator({
-      store: options.leases,
-      workerId: options.workerId,
-      durationMs: options.settings.leases.durationMs,
-      ...(options.random === undefined ? {} : { random: options.random }),
-    });
   }
 
   /**
@@ -104,7 +105,7 @@ export class Worker {
    * callers leave a few seconds of their own time budget beyond `deadline`.
    */
   async replicate(deadline: number, options: ReplicateOptions = {}): Promise<RunSummary> {
-    const run = new Run(this.#o, this.#coordinator, deadline, options);
+    const run = new Run(this.#o, leaseCoordinatorFor(this.#o, this.#o.clock.now()), deadline, options);
     return run.execute();
   }
 }
@@ -132,6 +133,7 @@ class Run {
   readonly #tally = new RunTally();
   readonly #leases: RunLeases;
   #lastDecision: ClaimDecision | null = null;
+  #drainAnnounced = false;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
     this.#o = o;
@@ -238,7 +240,7 @@ class Run {
   /** Renews, rebalances and reaps finished pumps until the run has to end; says why it ended. */
   async #loop(stopAt: number): Promise<RunEndReason> {
     const { clock, settings } = this.#o;
-    const { signal, stopWhenCaughtUp } = this.#options;
+    const { signal, stopWhenCaughtUp, drainAt } = this.#options;
     let nextRebalance = clock.now();
     let nextRenew = clock.now() + settings.leases.renewIntervalMs;
     for (;;) {
@@ -253,64 +255,50 @@ class Run {
         );
         nextRenew = now + settings.leases.renewIntervalMs;
       }
-      if (now >= nextRebalance) {
+      // The heartbeat says "draining" from the first round after drainAt.
+      const drainDue = drainAt !== undefined && now >= drainAt && !this.#drainAnnounced;
+      if (now >= nextRebalance || drainDue) {
+        this.#drainAnnounced ||= drainDue;
         await this.#rebalance(now);
-        nextRebalance = now + this.#rebalanceIntervalMs();
+        nextRebalance = now + settings.leases.rebalanceIntervalMs;
       }
+      const pollAt = this.#coordinator.nextPollAt;
+      if (pollAt !== null && pollAt <= clock.now()) await this.#pollAwaited(clock.now());
       this.#reap();
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
+      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0) return "drained";
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
-      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt);
-      if (stopWhenCaughtUp) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
+      let wakeAt = Math.min(nextRebalance, nextRenew, stopAt, this.#coordinator.nextPollAt ?? stopAt);
+      if (drainAt !== undefined && !this.#drainAnnounced) wakeAt = Math.min(wakeAt, drainAt);
+      if (stopWhenCaughtUp || this.#draining(now)) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
       await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
     }
   }
 
-  /**
-   * A lease we asked for is handed over at the holder's next checkpoint or renewal; look again
-   * soon rather than leaving it idle for a whole rebalance interval.
-   */
-  #rebalanceIntervalMs(): number {
-    const { rebalanceIntervalMs } = this.#o.settings.leases;
-    const awaiting = (this.#lastDecision?.awaiting ?? 0) > 0;
-    return awaiting ? Math.min(AWAIT_POLL_MS, rebalanceIntervalMs) : rebalanceIntervalMs;
+  #draining(now: number): boolean {
+    const { drainAt } = this.#options;
+    return drainAt !== undefined && now >= drainAt;
   }
 
   async #rebalance(now: number): Promise<void> {
     this.#needsLook = false;
     const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
-    try {
-      const round = await this.#coordinator.rebalance(now, this.#deadline, {
+    const { acquired, decision } = await loggedRound(this.#o, () =>
+      this.#coordinator.rebalance(now, this.#deadline, {
         exclude,
-        relevant: (lease) => this.#routes.has(partitionKey(lease)),
-      });
-      const { acquired, requested, decision } = round;
-      this.#lastDecision = decisionAfter(round);
-      for (const lease of acquired) this.#start(lease);
-      if (acquired.length > 0) {
-        this.#o.logger.info("leases taken", {
-          workerId: this.#o.workerId,
-          taken: acquired.map((l) => `${l.topic}/${l.partition}`),
-          target: decision.target,
-          liveWorkers: decision.liveWorkers,
-        });
-      }
-      if (requested !== null) {
-        this.#o.logger.info("lease handoff requested", {
-          workerId: this.#o.workerId,
-          lease: `${requested.topic}/${requested.partition}`,
-          holder: requested.owner,
-          target: decision.target,
-          liveWorkers: decision.liveWorkers,
-        });
-      }
-    } catch (error) {
-      // Nothing new is taken this round; pumps of held leases go on while their leases last.
-      this.#lastDecision = null;
-      const level = isReplicatorError(error) && error.retryable ? "warn" : "error";
-      this.#o.logger[level]("taking leases failed", describeError(error));
-    }
+        relevant: (key) => this.#routes.has(key),
+        draining: this.#draining(now),
+      }),
+    );
+    this.#lastDecision = decision;
+    for (const lease of acquired) this.#start(lease);
+  }
+
+  /** A lease asked for is handed over at the holder's next checkpoint or renewal: take it at once. */
+  async #pollAwaited(now: number): Promise<void> {
+    const acquired = await loggedPoll(this.#o, () => this.#coordinator.pollAwaited(now, this.#deadline));
+    for (const lease of acquired) if (!this.#active.has(partitionKey(lease))) this.#start(lease);
   }
 
   #start(lease: Lease): void {
@@ -370,9 +358,11 @@ class Run {
   #allCaughtUp(): boolean {
     const decision = this.#lastDecision;
     if (this.#needsLook) return false;
+    // Not before the leader has assigned us anything (or nothing): partitions may be ours to take.
+    if (decision === null || !decision.assigned || decision.available > 0) return false;
     // A lease we asked for is about to be handed to us: leaving now would leave it owned by a
     // worker that has gone, idle until it expires.
-    if (decision === null || decision.available > 0 || decision.awaiting > 0) return false;
+    if (this.#coordinator.nextPollAt !== null) return false;
     for (const term of this.#active.values()) if (!term.pump.status.caughtUp) return false;
     return true;
   }
@@ -394,5 +384,6 @@ class Run {
     await Promise.all([...this.#toRelease.values()].map((held) => this.#leases.release(held)));
     this.#toRelease.clear();
     await Promise.all([...this.#releasing]);
+    await this.#coordinator.leave(this.#o.clock.now());
   }
 }

@@ -6,25 +6,36 @@
  * The named pieces the lease store uses are in lease-conditions.ts.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import { partitionKey } from "../core/model.js";
-import type { Lease } from "../core/ports.js";
 import { expressionNames, num } from "./lease-item.js";
 
 /** The attributes a condition tests. */
-export type ConditionAttr = "key" | "owner" | "counter" | "expiresAt" | "checkpoint" | "handoffTo";
+export type ConditionAttr =
+  | "key"
+  | "owner"
+  | "counter"
+  | "expiresAt"
+  | "checkpoint"
+  | "handoffTo"
+  | "workerId";
+
+/**
+ * An item as the in-memory store keeps it: a Lease, a worker item or the leader item. Its key is
+ * implied (an item that exists has one).
+ */
+export type ConditionSubject = { readonly [A in Exclude<ConditionAttr, "key">]?: string | number | null };
 
 export interface Condition {
   readonly expression: string;
   readonly names: Readonly<Record<string, string>>;
   readonly values: Readonly<Record<string, AttributeValue>>;
   /** DynamoDB's answer for this item; `undefined` is a missing item (every attribute absent). */
-  holds(item: Lease | undefined): boolean;
+  holds(item: ConditionSubject | undefined): boolean;
 }
 
 /** The stored value of `attr`, null when the attribute (or the whole item) is absent. */
-function stored(item: Lease | undefined, attr: ConditionAttr): string | number | null {
+function stored(item: ConditionSubject | undefined, attr: ConditionAttr): string | number | null {
   if (item === undefined) return null;
-  return attr === "key" ? partitionKey(item) : item[attr];
+  return attr === "key" ? "(present)" : (item[attr] ?? null);
 }
 
 function attributeValue(value: string | number): AttributeValue {

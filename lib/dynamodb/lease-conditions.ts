@@ -179,3 +179,46 @@ export const LeaseConditions = {
    */
   handOver: (held: Holding, to: string): Condition => allOf(heldBy(held), handoffRequestedBy(to)),
 } as const;
+
+/**
+ * The conditions of the protocol's own items (coordination-store.ts). None of these writes
+ * decides ownership or progress, which only lease items do; they keep the protocol's bookkeeping
+ * from being corrupted by a stale reader.
+ */
+export const CoordinationConditions = {
+  /**
+   * assign: only onto the worker's existing item. Timeline it prevents:
+   *   t0  the leader scans: worker W's item is there (expired long ago)
+   *   t1  another leader round deletes W's item (removeWorker)
+   *   t2  the first leader writes W's assignment: unconditionally an item with an assignment
+   *       and no heartbeat would appear, which every later scan would have to skip.
+   */
+  assign: (workerId: string): Condition => equals("workerId", ":assignee", workerId),
+
+  /**
+   * removeWorker: only the dead item the leader saw. Timeline it prevents:
+   *   t0  the leader scans: W's heartbeat expired (W was slow, not dead)
+   *   t1  W heartbeats: expiresAt moves on
+   *   t2  the leader deletes W's item: W would lose its assignment and look dead to the next
+   *       leader. The expiry the leader saw is no longer the item's: refused.
+   */
+  removeWorker: (observedExpiresAt: number): Condition =>
+    equals("expiresAt", ":observedExpiresAt", observedExpiresAt),
+
+  /**
+   * claimLeader: taken or renewed only as the claimer read it (or absent). Timeline it prevents:
+   *   t0  A and B both read the leader item expired, counter 7
+   *   t1  A takes it: counter 8
+   *   t2  B takes it: unconditionally both would lead (harmless for safety, since assignments
+   *       decide nothing, but they would publish conflicting assignments every round). With the
+   *       condition B is refused, and so is a renewal by a leader whose item someone took.
+   */
+  claimLeader: (observed: { owner: string | null; counter: number; expiresAt: number } | null): Condition =>
+    observed === null
+      ? leaseAbsent
+      : allOf(
+          observed.owner === null ? absent("owner") : equals("owner", ":observedOwner", observed.owner),
+          equals("counter", ":observedCounter", observed.counter),
+          equals("expiresAt", ":observedExpiresAt", observed.expiresAt),
+        ),
+} as const;

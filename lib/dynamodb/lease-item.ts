@@ -25,6 +25,14 @@ import type { Lease } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { LEASE_KEY_ATTRIBUTE } from "./lease-table.js";
 
+/**
+ * Keys of the protocol's own items start with '#', which no lease key can: topic names are
+ * [a-zA-Z0-9._-]. `#leader` is the leader item, `#worker/<id>` a worker's.
+ */
+export function isCoordinationKey(key: string): boolean {
+  return key.startsWith("#");
+}
+
 /** Attribute names, used through ExpressionAttributeNames so reserved words never bite. */
 export const Attr = {
   key: LEASE_KEY_ATTRIBUTE,
@@ -40,6 +48,13 @@ export const Attr = {
   targetOffset: "targetOffset",
   sourceTopicId: "sourceTopicId",
   sourceLeaderEpoch: "sourceLeaderEpoch",
+  // Worker items (coordination-item.ts).
+  workerId: "workerId",
+  slot: "slot",
+  startedAt: "startedAt",
+  draining: "draining",
+  deadline: "deadline",
+  assignment: "assignment",
 } as const;
 
 export type Item = Record<string, AttributeValue>;
@@ -82,7 +97,10 @@ export interface UnreadableItem {
  */
 export function readLeaseItem(
   item: Item,
-): { readonly lease: Lease } | { readonly unreadable: UnreadableItem } {
+): { readonly lease: Lease } | { readonly unreadable: UnreadableItem } | { readonly coordination: string } {
+  // Worker and leader items are the protocol's own, not leases: skipped quietly by lease readers.
+  const key = item[Attr.key]?.S;
+  if (key !== undefined && isCoordinationKey(key)) return { coordination: key };
   try {
     return { lease: leaseFromItem(item) };
   } catch (error) {

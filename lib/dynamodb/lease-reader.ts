@@ -5,10 +5,20 @@
 import {
   BatchGetItemCommand,
   type DynamoDBClient,
+  GetItemCommand,
   ScanCommand,
   type ScanCommandOutput,
 } from "@aws-sdk/client-dynamodb";
-import type { Lease, Logger, ReplicationMetrics } from "../core/ports.js";
+import type {
+  LeaderLease,
+  Lease,
+  Logger,
+  ReplicationMetrics,
+  TableSnapshot,
+  WorkerRecord,
+} from "../core/ports.js";
+import { isReplicatorError } from "../errors.js";
+import { isWorkerKey, LEADER_KEY, leaderFromItem, workerFromItem } from "./coordination-item.js";
 import { translateDynamoDbError } from "./errors.js";
 import { Attr, type Item, readLeaseItem, type UnreadableItem } from "./lease-item.js";
 
@@ -40,20 +50,48 @@ export class LeaseReader {
     this.#metrics = options.metrics;
   }
 
-  /** Every lease in the table, read consistently. */
+  /** Every lease in the table, read consistently (worker and leader items left out). */
   async list(): Promise<Lease[]> {
+    return [...(await this.scan(true, false)).leases];
+  }
+
+  /**
+   * Leases, worker items and the leader item, page by page. The leader's scan is not consistent
+   * (half the read units): every write it leads to is conditional on what it saw.
+   */
+  async scan(consistent = false, withWorkers = true): Promise<TableSnapshot> {
     const leases: Lease[] = [];
+    const workers: WorkerRecord[] = [];
+    let leader: LeaderLease | null = null;
     let startKey: Item | undefined;
     do {
-      const page = await this.#scan(startKey);
+      const page = await this.#scan(startKey, consistent);
       for (const item of page.Items ?? []) {
         const read = readLeaseItem(item);
         if ("lease" in read) leases.push(read.lease);
-        else this.#skipped(read.unreadable);
+        else if ("unreadable" in read) this.#skipped(read.unreadable);
+        else if (read.coordination === LEADER_KEY) leader = leaderFromItem(item);
+        else if (withWorkers && isWorkerKey(read.coordination)) {
+          const worker = readWorker(item);
+          if ("worker" in worker) workers.push(worker.worker);
+          else this.#skipped(worker.unreadable);
+        }
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined);
-    return leases;
+    return { leases, workers, leader };
+  }
+
+  /** One item by key: consistent for a lease about to be pumped, not for the leader item. */
+  async getItem(key: Item, consistent: boolean): Promise<Item | undefined> {
+    try {
+      const out = await this.#client.send(
+        new GetItemCommand({ TableName: this.#tableName, Key: key, ConsistentRead: consistent }),
+      );
+      return out.Item;
+    } catch (error) {
+      throw translateDynamoDbError(error, "GetItem", this.#tableName, { leaseKey: key[Attr.key]?.S });
+    }
   }
 
   /** Which of `keys` have an item (a key DynamoDB leaves unprocessed counts as missing). */
@@ -71,14 +109,12 @@ export class LeaseReader {
     return existing;
   }
 
-  async #scan(startKey: Item | undefined): Promise<ScanCommandOutput> {
+  async #scan(startKey: Item | undefined, consistent: boolean): Promise<ScanCommandOutput> {
     try {
       return await this.#client.send(
         new ScanCommand({
           TableName: this.#tableName,
-          // A claim decided on an eventually consistent read would be refused anyway (the
-          // counter moved), but every such miss costs a write and a lease-balancing round.
-          ConsistentRead: true,
+          ConsistentRead: consistent,
           ExclusiveStartKey: startKey,
         }),
       );
@@ -123,5 +159,16 @@ export class LeaseReader {
       attribute: item.attribute,
       hint: "its partition is not copied until the item is fixed or removed",
     });
+  }
+}
+
+/** A worker item the leader cannot read is skipped and reported, like an unreadable lease. */
+function readWorker(item: Item): { readonly worker: WorkerRecord } | { readonly unreadable: UnreadableItem } {
+  try {
+    return { worker: workerFromItem(item) };
+  } catch (error) {
+    if (!isReplicatorError(error, "LEASE_STORE_INVALID")) throw error;
+    const { leaseKey, attribute } = error.details;
+    return { unreadable: { leaseKey: String(leaseKey), attribute: String(attribute) } };
   }
 }

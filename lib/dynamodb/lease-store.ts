@@ -22,14 +22,21 @@ import { partitionKey, type TopicPartition } from "../core/model.js";
 import type {
   CheckpointResetReason,
   Clock,
+  HeartbeatOptions,
+  LeaderLease,
   Lease,
   LeaseStore,
   Logger,
   ReplicationMetrics,
   SourcePosition,
+  TableSnapshot,
+  WorkerHeartbeat,
+  WorkerRecord,
 } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { checkpointUpdate, resetCheckpointUpdate } from "./checkpoint-update.js";
+import { leaderFromItem, leaderKey } from "./coordination-item.js";
+import { CoordinationStore } from "./coordination-store.js";
 import { translateDynamoDbError } from "./errors.js";
 import { forEachLimited } from "./for-each-limited.js";
 import { requireEpochMs, requireOffset, requireWorkerId } from "./lease-arguments.js";
@@ -71,12 +78,14 @@ export class DynamoDbLeaseStore implements LeaseStore {
   readonly #tableName: string;
   readonly #clock: Clock;
   readonly #reader: LeaseReader;
+  readonly #coordination: CoordinationStore;
 
   constructor(options: DynamoDbLeaseStoreOptions) {
     this.#client = options.client;
     this.#tableName = options.tableName;
     this.#clock = options.clock ?? systemClock;
     this.#reader = new LeaseReader(options);
+    this.#coordination = new CoordinationStore({ ...options, clock: this.#clock });
   }
 
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
@@ -88,6 +97,36 @@ export class DynamoDbLeaseStore implements LeaseStore {
 
   list(): Promise<Lease[]> {
     return this.#reader.list();
+  }
+
+  async lease(tp: TopicPartition): Promise<Lease | null> {
+    const item = await this.#reader.getItem(keyOf(tp), true);
+    return item === undefined ? null : leaseFromItem(item);
+  }
+
+  scan(): Promise<TableSnapshot> {
+    return this.#reader.scan();
+  }
+
+  heartbeat(beat: WorkerHeartbeat, options?: HeartbeatOptions): Promise<WorkerRecord> {
+    return this.#coordination.heartbeat(beat, options);
+  }
+
+  assign(workerId: string, assignment: readonly string[]): Promise<boolean> {
+    return this.#coordination.assign(workerId, assignment);
+  }
+
+  removeWorker(observed: WorkerRecord): Promise<boolean> {
+    return this.#coordination.removeWorker(observed);
+  }
+
+  async leader(): Promise<LeaderLease | null> {
+    const item = await this.#reader.getItem(leaderKey, false);
+    return item === undefined ? null : leaderFromItem(item);
+  }
+
+  claimLeader(observed: LeaderLease | null, owner: string, expiresAt: number): Promise<LeaderLease | null> {
+    return this.#coordination.claimLeader(observed, owner, expiresAt);
   }
 
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {

@@ -17,6 +17,8 @@ import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partiti
 import type {
   Clock,
   ClusterAdmin,
+  HeartbeatOptions,
+  LeaderLease,
   Lease,
   LeaseStore,
   LogFields,
@@ -24,13 +26,20 @@ import type {
   PartitionIdentity,
   ReplicationMetrics,
   SourceReader,
+  TableSnapshot,
   TargetWriter,
   TopicMapping,
+  WorkerHeartbeat,
+  WorkerRecord,
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { invalidArgument } from "../../lib/dynamodb/lease-arguments.js";
-import { checkpointAdvances, LeaseConditions } from "../../lib/dynamodb/lease-conditions.js";
+import {
+  CoordinationConditions,
+  checkpointAdvances,
+  LeaseConditions,
+} from "../../lib/dynamodb/lease-conditions.js";
 import { leaseLost, requireHolder, settleRefusedCheckpoint } from "../../lib/dynamodb/lease-loss.js";
 import { ReplicatorError } from "../../lib/errors.js";
 
@@ -353,10 +362,19 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
  */
 export class InMemoryLeaseStore implements LeaseStore {
   readonly #items = new Map<string, Lease>();
+  readonly #workers = new Map<string, WorkerRecord>();
+  #leader: LeaderLease | null = null;
   unavailable = false;
   readonly calls = {
     ensure: 0,
     list: 0,
+    lease: 0,
+    scan: 0,
+    heartbeat: 0,
+    assign: 0,
+    removeWorker: 0,
+    leader: 0,
+    claimLeader: 0,
     claim: 0,
     renew: 0,
     checkpoint: 0,
@@ -377,6 +395,65 @@ export class InMemoryLeaseStore implements LeaseStore {
   async list(): Promise<Lease[]> {
     this.#call("list");
     return this.snapshot();
+  }
+
+  async lease(tp: TopicPartition): Promise<Lease | null> {
+    this.#call("lease");
+    return this.get(tp) ?? null;
+  }
+
+  async scan(): Promise<TableSnapshot> {
+    this.#call("scan");
+    return {
+      leases: this.snapshot(),
+      workers: this.workers(),
+      leader: this.#leader === null ? null : { ...this.#leader },
+    };
+  }
+
+  async heartbeat(beat: WorkerHeartbeat, options: HeartbeatOptions = {}): Promise<WorkerRecord> {
+    this.#call("heartbeat");
+    const kept = options.forgetAssignment === true ? null : this.#workers.get(beat.workerId)?.assignment;
+    const record = { ...beat, assignment: kept ?? null };
+    this.#workers.set(beat.workerId, record);
+    return { ...record };
+  }
+
+  async assign(workerId: string, assignment: readonly string[]): Promise<boolean> {
+    this.#call("assign");
+    const current = this.#workers.get(workerId);
+    if (!CoordinationConditions.assign(workerId).holds(current) || current === undefined) return false;
+    this.#workers.set(workerId, { ...current, assignment: [...assignment] });
+    return true;
+  }
+
+  async removeWorker(observed: WorkerRecord): Promise<boolean> {
+    this.#call("removeWorker");
+    const current = this.#workers.get(observed.workerId);
+    if (!CoordinationConditions.removeWorker(observed.expiresAt).holds(current)) return false;
+    this.#workers.delete(observed.workerId);
+    return true;
+  }
+
+  async leader(): Promise<LeaderLease | null> {
+    this.#call("leader");
+    return this.#leader === null ? null : { ...this.#leader };
+  }
+
+  async claimLeader(
+    observed: LeaderLease | null,
+    owner: string,
+    expiresAt: number,
+  ): Promise<LeaderLease | null> {
+    this.#call("claimLeader");
+    if (!CoordinationConditions.claimLeader(observed).holds(this.#leader ?? undefined)) return null;
+    this.#leader = { owner, counter: (observed?.counter ?? 0) + 1, expiresAt };
+    return { ...this.#leader };
+  }
+
+  /** Every worker item, for assertions. */
+  workers(): WorkerRecord[] {
+    return [...this.#workers.values()].map((w) => ({ ...w }));
   }
 
   async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
@@ -542,6 +619,13 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
   return {
     ensure: (partitions) => store.ensure(partitions),
     list: () => store.list(),
+    lease: (tp) => store.lease(tp),
+    scan: () => store.scan(),
+    heartbeat: (beat, options) => store.heartbeat(beat, options),
+    assign: (workerId, assignment) => store.assign(workerId, assignment),
+    removeWorker: (observed) => store.removeWorker(observed),
+    leader: () => store.leader(),
+    claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
     claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
     renew: (held, expiresAt) => store.renew(held, expiresAt),
     checkpoint: (held, next, now, targetOffset, source) =>

@@ -3,12 +3,12 @@
  * simulated clock: lease rules compare the times callers pass, never the store's own clock, so
  * rounds can be seconds apart without waiting. Each round every live worker renews what it holds
  * (handing over what was asked for, as the Worker does after its in-flight batch) and then
- * rebalances, passing what it already works on as `exclude`, as the Worker does.
+ * rebalances (heartbeat, a leader turn, claims of what the leader assigned it), passing what it
+ * already works on as `exclude`, as the Worker does; a lease asked for is polled each round.
  */
 import { LeaseCoordinator } from "../../lib/core/lease-coordinator.js";
 import { partitionKey } from "../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../lib/core/ports.js";
-import { seededRandom } from "./fakes.js";
 
 export const FLEET_START = 1_000_000;
 const FAR = Number.MAX_SAFE_INTEGER;
@@ -19,6 +19,9 @@ export function countByOwner(leases: readonly Lease[], now: number): Map<string,
     if (l.owner !== null && l.expiresAt > now) out.set(l.owner, (out.get(l.owner) ?? 0) + 1);
   return out;
 }
+
+/** Fleet settings: a round is one second of simulated time. */
+export const FLEET_ROUND_MS = 1_000;
 
 export class LeaseFleet {
   now = FLEET_START;
@@ -31,12 +34,8 @@ export class LeaseFleet {
     readonly store: LeaseStore,
     workers: readonly string[],
     readonly durationMs: number,
-    seed = 7,
   ) {
-    const random = seededRandom(seed);
-    for (const id of workers) {
-      this.#coordinators.set(id, new LeaseCoordinator({ store, workerId: id, durationMs, random }));
-    }
+    for (const id of workers) this.join(id);
   }
 
   static async over(
@@ -44,14 +43,30 @@ export class LeaseFleet {
     partitions: number,
     workers: readonly string[],
     durationMs: number,
-    seed = 7,
   ): Promise<LeaseFleet> {
     await store.ensure(Array.from({ length: partitions }, (_, p) => ({ topic: "t", partition: p })));
-    return new LeaseFleet(store, workers, durationMs, seed);
+    return new LeaseFleet(store, workers, durationMs);
+  }
+
+  /** A worker (the real coordinator) joins the fleet; `slot` defaults to its id. */
+  join(id: string, slot = id): LeaseCoordinator {
+    const coordinator = new LeaseCoordinator({
+      store: this.store,
+      workerId: id,
+      slot,
+      startedAt: this.now,
+      durationMs: this.durationMs,
+      renewIntervalMs: FLEET_ROUND_MS,
+      rebalanceIntervalMs: FLEET_ROUND_MS,
+      maxClaimsPerRound: 1_000,
+      drainLeadMs: 3 * FLEET_ROUND_MS,
+    });
+    this.#coordinators.set(id, coordinator);
+    return coordinator;
   }
 
   async round(): Promise<void> {
-    this.now += 1_000;
+    this.now += FLEET_ROUND_MS;
     for (const [id, coordinator] of this.#coordinators) {
       if (this.dead.has(id)) continue;
       for (const l of await this.store.list()) {
@@ -62,10 +77,11 @@ export class LeaseFleet {
       const working = this.#working.get(id) ?? new Set<string>();
       for (const l of await this.store.list())
         if (l.owner !== id || l.expiresAt <= this.now) working.delete(partitionKey(l));
+      const handed = await coordinator.pollAwaited(this.now, FAR);
       const { acquired } = await coordinator.rebalance(this.now, FAR, { exclude: working });
-      for (const l of acquired) working.add(partitionKey(l));
+      for (const l of [...handed, ...acquired]) working.add(partitionKey(l));
       this.#working.set(id, working);
-      this.claims += acquired.length;
+      this.claims += handed.length + acquired.length;
     }
   }
 

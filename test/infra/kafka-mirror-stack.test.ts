@@ -243,6 +243,7 @@ describe("KafkaMirrorStack template", () => {
     for (const s of dynamo) {
       assert.deepEqual([s.Action].flat().sort(), [
         "dynamodb:BatchGetItem",
+        "dynamodb:DeleteItem",
         "dynamodb:DescribeTable",
         "dynamodb:GetItem",
         "dynamodb:PutItem",

@@ -59,7 +59,7 @@ describe("lease table items that are not leases", () => {
     for (const { item } of FOREIGN) {
       await db.client.send(new PutItemCommand({ TableName: tableName, Item: item }));
     }
-    const fleet = await LeaseFleet.over(store, 6, ["A", "B"], DURATION, 3);
+    const fleet = await LeaseFleet.over(store, 6, ["A", "B"], DURATION);
 
     // Act
     for (let i = 0; i < 10; i++) await fleet.round();

@@ -69,6 +69,7 @@ describe("parseConfig: valid input", () => {
         renewIntervalMs: 10_000,
         rebalanceIntervalMs: 5_000,
         checkpointIntervalMs: 1_000,
+        maxClaimsPerRound: 1_000,
       },
       worker: { startFrom: "earliest" },
       provenance: { enabled: true, header: "kafka-mirror.provenance" },

@@ -164,6 +164,14 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
   return {
     ensure: (partitions) => node.call(() => store.ensure(partitions)),
     list: () => node.call(() => store.list()),
+    lease: (tp) => node.call(() => store.lease(tp)),
+    scan: () => node.call(() => store.scan()),
+    heartbeat: (beat, options) => node.call(() => store.heartbeat(beat, options)),
+    assign: (workerId, assignment) => node.call(() => store.assign(workerId, assignment)),
+    removeWorker: (observed) => node.call(() => store.removeWorker(observed)),
+    leader: () => node.call(() => store.leader()),
+    claimLeader: (observed, owner, expiresAt) =>
+      node.call(() => store.claimLeader(observed, owner, expiresAt)),
     claim: (observed, owner, expiresAt) => node.call(() => store.claim(observed, owner, expiresAt)),
     renew: (held, expiresAt) => node.call(() => store.renew(held, expiresAt)),
     checkpoint: (held, next, now, targetOffset, source) =>

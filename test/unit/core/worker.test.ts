@@ -52,10 +52,12 @@ function workerFor(
     leases?: LeaseStore;
     /** The worker's producer, when not the target cluster itself. */
     writer?: TargetWriter;
+    slot?: string;
   } = {},
 ): Worker {
   return new Worker({
     workerId,
+    ...(ports.slot === undefined ? {} : { slot: ports.slot }),
     source: ports.source ?? e.source,
     target: ports.writer ?? ports.target ?? e.target,
     sourceAdmin: ports.source ?? e.source,
@@ -212,6 +214,43 @@ describe("Worker", () => {
     const termsOfA = sa.partitions.reduce((t, p) => t + p.terms, 0);
     assert.equal(termsOfA, sa.partitions.length, "A ran each of its partitions in one term");
     for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
+  });
+
+  it("a draining run hands every partition to the next run of its slot, then ends drained; nothing is copied twice", async () => {
+    // Prepare: run-1 of slot 3 drains at +30 s; run-2 of slot 3 starts at +25 s. Data keeps coming.
+    const e = env();
+    const t0 = e.clock.now();
+    const first = workerFor(e, "run-1", 1, { slot: "3" });
+    const second = workerFor(e, "run-2", 2, { slot: "3" });
+    void (async () => {
+      for (let i = 0; i < 50; i++) {
+        await e.clock.sleep(1_000);
+        for (const [j, tp] of partitions().entries()) e.source.append(tp, makeRecords(2, 1_000 + i * 10 + j));
+      }
+    })();
+
+    // Act
+    const ending = first.replicate(t0 + 120_000, { drainAt: t0 + 30_000 });
+    await e.clock.sleep(25_000);
+    const next = second.replicate(t0 + 70_000);
+    const s1 = await ending;
+    const heldWhenFirstEnded = partitions().filter((tp) => e.store.get(tp)?.owner === "run-2").length;
+    const s2 = await next;
+
+    // Assess
+    assert.equal(s1.endReason, "drained");
+    assert.ok(
+      s1.endedAt < t0 + 30_000 + 3 * SETTINGS.leases.rebalanceIntervalMs + SETTINGS.leases.renewIntervalMs,
+    );
+    assert.equal(heldWhenFirstEnded, partitions().length, "every partition went to the slot's next run");
+    assert.equal(s2.partitions.length, partitions().length);
+    for (const tp of partitions()) {
+      assert.deepEqual(
+        valuesOf(copied(e, tp)),
+        valuesOf(e.source.records(tp)),
+        `${tp.topic}/${tp.partition}`,
+      );
+    }
   });
 
   it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {

@@ -1,0 +1,82 @@
+/**
+ * The worker's lease round, outside the run loop: building the run's coordinator from the
+ * worker's settings, and running a round (or a poll of awaited leases) so that a failure is
+ * logged, never thrown: pumps of held leases go on while their leases last.
+ */
+import { describeError, isReplicatorError } from "../errors.js";
+import {
+  type ClaimDecision,
+  DEFAULT_MAX_CLAIMS_PER_ROUND,
+  LeaseCoordinator,
+  type RebalanceResult,
+} from "./lease-coordinator.js";
+import type { Lease, LeaseStore, Logger } from "./ports.js";
+import type { WorkerSettings } from "./worker-settings.js";
+
+export interface RoundWiring {
+  readonly workerId: string;
+  readonly slot?: string | undefined;
+  readonly leases: LeaseStore;
+  readonly settings: WorkerSettings;
+  readonly logger: Logger;
+}
+
+/** One coordinator per run: its heartbeat's startedAt is the run's start. */
+export function leaseCoordinatorFor(o: RoundWiring, startedAt: number): LeaseCoordinator {
+  const { durationMs, renewIntervalMs, rebalanceIntervalMs } = o.settings.leases;
+  return new LeaseCoordinator({
+    store: o.leases,
+    workerId: o.workerId,
+    slot: o.slot ?? o.workerId,
+    startedAt,
+    durationMs,
+    renewIntervalMs,
+    rebalanceIntervalMs,
+    maxClaimsPerRound: o.settings.leases.maxClaimsPerRound ?? DEFAULT_MAX_CLAIMS_PER_ROUND,
+    // The leader notices the drain within a round, the holder the handoff request within a
+    // renewal, and its last write takes up to the margin: start that long before the deadline.
+    drainLeadMs: 2 * rebalanceIntervalMs + renewIntervalMs + o.settings.writeSafetyMarginMs,
+    logger: o.logger,
+  });
+}
+
+/** Runs one lease round; on failure logs it and returns null (nothing new taken). */
+export async function loggedRound(
+  o: RoundWiring,
+  round: () => Promise<RebalanceResult>,
+): Promise<{ readonly acquired: Lease[]; readonly decision: ClaimDecision | null }> {
+  try {
+    const { acquired, requested, decision } = await round();
+    const fields = { workerId: o.workerId, target: decision.target, leader: decision.leader };
+    if (acquired.length > 0) o.logger.info("leases taken", { ...fields, taken: acquired.map(name) });
+    if (requested.length > 0) {
+      o.logger.info("lease handoff requested", {
+        ...fields,
+        leases: requested.map(name),
+        holders: [...new Set(requested.map((l) => l.owner))],
+      });
+    }
+    return { acquired, decision };
+  } catch (error) {
+    const level = isReplicatorError(error) && error.retryable ? "warn" : "error";
+    o.logger[level]("taking leases failed", describeError(error));
+    return { acquired: [], decision: null };
+  }
+}
+
+/** Polls the leases asked for; on failure logs it and returns none. */
+export async function loggedPoll(o: RoundWiring, poll: () => Promise<Lease[]>): Promise<Lease[]> {
+  try {
+    const acquired = await poll();
+    if (acquired.length > 0)
+      o.logger.info("leases handed over", { workerId: o.workerId, taken: acquired.map(name) });
+    return acquired;
+  } catch (error) {
+    o.logger.warn("looking at awaited leases failed", describeError(error));
+    return [];
+  }
+}
+
+function name(l: Lease): string {
+  return `${l.topic}/${l.partition}`;
+}

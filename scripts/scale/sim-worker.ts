@@ -1,0 +1,93 @@
+/**
+ * A simulated worker: the real LeaseCoordinator (heartbeat, leader turn, claims, awaited polls)
+ * and, in place of pumps, a renewer that renews what it holds every renew interval and hands a
+ * lease over as soon as a renewal shows a handoff request (a pump would finish its batch first).
+ * It can die (stop everything) or drain (leave gracefully).
+ */
+
+import { LeaseCoordinator } from "../../lib/core/lease-coordinator.js";
+import { partitionKey } from "../../lib/core/model.js";
+import type { Lease, LeaseStore } from "../../lib/core/ports.js";
+import { isReplicatorError } from "../../lib/errors.js";
+
+export interface SimSettings {
+  readonly durationMs: number;
+  readonly renewIntervalMs: number;
+  readonly rebalanceIntervalMs: number;
+  readonly maxClaimsPerRound: number;
+}
+
+const FAR = Number.MAX_SAFE_INTEGER;
+
+export class SimWorker {
+  readonly held = new Map<string, Lease>();
+  alive = true;
+  draining = false;
+  gone = false;
+  /** The run's hard deadline (Lambda's); far away unless set. */
+  deadline = FAR;
+  readonly #coordinator: LeaseCoordinator;
+  #nextRound: number;
+  #nextRenew: number;
+
+  constructor(
+    readonly id: string,
+    readonly store: LeaseStore,
+    readonly settings: SimSettings,
+    readonly startAt: number,
+    readonly slot = id,
+  ) {
+    this.#coordinator = new LeaseCoordinator({
+      store,
+      workerId: id,
+      slot,
+      startedAt: startAt,
+      ...settings,
+      drainLeadMs: 2 * settings.rebalanceIntervalMs + settings.renewIntervalMs,
+    });
+    this.#nextRound = startAt;
+    this.#nextRenew = startAt + settings.renewIntervalMs;
+  }
+
+  async tick(now: number): Promise<void> {
+    if (!this.alive || this.gone || now < this.startAt) return;
+    if (now >= this.#nextRenew) {
+      await this.#renewAll(now);
+      this.#nextRenew = now + this.settings.renewIntervalMs;
+    }
+    if (now >= this.#nextRound) {
+      const { acquired } = await this.#coordinator.rebalance(now, this.deadline, {
+        exclude: new Set(this.held.keys()),
+        draining: this.draining,
+      });
+      for (const l of acquired) this.held.set(partitionKey(l), l);
+      this.#nextRound = now + this.settings.rebalanceIntervalMs;
+    }
+    const pollAt = this.#coordinator.nextPollAt;
+    if (pollAt !== null && pollAt <= now) {
+      for (const l of await this.#coordinator.pollAwaited(now, this.deadline))
+        this.held.set(partitionKey(l), l);
+    }
+    if ((this.draining && this.held.size === 0) || now >= this.deadline) {
+      await this.#coordinator.leave(now);
+      this.gone = true;
+    }
+  }
+
+  async #renewAll(now: number): Promise<void> {
+    await Promise.all(
+      [...this.held.entries()].map(async ([key, lease]) => {
+        try {
+          const renewed = await this.store.renew(lease, now + this.settings.durationMs);
+          if (renewed.handoffTo !== null && renewed.handoffTo !== this.id) {
+            this.held.delete(key);
+            await this.store.handOver(renewed, now + this.settings.durationMs);
+          } else this.held.set(key, renewed);
+        } catch (error) {
+          if (!isReplicatorError(error, "LEASE_LOST")) throw error;
+          this.held.delete(key);
+        }
+      }),
+    );
+  }
+}
