@@ -51,7 +51,8 @@ export async function runCliMode(
   log(`cli: kafka-mirror run for ${seconds} s`);
   await Promise.race([sleep(Math.max(0, seconds - 15) * 1_000), exited]);
   await traffic.stopProducing();
-  const until = Date.now() + 15_000;
+  // Stopped only once caught up (or a minute later): what is left uncopied then shows as missing.
+  const until = Date.now() + 60_000;
   while (!traffic.drained && Date.now() < until) await sleep(100);
   child.kill("SIGINT");
   const code = await exited;
