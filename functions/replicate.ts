@@ -1,19 +1,18 @@
 /**
  * Scheduled replication: each invocation runs one worker until shortly before Lambda's timeout.
- * The stack starts `Workers` invocations per tick; leases in DynamoDB share the partitions out.
+ * The stack starts `Workers` invocations per tick, one per slot; leases in DynamoDB share the
+ * partitions out. Runs of a slot overlap: a run drains (hands its partitions to the next tick's
+ * run of its slot) shortly after that run started, see timing.ts.
  */
 import type { Context } from "aws-lambda";
 import type { RunSummary } from "../lib/core/run-summary.js";
+import type { ReplicateOptions } from "../lib/core/worker.js";
 import { ReplicatorError } from "../lib/errors.js";
 import { createReplicator, type Replicator } from "../lib/replicator.js";
-import { scheduledFunction } from "./runtime.js";
+import { scheduledFunction, TICK_SECONDS_VARIABLE } from "./runtime.js";
+import { drainAtFor, RUN_SAFETY_MARGIN_MS, type ScheduleInput, scheduleInput } from "./timing.js";
 
-/**
- * Time kept free after the worker's deadline: the worker finishes in-flight batches, checkpoints
- * and releases its leases just after the deadline, then metrics are flushed. Writes already stop
- * writeSafetyMarginMs before the deadline, so this only covers DynamoDB calls and the flush.
- */
-export const RUN_SAFETY_MARGIN_MS = 10_000;
+export { RUN_SAFETY_MARGIN_MS } from "./timing.js";
 
 export interface ReplicateResult {
   readonly workerId: string;
@@ -26,20 +25,44 @@ export interface ReplicateResult {
 /** What `replicate` needs of a Replicator (tests give a scripted worker). */
 export interface ReplicationRunner {
   readonly workerId: string;
-  readonly worker: { replicate(deadline: number): Promise<RunSummary> };
+  workerFor(identity: { readonly workerId: string; readonly slot: string }): {
+    replicate(deadline: number, options?: ReplicateOptions): Promise<RunSummary>;
+  };
 }
+
+/** Which tick and slot a run belongs to (the rule's event) and the tick's length (the stack's). */
+export interface RunSchedule extends ScheduleInput {
+  /** The replication tick in ms; null (no drain) when the function was not told. */
+  readonly tickMs: number | null;
+}
+
+const UNSCHEDULED: RunSchedule = { slot: null, scheduledAt: null, tickMs: null };
+/** Runs of this container so far: each run gets a worker id of its own. */
+let runs = 0;
 
 /**
  * One run until the deadline left by `context`, read afresh on each call: the call RefreshOnAuthFailure
- * repeats after a reconnect gets only what the first one left.
+ * repeats after a reconnect gets only what the first one left. The run drains from
+ * `drainAtFor(scheduled start, tick)` on, when the schedule says both.
  */
-export async function replicate(replicator: ReplicationRunner, context: Context): Promise<ReplicateResult> {
-  const deadline = Date.now() + context.getRemainingTimeInMillis() - RUN_SAFETY_MARGIN_MS;
+export async function replicate(
+  replicator: ReplicationRunner,
+  context: Context,
+  schedule: RunSchedule = UNSCHEDULED,
+): Promise<ReplicateResult> {
+  const startedAt = Date.now();
+  const deadline = startedAt + context.getRemainingTimeInMillis() - RUN_SAFETY_MARGIN_MS;
   // A repeat after a full run has no time left: the rebuilt clients are for the next invocation.
   if (deadline <= Date.now()) {
     return { workerId: replicator.workerId, endReason: "deadline", partitions: 0, records: 0, errors: 0 };
   }
-  const summary = await replicator.worker.replicate(deadline);
+  // A manual invoke names no slot: a slot of its own, which no later run takes over from.
+  const slot = schedule.slot === null ? `manual-${replicator.workerId}` : `slot-${schedule.slot}`;
+  runs += 1;
+  const worker = replicator.workerFor({ workerId: `${replicator.workerId}.${runs}`, slot });
+  const drainAt =
+    schedule.tickMs === null ? undefined : drainAtFor(schedule.scheduledAt ?? startedAt, schedule.tickMs);
+  const summary = await worker.replicate(deadline, drainAt === undefined ? {} : { drainAt });
   throwIfRefused(summary);
   return {
     workerId: summary.workerId,
@@ -76,5 +99,12 @@ function throwIfRefused(summary: RunSummary): void {
 export const handler = scheduledFunction<Replicator, ReplicateResult>(
   (runtime, security, { logger, metrics }) =>
     createReplicator(runtime.config, { dynamodb: runtime.dynamodb, logger, metrics, security }),
-  replicate,
+  (replicator, context, _parts, event) =>
+    replicate(replicator, context, { ...scheduleInput(event), tickMs: tickMs(process.env) }),
 );
+
+/** The tick the stack configured (seconds); null without it, and then runs do not drain. */
+export function tickMs(env: NodeJS.ProcessEnv): number | null {
+  const seconds = Number(env[TICK_SECONDS_VARIABLE] ?? "");
+  return Number.isInteger(seconds) && seconds > 0 ? seconds * 1_000 : null;
+}

@@ -21,6 +21,8 @@ import { SecretCache } from "../lib/secrets/secret-cache.js";
 
 /** Not config fields, read by the functions themselves. */
 export const STALL_AFTER_VARIABLE = "KAFKA_MIRROR_STALL_AFTER_MS";
+/** The replication tick in seconds, set by the stack on `replicate`: when its runs drain. */
+export const TICK_SECONDS_VARIABLE = "KAFKA_MIRROR_TICK_SECONDS";
 
 export interface Runtime {
   readonly config: MirrorConfig;
@@ -42,7 +44,7 @@ export async function createRuntime(
   logger: PowertoolsLoggerAdapter,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Runtime> {
-  const config = loadConfigFromEnv(env, { otherVariables: [STALL_AFTER_VARIABLE] });
+  const config = loadConfigFromEnv(env, { otherVariables: [STALL_AFTER_VARIABLE, TICK_SECONDS_VARIABLE] });
   requireSecretForPasswords(config);
   const region = env.AWS_REGION;
   const needsSecrets = config.source.secretArn !== undefined || config.target.secretArn !== undefined;
@@ -132,7 +134,7 @@ export interface FunctionParts {
  */
 export function scheduledFunction<R extends Closeable, T>(
   connect: (runtime: Runtime, security: ClusterSecurity, parts: FunctionParts) => R | Promise<R>,
-  invoke: (resource: R, context: Context, parts: FunctionParts) => Promise<T>,
+  invoke: (resource: R, context: Context, parts: FunctionParts, event: unknown) => Promise<T>,
 ) {
   const logger = new PowertoolsLoggerAdapter();
   const parts: FunctionParts = { logger, metrics: new EmfMetrics({ serviceName: serviceName() }) };
@@ -144,7 +146,7 @@ export function scheduledFunction<R extends Closeable, T>(
   return middy<unknown, T, Error, Context>()
     .use(injectLambdaContext(logger.powertools))
     .use(flushMetrics(parts.metrics))
-    .handler((_event: unknown, context: Context) =>
-      connected.use((resource) => invoke(resource, context, parts)),
+    .handler((event: unknown, context: Context) =>
+      connected.use((resource) => invoke(resource, context, parts, event)),
     );
 }

@@ -5,16 +5,16 @@
  * this construct fills from its props (CloudFormation parameters in the stack). The props, their
  * checks and defaults are in replicator-props.ts and replicator-defaults.ts.
  *
- * Timing arithmetic (why the numbers fit together), for a tick of S minutes:
- *  - the replicate function's timeout is the tick, S x 60 s, so one run ends before the next
- *    tick starts;
- *  - a run's deadline is its remaining time minus 10 s (RUN_SAFETY_MARGIN_MS): the worker stops
- *    starting writes 2 x target.requestTimeoutMs (30 s) before the deadline, and after it
- *    checkpoints and releases its leases and flushes metrics inside those 10 s;
- *  - no lease outlives its holder's deadline (the worker caps every expiry at it), so the next
- *    tick's workers find every lease released or expired and never wait for one;
- *  - reserved concurrency is `Workers`, so a run that overstays cannot add a worker beyond the
- *    fleet size: the next tick's extra invocation is throttled, not run in parallel;
+ * Timing arithmetic (why the numbers fit together; README "Timing"), for a tick of T minutes:
+ *  - runs of a slot overlap: the replicate function's timeout is T x 60 s + RUN_OVERLAP_MS (80 s,
+ *    functions/timing.ts), so ticks of 1..13 minutes fit in Lambda's 15;
+ *  - a run drains from its start + T + 10 s (the next tick's run of its slot has started and
+ *    heartbeated), handing its partitions over; its hard deadline is its remaining time minus
+ *    10 s (RUN_SAFETY_MARGIN_MS), and writes stop 2 x target.requestTimeoutMs (30 s) before that,
+ *    which leaves the handoffs 30 s;
+ *  - no lease outlives its holder's deadline (the worker caps every expiry at it);
+ *  - reserved concurrency is 2 x `Workers`: each slot's ending run and its successor overlap,
+ *    and a run that overstays still cannot add a third;
  *  - leases.durationMs (60 s) bounds how long a crashed worker's partitions wait, independent of
  *    the tick; renewals every 10 s keep a live worker's leases.
  */
@@ -22,6 +22,8 @@ import { CfnCondition, CfnMapping, Duration, Fn, Stack, Token } from "aws-cdk-li
 import type { Rule } from "aws-cdk-lib/aws-events";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Construct } from "constructs";
+import { TICK_SECONDS_VARIABLE } from "../functions/runtime.js";
+import { replicateTimeoutSeconds } from "../functions/timing.js";
 import { envVariableName } from "../lib/config/load.js";
 import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/transactional-id.js";
 import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
@@ -60,17 +62,23 @@ export class KafkaReplicator extends Construct {
       mapping: Object.fromEntries(
         SCHEDULE_MINUTES.map((m) => [
           String(m),
-          { expression: `rate(${m} ${m === 1 ? "minute" : "minutes"})`, timeoutSeconds: m * 60 },
+          {
+            expression: `rate(${m} ${m === 1 ? "minute" : "minutes"})`,
+            timeoutSeconds: replicateTimeoutSeconds(m),
+            tickSeconds: m * 60,
+          },
         ]),
       ),
     });
     const tick = Token.asString(props.scheduleMinutes);
     const environment = this.environment(props);
+    const tickSeconds = Token.asString(ticks.findInMap(tick, "tickSeconds"));
     const vpc = props.vpc === undefined ? {} : { vpc: props.vpc };
     this.replicateFunction = replicatorFunction(this, "Replicate", "replicate", {
       timeout: Duration.seconds(Token.asNumber(ticks.findInMap(tick, "timeoutSeconds"))),
-      reservedConcurrentExecutions: props.workers,
-      environment,
+      reservedConcurrentExecutions: this.reservedConcurrency(props),
+      // Only replicate drains (lag runs are short and never overlap).
+      environment: { ...environment, [TICK_SECONDS_VARIABLE]: tickSeconds },
       description:
         "kafka-mirror: copies leased source partitions to the target until shortly before its timeout",
       ...vpc,
@@ -88,6 +96,20 @@ export class KafkaReplicator extends Construct {
       expression: ticks.findInMap(tick, "expression"),
     });
     lagSchedule(this, this.lagFunction);
+  }
+
+  /**
+   * Two runs per slot during the overlap. CloudFormation cannot multiply a parameter, so a
+   * deploy-time Workers is looked up in a mapping of 1..maxWorkers.
+   */
+  private reservedConcurrency(props: ResolvedReplicatorProps): number {
+    if (!Token.isUnresolved(props.workers)) return 2 * props.workers;
+    const fleet = new CfnMapping(this, "Fleet", {
+      mapping: Object.fromEntries(
+        Array.from({ length: props.maxWorkers }, (_, i) => [String(i + 1), { reserved: 2 * (i + 1) }]),
+      ),
+    });
+    return Token.asNumber(fleet.findInMap(Token.asString(props.workers), "reserved"));
   }
 
   /** Every config field the functions read, by the loader's own naming rule. */

@@ -5,10 +5,20 @@
  * field out of a config file.
  */
 import { RemovalPolicy } from "aws-cdk-lib";
+import { OVERLAPPING_TICK_MINUTES } from "../functions/timing.js";
 import type { RenameMode } from "../lib/topics/rename.js";
 
-/** Ticks the schedule offers, in minutes (a Lambda runs 15 minutes at most). */
-export const SCHEDULE_MINUTES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] as const;
+/**
+ * Ticks the schedule offers, in minutes: those whose run, tick plus overlap with the next run
+ * (functions/timing.ts), fits in Lambda's 15 minutes.
+ */
+export const SCHEDULE_MINUTES: readonly number[] = OVERLAPPING_TICK_MINUTES;
+
+/**
+ * The most worker slots a stack may have: one rule each (EventBridge allows 300 rules per bus by
+ * default, 5 targets per rule) plus its invoke permission, 200 of CloudFormation's 500 resources.
+ */
+export const MAX_FLEET_WORKERS = 100;
 
 /** How a new holder of a target partition keeps the previous one from writing (target.fencing). */
 export const TARGET_FENCING_MODES = ["transactional", "none"] as const;
@@ -27,7 +37,7 @@ export const REPLICATOR_DEFAULTS = {
   /** Target topics keep their source names. */
   renamePolicy: "identity" as RenameMode,
   /** Worker schedules the construct creates when `workers` is a token (one per possible worker). */
-  maxWorkers: 10,
+  maxWorkers: MAX_FLEET_WORKERS,
   /** Checkpoints survive stack deletion: losing them would restart every partition from scratch. */
   tableRemovalPolicy: RemovalPolicy.RETAIN,
 } as const;

@@ -10,6 +10,7 @@ import { ReplicatorError } from "../lib/errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../lib/topics/names.js";
 import { RENAME_MODES, type RenameMode } from "../lib/topics/rename.js";
 import {
+  MAX_FLEET_WORKERS,
   REPLICATOR_DEFAULTS,
   SCHEDULE_MINUTES,
   TARGET_FENCING_MODES,
@@ -81,9 +82,12 @@ export interface KafkaReplicatorProps {
    * is allowed and then checked at deploy time by a template rule.
    */
   readonly workers: number;
-  /** How many worker schedules exist when `workers` is a token; each above it is switched off. @default 10 */
+  /**
+   * How many worker schedules exist when `workers` is a token; each above it is switched off.
+   * At most 100. @default 100
+   */
   readonly maxWorkers?: number;
-  /** Tick of the replicate schedule in minutes, 1..15; a token is allowed (checked by a template rule). */
+  /** Tick of the replicate schedule in minutes, 1..13; a token is allowed (checked by a template rule). */
   readonly scheduleMinutes: number;
   /** Optional VPC placement for private clusters. @default outside any VPC */
   readonly vpc?: VpcPlacementProps;
@@ -214,8 +218,10 @@ function clusterProblems(side: "source" | "target", cluster: ClusterProps): stri
 function fleetProblems(props: KafkaReplicatorProps): string[] {
   const max = props.maxWorkers ?? REPLICATOR_DEFAULTS.maxWorkers;
   const problems: string[] = [];
-  if (Token.isUnresolved(max) || !Number.isInteger(max) || max < 1)
-    problems.push(`maxWorkers: ${String(max)} must be a whole number of at least 1, known at synth time`);
+  if (Token.isUnresolved(max) || !Number.isInteger(max) || max < 1 || max > MAX_FLEET_WORKERS)
+    problems.push(
+      `maxWorkers: ${String(max)} must be a whole number from 1 to ${MAX_FLEET_WORKERS}, known at synth time`,
+    );
   problems.push(
     ...concrete(props.workers, (w) =>
       Number.isInteger(w) && w >= 1 && w <= max
@@ -225,7 +231,9 @@ function fleetProblems(props: KafkaReplicatorProps): string[] {
     ...concrete(props.scheduleMinutes, (m) =>
       (SCHEDULE_MINUTES as readonly number[]).includes(m)
         ? []
-        : [`scheduleMinutes: ${m} must be one of 1..15`],
+        : [
+            `scheduleMinutes: ${m} must be one of 1..${SCHEDULE_MINUTES.length} (a run lasts its tick plus the overlap with the next, at most 15 minutes)`,
+          ],
     ),
   );
   return problems;

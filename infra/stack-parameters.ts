@@ -7,7 +7,7 @@ import { CfnParameter, type CfnParameterProps, type Stack } from "aws-cdk-lib";
 import { SASL_MECHANISMS } from "../lib/config/schema.js";
 import { RENAME_MODES } from "../lib/topics/rename.js";
 import type { ReplicatorAlarmsProps } from "./replicator-alarms.js";
-import { SCHEDULE_MINUTES, TARGET_FENCING_MODES } from "./replicator-defaults.js";
+import { MAX_FLEET_WORKERS, SCHEDULE_MINUTES, TARGET_FENCING_MODES } from "./replicator-defaults.js";
 import {
   type ClusterProps,
   deployTimeChoice,
@@ -16,7 +16,7 @@ import {
 } from "./replicator-props.js";
 
 /** Most concurrent replicate invocations the Workers parameter allows. */
-export const MAX_WORKERS = 10;
+export const MAX_WORKERS = MAX_FLEET_WORKERS;
 
 /** The text parameter `name`. */
 function text(stack: Stack, name: string, description: string, extra: Partial<CfnParameterProps> = {}) {
@@ -62,14 +62,13 @@ function fleetParameters(stack: Stack) {
   );
   const workers = new CfnParameter(stack, "Workers", {
     type: "Number",
-    description: `Concurrent replicate invocations per tick (1-${MAX_WORKERS}); also their reserved concurrency`,
+    description: `Worker slots: replicate invocations per tick (1-${MAX_WORKERS}); reserved concurrency is twice this (runs of a slot overlap)`,
     default: 3,
     allowedValues: Array.from({ length: MAX_WORKERS }, (_, i) => String(i + 1)),
   });
   const scheduleRate = new CfnParameter(stack, "ScheduleRate", {
     type: "Number",
-    description:
-      "Replication tick in minutes (1-15): replicate runs start every tick and end before the next",
+    description: `Replication tick in minutes (1-${SCHEDULE_MINUTES.length}): replicate runs start every tick and hand over to the next run shortly after it starts`,
     default: 5,
     allowedValues: SCHEDULE_MINUTES.map(String),
   });

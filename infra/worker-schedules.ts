@@ -3,7 +3,7 @@
  * `workers` switched off by a condition when it is a parameter), one every minute for `lag`, and
  * the template rule that checks a deploy-time `workers` and tick against what the slots offer.
  */
-import { CfnCondition, CfnRule, Duration, Fn, type ICfnConditionExpression, Token } from "aws-cdk-lib";
+import { CfnCondition, CfnRule, Duration, Fn, Token } from "aws-cdk-lib";
 import { Rule, RuleTargetInput, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
@@ -49,9 +49,13 @@ export function workerSchedules(scope: Construct, fn: IFunction, props: WorkerSc
         }),
       ],
     });
-    if (deployTime) switchedOnFrom(scope, rule, slot, props);
     rules.push(rule);
   }
+  // From the top slot down, each condition naming the one above it.
+  let next: CfnCondition | null = null;
+  if (deployTime)
+    for (let slot = count; slot >= 1; slot--)
+      next = switchedOnFrom(scope, rules[slot - 1] as Rule, slot, props, next);
   return rules;
 }
 
@@ -70,19 +74,28 @@ export function lagSchedule(scope: Construct, fn: IFunction): Rule {
   });
 }
 
-/** The rule (and its invoke permission) exist only while Workers >= slot. */
-function switchedOnFrom(scope: Construct, rule: Rule, slot: number, props: WorkerSchedulesProps): void {
-  const values: ICfnConditionExpression[] = [];
-  for (let n = slot; n <= props.maxWorkers; n++)
-    values.push(Fn.conditionEquals(Token.asString(props.workers), String(n)));
+/**
+ * The rule (and its invoke permission) exist only while Workers >= slot: slot i is on when
+ * Workers is i or slot i+1 is on. Chained, the conditions grow with the slots, not with their
+ * square (100 slots listing every value above them would be ~5,000 comparisons).
+ */
+function switchedOnFrom(
+  scope: Construct,
+  rule: Rule,
+  slot: number,
+  props: WorkerSchedulesProps,
+  next: CfnCondition | null,
+): CfnCondition {
+  const equals = Fn.conditionEquals(Token.asString(props.workers), String(slot));
   const enabled = new CfnCondition(scope, `WorkerSlot${slot}Enabled`, {
-    expression: values.length === 1 ? (values[0] as ICfnConditionExpression) : orOf(values),
+    expression: next === null ? equals : Fn.conditionOr(equals, next),
   });
   onlyIf(rule, enabled);
   // The rule's invoke permission (CDK puts it under the rule) must exist only with the rule.
   const permissions = rule.node.findAll().filter((c): c is CfnPermission => c instanceof CfnPermission);
   if (permissions.length !== 1) throw new Error(`expected one invoke permission under ${rule.node.path}`);
   for (const permission of permissions) permission.cfnOptions.condition = enabled;
+  return enabled;
 }
 
 /**
@@ -106,10 +119,4 @@ function checkAtDeploy(scope: Construct, props: WorkerSchedulesProps): void {
     });
   }
   if (assertions.length > 0) new CfnRule(scope, "DeployTimeRanges", { assertions });
-}
-
-/** Fn::Or takes 2 to 10 conditions; nest for more. */
-function orOf(conditions: ICfnConditionExpression[]): ICfnConditionExpression {
-  if (conditions.length <= 10) return Fn.conditionOr(...conditions);
-  return Fn.conditionOr(...conditions.slice(0, 9), orOf(conditions.slice(9)));
 }

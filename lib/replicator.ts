@@ -53,6 +53,11 @@ export interface ReplicatorDependencies {
 export interface Replicator {
   readonly workerId: string;
   readonly worker: Worker;
+  /**
+   * Another worker over the same connections, for one run of a slot: a Lambda container serves
+   * whichever schedule slot invokes it, and the CLI overlaps its rounds.
+   */
+  workerFor(identity: { readonly workerId: string; readonly slot: string }): Worker;
   /** Closes every connection the replicator opened; the DynamoDB client stays the caller's. */
   close(): Promise<void>;
 }
@@ -83,6 +88,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
       durationMs: config.leases.durationMs,
       renewIntervalMs: config.leases.renewIntervalMs,
       rebalanceIntervalMs: config.leases.rebalanceIntervalMs,
+      checkpointIntervalMs: config.leases.checkpointIntervalMs,
       maxClaimsPerRound: config.leases.maxClaimsPerRound,
     },
     startFrom: config.worker.startFrom,
@@ -156,20 +162,22 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     metrics: deps.metrics,
     clock,
   });
-  const worker = new Worker({
-    workerId,
-    source,
-    target: deps.decorateTarget?.(target) ?? target,
-    sourceAdmin,
-    targetAdmin,
-    ...(targetReader === undefined ? {} : { targetReader }),
-    leases,
-    mapping: topicSelectorOf(config),
-    settings: workerSettings(config),
-    clock,
-    logger,
-    metrics: deps.metrics,
-  });
+  const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
+    new Worker({
+      ...identity,
+      source,
+      target: deps.decorateTarget?.(target) ?? target,
+      sourceAdmin,
+      targetAdmin,
+      ...(targetReader === undefined ? {} : { targetReader }),
+      leases,
+      mapping: topicSelectorOf(config),
+      settings: workerSettings(config),
+      clock,
+      logger,
+      metrics: deps.metrics,
+    });
+  const worker = makeWorker({ workerId });
   const closeables = [
     source,
     target,
@@ -177,7 +185,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     targetAdmin,
     ...(targetReader === undefined ? [] : [targetReader]),
   ];
-  return { workerId, worker, close: () => closeAll(closeables, logger) };
+  return { workerId, worker, workerFor: makeWorker, close: () => closeAll(closeables, logger) };
 }
 
 function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {

@@ -170,6 +170,8 @@ const leasesSchema = section({
   renewIntervalMs: integer(100, 1_800_000).default(10_000),
   /** How often a worker looks for free or expired leases to take and balances load. */
   rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
+  /** At most one checkpoint per partition per interval (0: per batch); a stop checkpoints at once. */
+  checkpointIntervalMs: integer(0, 600_000).default(1_000),
   /**
    * Leases a worker tries to take per round, and assignments the leader changes per round
    * (README "Lease protocol"): 5,000 partitions settle in five rounds at the default.
@@ -202,6 +204,16 @@ const leasesSchema = section({
       message:
         `must be less than half of leases.durationMs (${leases.durationMs}), got ${leases.renewIntervalMs}: ` +
         "one missed or slow renewal must not lose the lease",
+    });
+  }
+  if (leases.checkpointIntervalMs >= leases.durationMs) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["checkpointIntervalMs"],
+      input: leases.checkpointIntervalMs,
+      message:
+        `must be less than leases.durationMs (${leases.durationMs}), got ${leases.checkpointIntervalMs}: ` +
+        "progress must reach the lease store at least once per lease",
     });
   }
   if (leases.rebalanceIntervalMs > leases.durationMs) {

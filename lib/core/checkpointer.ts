@@ -5,6 +5,14 @@
  * A checkpoint only ever moves past records the target acknowledged (or offsets that hold no data
  * records). While the lease store is unreachable a checkpoint is deferred: copying goes on while
  * the lease is valid by our own clock, and the next checkpoint covers the deferred one.
+ *
+ * Coalescing: the copy loop asks `due()` before it starts a checkpoint, so a partition writes at
+ * most one routine checkpoint per `intervalMs` (leases.checkpointIntervalMs); the next one covers
+ * the batches in between, as a deferred one does. A stop (handoff, release, end of run) and a
+ * write cut at the lease deadline checkpoint at once, whatever the interval (the pump's flush).
+ * What that costs: in exactly-once mode nothing (the successor's tail look from the stored target
+ * position skips whatever of ours landed after it); at-least-once, a crash repeats at most what
+ * was acknowledged since the last stored checkpoint: one interval of data plus the batch in flight.
  */
 import { describeError, isReplicatorError } from "../errors.js";
 import type { Gate, HeldLease, LeaseGuard } from "./held-lease.js";
@@ -30,13 +38,18 @@ export class Checkpointer {
   #checkpoint: number | null;
   /** The checkpoint of the last batch written, while it is under way. */
   #pending: Promise<Pending> | null = null;
+  readonly #intervalMs: number;
+  /** When the last routine checkpoint started; null before the first. */
+  #lastStartedAt: number | null = null;
   /** Which source log the checkpoints belong to (see source-continuity.ts); set at start-up. */
   sourceTopicId: string | null = null;
   /** Leader epoch of the last batch read up to the offset checkpointed next; null when unknown. */
   leaderEpoch: number | null;
 
-  constructor(deps: CheckpointerDeps, guard: LeaseGuard, tail: TargetTail | null) {
+  /** `intervalMs`: at most one routine checkpoint per interval (0: one per batch). */
+  constructor(deps: CheckpointerDeps, guard: LeaseGuard, tail: TargetTail | null, intervalMs = 0) {
     this.#deps = deps;
+    this.#intervalMs = intervalMs;
     this.#guard = guard;
     this.#held = guard.held;
     this.#tail = tail;
@@ -88,7 +101,17 @@ export class Checkpointer {
    * only while the lease is valid by our own clock (LeaseGuard.allowsWrite).
    */
   start(offset: number): void {
+    this.#lastStartedAt = this.#deps.clock.now();
     this.#pending = this.store(offset).catch((error: unknown) => ({ error }));
+  }
+
+  /**
+   * Whether a routine checkpoint may start now: the interval since the last one has passed. A
+   * pump that must stop (handoff requested, end of run) checkpoints whatever the interval.
+   */
+  due(): boolean {
+    if (this.#held.signal.aborted || this.#lastStartedAt === null) return true;
+    return this.#deps.clock.now() - this.#lastStartedAt >= this.#intervalMs;
   }
 
   /** Waits for the checkpoint in flight, if any; throws what it threw. */

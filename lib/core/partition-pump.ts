@@ -16,8 +16,9 @@
  *
  * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
  * target but its checkpoint did not reach the store:
- *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: at most
- *    the one batch in flight is written again by the next holder;
+ *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: what was
+ *    acknowledged since the last stored checkpoint is written again by the next holder, at most
+ *    one checkpoint interval of batches plus the batch in flight (one batch with interval 0);
  *  - a write is retried after a timeout although the first attempt landed;
  *  - during a lease-store outage the pump keeps copying while its lease is valid by its own
  *    clock, and those batches are checkpointed only when the store answers again, so a crash in
@@ -53,6 +54,11 @@ export interface PumpSettings {
    * before another worker may take the lease.
    */
   readonly writeSafetyMarginMs: number;
+  /**
+   * At most one routine checkpoint per partition per this many ms (see Checkpointer); a stop
+   * still checkpoints at once. @default 0 (a checkpoint per batch)
+   */
+  readonly checkpointIntervalMs?: number;
   /** Back-off for retryable failures. @default { initialMs: 100, maxMs: 5000 } */
   readonly retry?: BackoffPolicy;
   /** How often to look again at a lease too close to expiry to write, waiting for a renewal. @default 100 */
@@ -153,7 +159,7 @@ export class PartitionPump {
       ...(settings.leasePollMs === undefined ? {} : { leasePollMs: settings.leasePollMs }),
       ...(settings.retry === undefined ? {} : { retry: settings.retry }),
     });
-    this.#checkpoints = new Checkpointer(deps, this.#guard, this.#tail);
+    this.#checkpoints = new Checkpointer(deps, this.#guard, this.#tail, settings.checkpointIntervalMs ?? 0);
   }
 
   get status(): PumpStatus {
@@ -241,7 +247,9 @@ export class PartitionPump {
       // The previous checkpoint ran while this batch was written; checkpoints stay in order.
       if ((await checkpoints.settled()) === "lost") return "lease-lost";
       // Also when only control batches or compaction gaps were skipped: no write, but progress.
-      if (fetched.nextOffset > (checkpoints.checkpoint ?? -1)) checkpoints.start(fetched.nextOffset);
+      // At most one per checkpoint interval; a skipped one is covered by the next (Checkpointer).
+      if (fetched.nextOffset > (checkpoints.checkpoint ?? -1) && checkpoints.due())
+        checkpoints.start(fetched.nextOffset);
       const atEnd = fetched.nextOffset >= fetched.highWatermark;
       // Not overlapped when caught up (nothing to overlap with), when handing over (which must
       // follow the checkpoint), or in at-least-once mode, where a crash would then repeat two

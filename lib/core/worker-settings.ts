@@ -17,6 +17,8 @@ export interface WorkerSettings {
     readonly renewIntervalMs: number;
     /** How often the worker looks for leases to take. */
     readonly rebalanceIntervalMs: number;
+    /** At most one routine checkpoint per partition per this many ms (PumpSettings). @default 0 */
+    readonly checkpointIntervalMs?: number;
     /**
      * Leases a worker tries to take per round, and assignments the leader changes per round.
      * @default 1000 (DEFAULT_MAX_CLAIMS_PER_ROUND)
@@ -77,6 +79,11 @@ export function checkWorkerSettings(settings: WorkerSettings): string[] {
   if (claims !== undefined && !(Number.isSafeInteger(claims) && claims >= 1))
     problems.push("leases.maxClaimsPerRound must be an integer >= 1");
   if (!(batch.maxWaitMs >= 0)) problems.push("batch.maxWaitMs must be >= 0");
+  const interval = leases.checkpointIntervalMs ?? 0;
+  // Progress must reach the store well inside a lease, or a successor repeats (at-least-once)
+  // or reads back (exactly-once) more than a lease's worth of data.
+  if (!(interval >= 0 && interval < leases.durationMs))
+    problems.push("leases.checkpointIntervalMs must be >= 0 and < leases.durationMs");
   const readAhead = settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
   if (!Number.isSafeInteger(readAhead) || readAhead < 0)
     problems.push("readAheadBytes must be an integer >= 0");
@@ -114,5 +121,6 @@ export function pumpSettings(settings: WorkerSettings): PumpSettings {
     startFrom: settings.startFrom,
     writeSafetyMarginMs: settings.writeSafetyMarginMs,
     provenance: settings.provenance ?? null,
+    checkpointIntervalMs: settings.leases.checkpointIntervalMs ?? 0,
   };
 }

@@ -93,7 +93,11 @@ export async function synthesizeBundles(region: string): Promise<SynthesizedBund
   };
 }
 
-/** The bundle's variables with `Ref`s replaced: template parameters from `parameters`, the table by `table`. */
+/**
+ * The bundle's variables with `Ref`s replaced: template parameters from `parameters`, the table by
+ * `table`; a variable looked up from a mapping (KAFKA_MIRROR_TICK_SECONDS) from `parameters` by
+ * its own name, or left unset (the function then runs without draining).
+ */
 export function bundleEnvironment(
   bundle: Bundle,
   parameters: Readonly<Record<string, string>>,
@@ -105,7 +109,13 @@ export function bundleEnvironment(
       env[name] = value;
       continue;
     }
-    const ref = (value as { Ref?: string }).Ref ?? "";
+    const ref = (value as { Ref?: string }).Ref;
+    if (ref === undefined) {
+      // A value looked up from a mapping (the tick): the caller's, by variable name, or unset.
+      const given = parameters[name];
+      if (given !== undefined) env[name] = given;
+      continue;
+    }
     assert.ok(ref in parameters || ref === bundle.tableId, `unexpected reference ${ref} in ${name}`);
     env[name] = parameters[ref] ?? table;
   }

@@ -137,19 +137,33 @@ describe("KafkaMirrorStack template", () => {
     }
   });
 
-  it("runs Node 22 on arm64, times out with the tick and reserves Workers concurrency", () => {
+  it("runs Node 22 on arm64, times out with the tick plus the overlap and reserves 2 x Workers concurrency", () => {
     const fn = replicateFunction(template);
     assert.equal(fn.Runtime, "nodejs22.x");
     assert.deepEqual(fn.Architectures, ["arm64"]);
-    assert.deepEqual(fn.ReservedConcurrentExecutions, { Ref: "Workers" });
+    const mappings = template.toJSON().Mappings as Record<string, Record<string, Record<string, unknown>>>;
+    // Two runs per slot while one hands over to the next.
+    const reserved = fn.ReservedConcurrentExecutions as { "Fn::FindInMap": [string, unknown, string] };
+    assert.deepEqual(reserved["Fn::FindInMap"].slice(1), [{ Ref: "Workers" }, "reserved"]);
+    const fleet = mappings[reserved["Fn::FindInMap"][0]];
+    assert.deepEqual(fleet?.["1"], { reserved: 2 });
+    assert.deepEqual(fleet?.[String(MAX_WORKERS)], { reserved: 2 * MAX_WORKERS });
     const timeout = fn.Timeout as { "Fn::FindInMap": [string, unknown, string] };
     assert.deepEqual(timeout["Fn::FindInMap"].slice(1), [{ Ref: "ScheduleRate" }, "timeoutSeconds"]);
-    // The tick mapping: the function's timeout is the tick, so runs never overlap.
-    const mappings = template.toJSON().Mappings as Record<string, Record<string, Record<string, unknown>>>;
+    // The tick mapping: the timeout is the tick plus the overlap (80 s), so runs of a slot
+    // overlap and hand over; 14 and 15 minutes do not fit in Lambda's 900 s.
     const ticks = mappings[timeout["Fn::FindInMap"][0]];
-    assert.deepEqual(ticks?.["1"], { expression: "rate(1 minute)", timeoutSeconds: 60 });
-    assert.deepEqual(ticks?.["5"], { expression: "rate(5 minutes)", timeoutSeconds: 300 });
-    assert.deepEqual(ticks?.["15"], { expression: "rate(15 minutes)", timeoutSeconds: 900 });
+    assert.deepEqual(ticks?.["1"], { expression: "rate(1 minute)", timeoutSeconds: 140, tickSeconds: 60 });
+    assert.deepEqual(ticks?.["5"], { expression: "rate(5 minutes)", timeoutSeconds: 380, tickSeconds: 300 });
+    assert.deepEqual(ticks?.["13"], {
+      expression: "rate(13 minutes)",
+      timeoutSeconds: 860,
+      tickSeconds: 780,
+    });
+    assert.equal(ticks?.["14"], undefined);
+    const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+    const tick = variables.KAFKA_MIRROR_TICK_SECONDS as { "Fn::FindInMap": unknown[] };
+    assert.deepEqual(tick["Fn::FindInMap"].slice(1), [{ Ref: "ScheduleRate" }, "tickSeconds"]);
   });
 
   it("keeps the lease table on demand, recoverable, encrypted and retained", () => {
@@ -183,8 +197,7 @@ describe("KafkaMirrorStack template", () => {
         [{ Ref: "ScheduleRate" }, "expression"],
       );
       assert.ok(rule.Condition, `slot ${input.worker} has no condition`);
-      const values = JSON.stringify(conditions[rule.Condition]).match(/"Ref":"Workers"\},"(\d+)"/g) ?? [];
-      return { slot: input.worker, enabledFor: values.map((v) => Number(/"(\d+)"$/.exec(v)?.[1])) };
+      return { slot: input.worker, enabledFor: workersEnabling(conditions, rule.Condition) };
     });
     slots.sort((a, b) => a.slot - b.slot);
     for (const { slot, enabledFor } of slots) {
@@ -429,7 +442,7 @@ describe("KafkaMirrorStack template", () => {
       .filter((a) => /"Ref":"(Workers|ScheduleRate)"/.test(JSON.stringify(a)));
     assert.deepEqual(asserts, [
       { "Fn::Contains": [Array.from({ length: MAX_WORKERS }, (_, i) => String(i + 1)), { Ref: "Workers" }] },
-      { "Fn::Contains": [Array.from({ length: 15 }, (_, i) => String(i + 1)), { Ref: "ScheduleRate" }] },
+      { "Fn::Contains": [Array.from({ length: 13 }, (_, i) => String(i + 1)), { Ref: "ScheduleRate" }] },
     ]);
   });
 
@@ -562,3 +575,26 @@ describe("the CDK app", () => {
     assert.throws(() => buildApp(app), /no regions/);
   });
 });
+
+/**
+ * The Workers values that switch a condition on, following the chain of conditions it names
+ * (slot i: Workers = i, or slot i+1's condition).
+ */
+function workersEnabling(conditions: Record<string, unknown>, name: string): number[] {
+  const values: number[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    const record = node as Record<string, unknown>;
+    const equals = record["Fn::Equals"];
+    if (Array.isArray(equals) && JSON.stringify(equals[0]) === '{"Ref":"Workers"}')
+      values.push(Number(equals[1]));
+    if (typeof record.Condition === "string") visit(conditions[record.Condition]);
+    for (const [key, value] of Object.entries(record)) if (key !== "Condition") visit(value);
+  };
+  visit(conditions[name]);
+  return values;
+}

@@ -39,7 +39,7 @@ describe("KafkaReplicator with plain values", () => {
     assert.deepEqual(template.toJSON().Conditions, undefined);
     template.hasResourceProperties("AWS::Lambda::Function", {
       Description: Match.stringLikeRegexp("copies leased"),
-      ReservedConcurrentExecutions: 2,
+      ReservedConcurrentExecutions: 4,
       Environment: { Variables: Match.objectLike({ KAFKA_MIRROR_TOPICS_WHITELIST: "ORDERS" }) },
     });
     const statements = JSON.stringify(template.findResources("AWS::IAM::Policy"));
@@ -71,7 +71,7 @@ describe("KafkaReplicator with plain values", () => {
         assert.ok(isReplicatorError(error, "CONFIG_INVALID"), String(error));
         for (const expected of [
           /workers: 12 must be a whole number from 1 to maxWorkers \(10\)/,
-          /scheduleMinutes: 20 must be one of 1\.\.15/,
+          /scheduleMinutes: 20 must be one of 1\.\.13 \(a run lasts its tick plus the overlap/,
           /source\.alias: "bad alias"/,
           /source\.tls: must be true with saslMechanism aws-msk-iam/,
           /target\.bootstrapServers: "t" does not match/,
@@ -81,6 +81,23 @@ describe("KafkaReplicator with plain values", () => {
         assert.equal((error.details.problems as string[]).length, 6);
         return true;
       },
+    );
+  });
+
+  it("refuses more than 100 worker slots (EventBridge rules and CloudFormation resources)", () => {
+    const stack = new Stack(new App({ context: CDK_CONTEXT }), "Huge", { env: { region: "eu-west-1" } });
+
+    assert.throws(
+      () =>
+        new KafkaReplicator(stack, "Replicator", {
+          source: { bootstrapServers: "s:9092", alias: "idc1" },
+          target: { bootstrapServers: "t:9092" },
+          whitelist: "ORDERS",
+          workers: 3,
+          maxWorkers: 101,
+          scheduleMinutes: 5,
+        }),
+      /maxWorkers: 101 must be a whole number from 1 to 100, known at synth time/,
     );
   });
 

@@ -17,8 +17,16 @@ export interface RunCommandOptions extends GlobalOptions {
   readonly workerId?: string;
 }
 
-/** A round ends, releases and re-balances leases; long enough that this costs nothing. */
-const ROUND_MS = 5 * 60_000;
+/**
+ * Rounds overlap like the functions' ticks (functions/timing.ts): round k+1 starts
+ * ROUND_LEAD_MS before round k drains, so it has announced itself when the handoffs begin, and
+ * round k's hard deadline leaves ROUND_HANDOFF_MS for them after its drain starts.
+ */
+export const ROUND_TIMING = {
+  roundMs: 5 * 60_000,
+  leadMs: 10_000,
+  handoffMs: 60_000,
+} as const;
 
 class CountingMetrics implements ReplicationMetrics {
   records = 0;
@@ -72,16 +80,64 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 
 /** Rounds until aborted, or with `--once` until every partition has caught up. */
 async function runRounds(replicator: Replicator, options: RunCommandOptions): Promise<RunSummary[]> {
+  if (options.once) return onceRounds(replicator, options);
+  return overlappingRounds(replicator, options.signal, ROUND_TIMING);
+}
+
+async function onceRounds(replicator: Replicator, options: RunCommandOptions): Promise<RunSummary[]> {
   const summaries: RunSummary[] = [];
   for (;;) {
-    const summary = await replicator.worker.replicate(Date.now() + ROUND_MS, {
-      stopWhenCaughtUp: options.once,
+    const summary = await replicator.worker.replicate(Date.now() + ROUND_TIMING.roundMs, {
+      stopWhenCaughtUp: true,
       signal: options.signal,
     });
     summaries.push(summary);
     if (summary.endReason === "aborted" || options.signal.aborted) return summaries;
-    if (options.once && summary.endReason === "caught-up") return summaries;
+    if (summary.endReason === "caught-up") return summaries;
   }
+}
+
+/**
+ * Overlapping rounds until aborted: every round is a worker of its own (worker id
+ * `<id>.<round>`) in the slot `<id>`, draining at its end into the next round, which takes the
+ * partitions over by handoff; no round starts from nothing and no partition waits at a round's
+ * end. A round's topic plan is made when it starts, so new topics are picked up each round.
+ */
+export async function overlappingRounds(
+  replicator: Pick<Replicator, "workerId" | "workerFor">,
+  signal: AbortSignal,
+  timing: { readonly roundMs: number; readonly leadMs: number; readonly handoffMs: number },
+): Promise<RunSummary[]> {
+  const slot = replicator.workerId;
+  const summaries: RunSummary[] = [];
+  const running = new Set<Promise<void>>();
+  for (let round = 1; !signal.aborted; round++) {
+    const drainAt = Date.now() + timing.roundMs;
+    const worker = replicator.workerFor({ workerId: `${slot}.${round}`, slot });
+    const run: Promise<void> = worker
+      .replicate(drainAt + timing.handoffMs, { drainAt, signal })
+      .then((summary) => {
+        summaries.push(summary);
+      })
+      .finally(() => running.delete(run));
+    running.add(run);
+    // The next round starts shortly before this one drains, or at once if it ended early.
+    await Promise.race([run, sleepUntil(drainAt - timing.leadMs, signal)]);
+  }
+  await Promise.all([...running]);
+  return summaries;
+}
+
+function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, at - Date.now()));
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 interface Progress {

@@ -206,9 +206,14 @@ describe("the synthesized Lambda bundles against local clusters", () => {
         env[name] = value;
         continue;
       }
-      const ref = (value as { Ref?: string }).Ref ?? "";
+      const ref = (value as { Ref?: string }).Ref;
+      // The tick, looked up from a mapping: left unset, so these short runs do not drain.
+      if (ref === undefined && name === "KAFKA_MIRROR_TICK_SECONDS") continue;
       // The only reference that is not a parameter is the lease table's name.
-      assert.ok(ref in parameters || ref === fn.tableId, `unexpected reference ${ref} in ${name}`);
+      assert.ok(
+        ref !== undefined && (ref in parameters || ref === fn.tableId),
+        `unexpected reference ${ref} in ${name}`,
+      );
       env[name] = parameters[ref] ?? table;
     }
     return {

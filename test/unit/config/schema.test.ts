@@ -77,6 +77,7 @@ describe("parseConfig: valid input", () => {
         durationMs: 60_000,
         renewIntervalMs: 10_000,
         rebalanceIntervalMs: 5_000,
+        checkpointIntervalMs: 1_000,
         maxClaimsPerRound: 1_000,
       },
       worker: { startFrom: "earliest" },
@@ -343,6 +344,12 @@ describe("parseConfig: each malformed field is refused by name", () => {
       patch: (c) => ({ ...c, leases: { rebalanceIntervalMs: 70_000 } }),
       path: "leases.rebalanceIntervalMs",
       says: /at most leases\.durationMs/,
+    },
+    {
+      name: "a checkpoint interval as long as a lease",
+      patch: (c) => ({ ...c, leases: { checkpointIntervalMs: 60_000 } }),
+      path: "leases.checkpointIntervalMs",
+      says: /less than leases\.durationMs \(60000\), got 60000: progress must reach the lease store/,
     },
     {
       name: "a request timeout no longer than the fetch wait",

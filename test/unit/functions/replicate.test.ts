@@ -89,14 +89,14 @@ function rig(summaries: RunSummary[], current = "new") {
     built.push(entry);
     const runner: ReplicationRunner & { close(): Promise<void> } = {
       workerId: "w1",
-      worker: {
-        async replicate(deadline) {
+      workerFor: () => ({
+        async replicate(deadline: number) {
           deadlines.push(deadline);
           const next = summaries.shift();
           assert.ok(next !== undefined, "more runs than scripted");
           return next;
         },
-      },
+      }),
       async close() {
         entry.closed = true;
       },
