@@ -8,9 +8,9 @@ import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
 import { writeFitsInLease } from "../core/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
-import { brokerList, filePath, flag, integer, oneOf, section, token, topicPattern } from "./fields.js";
+import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
 import { formatIssues } from "./issues.js";
-import { topicsSchema } from "./topics-schema.js";
+import { groupsSchema, topicsSchema } from "./topics-schema.js";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -136,14 +136,6 @@ const targetSchema = section({
    */
   maxInFlightBatches: integer(1, 5).default(5),
 }).superRefine(checkSecurity);
-
-/** Consumer groups whose committed offsets are translated and synced to the target (lib/offsets). */
-const groupsSchema = section({
-  /** Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none. */
-  whitelist: topicPattern(),
-  /** Whole-name regular expression of group ids never synced; wins over the whitelist. */
-  blacklist: topicPattern(),
-});
 
 const batchSchema = section({
   /** Most records copied per fetch of one partition. */

@@ -1,6 +1,7 @@
 /**
  * The `topics` section of the config: which topics are mirrored, under which names, and how their
- * target copies are kept in line (discovery interval, config sync lists; lib/core/config-sync.ts).
+ * target copies are kept in line (discovery interval, config sync lists; lib/core/config-sync.ts);
+ * and the `groups` section, selected by the same pattern rules.
  */
 import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/config-sync.js";
 import { RENAME_MODES } from "../topics/rename.js";
@@ -35,4 +36,12 @@ export const topicsSchema = section({
       message: `${name} is never copied (${why}); remove it from the list`,
     });
   }
+});
+
+/** Consumer groups whose committed offsets are translated and synced to the target (lib/offsets). */
+export const groupsSchema = section({
+  /** Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none. */
+  whitelist: topicPattern(),
+  /** Whole-name regular expression of group ids never synced; wins over the whitelist. */
+  blacklist: topicPattern(),
 });

@@ -1,8 +1,7 @@
 /**
- * One replication run of one worker (one Lambda invocation, one CLI run): plan topics, take the
- * partition leases the lease leader assigned to it (lease-coordinator.ts), pump every held
- * partition concurrently until the deadline (or until it has drained), then checkpoint and give
- * the leases back.
+ * One replication run of one worker (a Lambda invocation, a CLI round): plan topics, take the leases
+ * the lease leader assigned to it (lease-coordinator.ts), pump every held partition concurrently
+ * until the deadline (or until drained), then checkpoint and give the leases back.
  *
  * Safety rests on three rules, each enforced in one place:
  *  - a checkpoint moves only past records the target acknowledged (PartitionPump), so a kill at
