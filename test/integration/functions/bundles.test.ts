@@ -199,6 +199,8 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       TargetSaslMechanism: "none",
       SourceSecretArn: "",
       TargetSecretArn: "",
+      GroupWhitelist: "",
+      GroupBlacklist: "",
     };
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(fn.variables)) {
@@ -264,6 +266,9 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       maxLagRecords: PARTITIONS * PER_PARTITION,
       maxLagSeconds: first.result.result?.maxLagSeconds ?? -1,
       stalledPartitions: 0,
+      // No groups.whitelist: the sync step has nothing to do.
+      groupsSynced: 0,
+      groupSyncErrors: 0,
     });
     // The oldest pending record was written about a minute before the test's produce started.
     assert.ok((first.result.result?.maxLagSeconds ?? 0) >= 55, JSON.stringify(first.result));

@@ -83,6 +83,8 @@ describe("the replicate bundle discovers topics and partitions while it runs", (
       TargetSaslMechanism: "none",
       SourceSecretArn: "",
       TargetSecretArn: "",
+      GroupWhitelist: "",
+      GroupBlacklist: "",
     };
     return {
       ...bundleEnvironment(bundles.replicate, parameters, table),
