@@ -95,6 +95,8 @@ describe("the replicate bundle through secured clusters", () => {
       SourceAlias: "idc1",
       RenamePolicy: "identity",
       TargetFencing: "transactional",
+      GroupWhitelist: "",
+      GroupBlacklist: "",
       ...side("Source", clusters.source),
       ...side("Target", clusters.target),
     };
