@@ -86,10 +86,9 @@ interface Term {
   readonly done: Promise<PumpStatus>;
 }
 
-/** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff). */
+/** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff, NO_JITTER). */
 const STORE_RETRY_MS = 1000;
 const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
-/** With this, backoffDelay is exactly the policy's delay: no jitter. */
 const CAUGHT_UP_POLL_MS = 200;
 
 export class Worker {
@@ -271,7 +270,9 @@ class Run {
       this.#reap();
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
-      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0) return "drained";
+      // Not while a lease asked for may still come: handed to a run gone, it would idle until expiry.
+      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0 && pollAt === null)
+        return "drained";
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
       let wakeAt = Math.min(
         nextRebalance,
@@ -287,8 +288,7 @@ class Run {
   }
 
   #draining(now: number): boolean {
-    const { drainAt } = this.#options;
-    return drainAt !== undefined && now >= drainAt;
+    return this.#options.drainAt !== undefined && now >= this.#options.drainAt;
   }
 
   async #rebalance(now: number): Promise<void> {
