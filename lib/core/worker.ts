@@ -14,6 +14,7 @@
  */
 import { describeError, isReplicatorError } from "../errors.js";
 import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
+import { EndedTerms } from "./ended-terms.js";
 import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, type LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
@@ -120,7 +121,7 @@ class Run {
   readonly #routes = new Map<string, PartitionRoute>();
   readonly #active = new Map<string, Term>();
   readonly #readAhead: ReadAheadBudget;
-  readonly #finished: Term[] = [];
+  readonly #finished = new EndedTerms<Term>();
   /** Leases whose pump ended without losing them or failing: released at the end. */
   readonly #toRelease = new Map<string, HeldLease>();
   /** Partitions stopped on a non-retryable error: not taken again in this run. */
@@ -283,7 +284,7 @@ class Run {
       );
       if (drainAt !== undefined && !this.#drainAnnounced) wakeAt = Math.min(wakeAt, drainAt);
       if (stopWhenCaughtUp || this.#draining(now)) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
-      await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
+      await clock.sleep(Math.max(0, wakeAt - clock.now()), this.#finished.wakeSignal(signal));
     }
   }
 
@@ -341,7 +342,7 @@ class Run {
   }
 
   #reap(): void {
-    for (const term of this.#finished.splice(0)) {
+    for (const term of this.#finished.take()) {
       if (this.#active.get(term.key) === term) this.#active.delete(term.key);
       const status = term.pump.status;
       this.#tally.termEnded(term.held.route, status);
@@ -350,9 +351,8 @@ class Run {
         continue;
       }
       if (!status.caughtUp && !term.held.handoffRequested && !this.#stopping) {
-        // The partition stopped short of its end without an error (lease expired by our clock,
-        // lost or taken): it may be ours to resume or free for anyone, and until the next look at
-        // the lease table nobody knows, so the run is not caught up.
+        // Stopped short of its end without an error (expired by our clock, lost, taken): ours to
+        // resume or free for anyone, unknown until the next look at the table: not caught up.
         this.#needsLook = true;
       }
       if (!term.held.lost && term.held.handoffRequested && !this.#stopping) {

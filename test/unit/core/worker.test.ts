@@ -281,6 +281,37 @@ describe("Worker", () => {
     assert.equal(e.store.get(tp)?.owner ?? null, null, "the lease was left with a worker that has gone");
   });
 
+  it("hands a lease over as soon as its pump has stopped for the handoff, not at the run loop's next wake", async () => {
+    // Prepare: A copies alone with data coming; at +4.1 s (just after one of A's rounds) worker
+    // B asks for orders/0. A's pump sees the request at its next checkpoint and stops.
+    const e = env();
+    const tp: TopicPartition = { topic: "orders", partition: 0 };
+    const t0 = e.clock.now();
+    let traffic = true;
+    const producing = (async () => {
+      for (let i = 0; traffic; i++) {
+        await e.clock.sleep(100);
+        e.source.append(tp, makeRecords(2, 5_000 + i));
+      }
+    })();
+    const asked = (async () => {
+      await e.clock.sleep(4_100);
+      assert.ok(await e.store.requestHandoff(e.store.get(tp) as Lease, "B"));
+      const at = e.clock.now();
+      while (e.store.get(tp)?.owner !== "B") await e.clock.sleep(10);
+      return e.clock.now() - at;
+    })();
+
+    // Act
+    const run = workerFor(e, "A", 1).replicate(t0 + 12_000);
+    const waited = await asked;
+    traffic = false;
+    await Promise.all([run, producing]);
+
+    // Assess: the handover follows the pump's last checkpoint, well within a rebalance interval.
+    assert.ok(waited < SETTINGS.leases.rebalanceIntervalMs / 2, `handed over ${waited} ms after the request`);
+  });
+
   it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {
     // Prepare: the source's metadata fails twice, as during a broker restart.
     const e = env();
