@@ -63,12 +63,35 @@ export class HeldLease {
   }
 
   /**
-   * Takes a lease version the store returned. A checkpoint answered after a concurrent renew
-   * carries the older expiry; the renew's expiry was written all the same, so keep the later one.
+   * Takes the lease version the pump's own progress write (checkpoint, reset) returned. Those
+   * writes are sequential, so this is the latest checkpoint; but a renewal runs beside them and
+   * their answers may cross: a checkpoint answered after a renewal carries the older expiry and
+   * maybe no handoff request yet. Both were written all the same, so keep the later expiry and
+   * the request (within one holding a request is only ever added).
    */
   update(lease: Lease): void {
-    const expiresAt = Math.max(lease.expiresAt, this.#lease.expiresAt);
-    this.#lease = lease.counter === this.#lease.counter ? { ...lease, expiresAt } : lease;
+    this.#take(lease.counter === this.#lease.counter ? { ...lease, ...this.#newer(lease) } : lease);
+  }
+
+  /**
+   * Takes a renewal's answer: only its expiry and a handoff request are news. Its checkpoint,
+   * target position and offset map may predate a checkpoint answered before it, and the next
+   * checkpoint builds on the held lease (a stale base would drop the pin from the offset map and
+   * mark a later point its origin, which translates group offsets past records copied before it).
+   */
+  renewed(lease: Lease): void {
+    this.#take(lease.counter === this.#lease.counter ? { ...this.#lease, ...this.#newer(lease) } : lease);
+  }
+
+  #newer(lease: Lease): Pick<Lease, "expiresAt" | "handoffTo"> {
+    return {
+      expiresAt: Math.max(lease.expiresAt, this.#lease.expiresAt),
+      handoffTo: lease.handoffTo ?? this.#lease.handoffTo,
+    };
+  }
+
+  #take(lease: Lease): void {
+    this.#lease = lease;
     // Another worker asked for this lease: finish the batch in flight, checkpoint, then let the
     // worker release it. Stopping here, where every fresh lease version arrives, means the
     // request is honoured at the next renewal or checkpoint, whichever comes first.

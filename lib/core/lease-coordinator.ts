@@ -187,6 +187,7 @@ export class LeaseCoordinator {
           const lease = await this.#o.store.lease(a.tp);
           const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
           if (mine !== null) acquired.push(mine);
+          if (lease !== null && mine === null) await this.#passOn(lease, now);
           if (
             lease !== null &&
             mine === null &&
@@ -242,7 +243,11 @@ export class LeaseCoordinator {
     if (lease === null) return { kind: "missed" };
     const mine = await this.#ours(lease, now, expiresAt);
     if (mine !== null) return { kind: "acquired", lease: mine };
-    if (lease.owner === workerId) return { kind: "busy" }; // we are handing it to someone else
+    if (lease.owner === workerId) {
+      // Ours, asked for by another worker, and no pump of ours on it to see that: pass it on.
+      await this.#passOn(lease, now);
+      return { kind: "busy" };
+    }
     if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
     const asked =
       lease.handoffTo === workerId ||
@@ -252,6 +257,19 @@ export class LeaseCoordinator {
     const fastUntil = now + renewIntervalMs + 2 * AWAIT_POLL_MS;
     this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS });
     return { kind: "requested", lease };
+  }
+
+  /**
+   * A lease handed to us (or still ours) that another worker asked for before any pump of ours
+   * ran on it: no pump will see the request, so hand it over now rather than leave it idle until
+   * its expiry. Only for leases without a pump here (awaited, or not excluded from the round).
+   */
+  async #passOn(lease: Lease, now: number): Promise<void> {
+    const { workerId, store, durationMs } = this.#o;
+    if (lease.owner !== workerId || isExpired(lease, now) || lease.handoffTo === null) return;
+    if (lease.handoffTo === workerId) return;
+    if (await store.handOver(lease, now + durationMs))
+      this.#o.logger?.info("lease handed over", { key: partitionKey(lease), to: lease.handoffTo });
   }
 
   /**

@@ -54,12 +54,15 @@ export class LeaderRole {
     }
     // Eventually consistent is enough: the claim below is conditional on what we saw.
     const observed = await store.leader();
-    if (observed !== null && observed.owner !== null && observed.expiresAt > now) {
+    // Ours still (a renewal that landed but whose answer was lost): renew it, conditionally as
+    // ever, rather than wait for it to expire with nobody assigning. Worker ids are per run.
+    const ours = observed?.owner === workerId;
+    if (observed !== null && observed.owner !== null && observed.expiresAt > now && !ours) {
       this.#held = null;
       return false;
     }
     this.#held = await store.claimLeader(observed, workerId, now + ttlMs);
-    if (this.#held !== null) this.#o.logger?.info("took lease leadership", { workerId });
+    if (this.#held !== null && !ours) this.#o.logger?.info("took lease leadership", { workerId });
     return this.#held !== null;
   }
 

@@ -31,7 +31,7 @@ export class RunLeases {
   async #renew(held: HeldLease, expiresAt: number): Promise<void> {
     if (held.lost || held.signal.aborted || expiresAt <= held.lease.expiresAt) return;
     try {
-      held.update(await this.#o.store.renew(held.lease, expiresAt));
+      held.renewed(await this.#o.store.renew(held.lease, expiresAt));
     } catch (error) {
       if (isReplicatorError(error, "LEASE_LOST")) {
         held.markLost();

@@ -14,6 +14,7 @@
  */
 import { describeError, isReplicatorError } from "../errors.js";
 import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
+import { EndedTerms } from "./ended-terms.js";
 import { HeldLease } from "./held-lease.js";
 import { type ClaimDecision, type LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
@@ -86,10 +87,9 @@ interface Term {
   readonly done: Promise<PumpStatus>;
 }
 
-/** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff). */
+/** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff, NO_JITTER). */
 const STORE_RETRY_MS = 1000;
 const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
-/** With this, backoffDelay is exactly the policy's delay: no jitter. */
 const CAUGHT_UP_POLL_MS = 200;
 
 export class Worker {
@@ -121,7 +121,7 @@ class Run {
   readonly #routes = new Map<string, PartitionRoute>();
   readonly #active = new Map<string, Term>();
   readonly #readAhead: ReadAheadBudget;
-  readonly #finished: Term[] = [];
+  readonly #finished = new EndedTerms<Term>();
   /** Leases whose pump ended without losing them or failing: released at the end. */
   readonly #toRelease = new Map<string, HeldLease>();
   /** Partitions stopped on a non-retryable error: not taken again in this run. */
@@ -271,7 +271,9 @@ class Run {
       this.#reap();
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
-      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0) return "drained";
+      // Not while a lease asked for may still come: handed to a run gone, it would idle until expiry.
+      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0 && pollAt === null)
+        return "drained";
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
       let wakeAt = Math.min(
         nextRebalance,
@@ -282,13 +284,12 @@ class Run {
       );
       if (drainAt !== undefined && !this.#drainAnnounced) wakeAt = Math.min(wakeAt, drainAt);
       if (stopWhenCaughtUp || this.#draining(now)) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
-      await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
+      await clock.sleep(Math.max(0, wakeAt - clock.now()), this.#finished.wakeSignal(signal));
     }
   }
 
   #draining(now: number): boolean {
-    const { drainAt } = this.#options;
-    return drainAt !== undefined && now >= drainAt;
+    return this.#options.drainAt !== undefined && now >= this.#options.drainAt;
   }
 
   async #rebalance(now: number): Promise<void> {
@@ -341,7 +342,7 @@ class Run {
   }
 
   #reap(): void {
-    for (const term of this.#finished.splice(0)) {
+    for (const term of this.#finished.take()) {
       if (this.#active.get(term.key) === term) this.#active.delete(term.key);
       const status = term.pump.status;
       this.#tally.termEnded(term.held.route, status);
@@ -350,9 +351,8 @@ class Run {
         continue;
       }
       if (!status.caughtUp && !term.held.handoffRequested && !this.#stopping) {
-        // The partition stopped short of its end without an error (lease expired by our clock,
-        // lost or taken): it may be ours to resume or free for anyone, and until the next look at
-        // the lease table nobody knows, so the run is not caught up.
+        // Stopped short of its end without an error (expired by our clock, lost, taken): ours to
+        // resume or free for anyone, unknown until the next look at the table: not caught up.
         this.#needsLook = true;
       }
       if (!term.held.lost && term.held.handoffRequested && !this.#stopping) {

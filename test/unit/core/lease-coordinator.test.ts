@@ -65,6 +65,30 @@ describe("LeaseCoordinator", () => {
     assert.deepEqual(store.workers()[0]?.assignment, ["t:0"]);
   });
 
+  it("passes on at once a lease handed to it that another worker asked for before it began pumping it", async () => {
+    // Prepare: H holds t:0; our leader turn asks H for it. H hands it to us, and X (the leader's
+    // next wish) asks us for it before our poll has seen it ours: no pump of ours will ever see
+    // that request, so the lease would sit with us, idle, until its fresh expiry.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
+    const coordinator = coordinatorOn(store);
+    const round = await coordinator.rebalance(NOW, FAR);
+    assert.equal(store.get(tp)?.handoffTo, "me");
+    assert.equal(round.acquired.length, 0);
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 200 + DURATION));
+    assert.ok(await store.requestHandoff(store.get(tp) as Lease, "X"));
+
+    // Act
+    const acquired = await coordinator.pollAwaited(NOW + 300, FAR);
+
+    // Assess
+    assert.deepEqual(acquired, []);
+    assert.equal(store.get(tp)?.owner, "X", "the lease stayed with us, nobody copying it");
+    assert.equal(coordinator.nextPollAt, null);
+  });
+
   it("claims at most maxClaimsPerRound leases a round, and counts the rest as available", async () => {
     const store = new InMemoryLeaseStore();
     await store.ensure(Array.from({ length: 10 }, (_, p) => ({ topic: "t", partition: p })));

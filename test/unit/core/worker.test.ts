@@ -253,6 +253,65 @@ describe("Worker", () => {
     }
   });
 
+  it("a draining run does not end while a lease it asked for is still to be handed to it", async () => {
+    // Prepare: H (not running here) holds the only partition; D's leader turn asks H to hand it
+    // to D, and H does so 5 s later, at a renewal. D drains from +1 s and holds nothing before.
+    const e = inMemoryWorld();
+    e.source.createTopic("orders", 1);
+    e.source.append({ topic: "orders", partition: 0 }, makeRecords(10, 1));
+    const tp: TopicPartition = { topic: "orders", partition: 0 };
+    await e.store.ensure([tp]);
+    const t0 = e.clock.now();
+    assert.ok(await e.store.claim(e.store.get(tp) as Lease, "H", t0 + 60_000));
+    const handing = (async () => {
+      await e.clock.sleep(5_000);
+      const lease = e.store.get(tp) as Lease;
+      assert.equal(lease.handoffTo, "D", "D asked H for the lease");
+      assert.ok(await e.store.handOver(lease, e.clock.now() + SETTINGS.leases.durationMs));
+    })();
+
+    // Act
+    const summary = await workerFor(e, "D", 1).replicate(t0 + 20_000, { drainAt: t0 + 1_000 });
+    await handing;
+
+    // Assess: D took the lease handed to it and gave it back at its end, so nobody is left
+    // waiting for a holder that has gone (a handover to it would hold the partition idle until
+    // the fresh expiry the giver set).
+    assert.notEqual(summary.endReason, "drained");
+    assert.equal(e.store.get(tp)?.owner ?? null, null, "the lease was left with a worker that has gone");
+  });
+
+  it("hands a lease over as soon as its pump has stopped for the handoff, not at the run loop's next wake", async () => {
+    // Prepare: A copies alone with data coming; at +4.1 s (just after one of A's rounds) worker
+    // B asks for orders/0. A's pump sees the request at its next checkpoint and stops.
+    const e = env();
+    const tp: TopicPartition = { topic: "orders", partition: 0 };
+    const t0 = e.clock.now();
+    let traffic = true;
+    const producing = (async () => {
+      for (let i = 0; traffic; i++) {
+        await e.clock.sleep(100);
+        e.source.append(tp, makeRecords(2, 5_000 + i));
+      }
+    })();
+    const asked = (async () => {
+      await e.clock.sleep(4_100);
+      assert.ok(await e.store.requestHandoff(e.store.get(tp) as Lease, "B"));
+      const at = e.clock.now();
+      while (e.store.get(tp)?.owner !== "B") await e.clock.sleep(10);
+      return e.clock.now() - at;
+    })();
+
+    // Act
+    const run = workerFor(e, "A", 1).replicate(t0 + 12_000);
+    const waited = await asked;
+    traffic = false;
+    await Promise.all([run, producing]);
+
+    // Assess: the handover follows the pump's last checkpoint, well within a rebalance interval.
+    assert.ok(waited < SETTINGS.leases.rebalanceIntervalMs / 2, `handed over ${waited} ms after the request`);
+  });
+
   it("retries planning while a cluster is briefly unreachable, then copies everything", async () => {
     // Prepare: the source's metadata fails twice, as during a broker restart.
     const e = env();
