@@ -87,9 +87,7 @@ interface Term {
 }
 
 /** Lease-store and planning retries keep a steady pace: one attempt a second (no backoff). */
-const STORE_RETRY_MS = 1000;
-const STORE_RETRY: BackoffPolicy = { initialMs: STORE_RETRY_MS, maxMs: STORE_RETRY_MS };
-/** With this, backoffDelay is exactly the policy's delay: no jitter. */
+const STORE_RETRY: BackoffPolicy = { initialMs: 1000, maxMs: 1000 };
 const CAUGHT_UP_POLL_MS = 200;
 
 export class Worker {
@@ -136,6 +134,7 @@ class Run {
   readonly #watch: TopicWatch; // re-plans every discovery interval: new topics join the run
   #lastDecision: ClaimDecision | null = null;
   #drainAnnounced = false;
+  #wake = new AbortController(); // aborted when a pump ends: its handover must not wait for a round
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
     this.#o = o;
@@ -242,9 +241,10 @@ class Run {
   async #loop(stopAt: number): Promise<RunEndReason> {
     const { clock, settings } = this.#o;
     const { signal, stopWhenCaughtUp, drainAt } = this.#options;
-    let nextRebalance = clock.now();
-    let nextRenew = clock.now() + settings.leases.renewIntervalMs;
+    let [nextRebalance, nextRenew] = [clock.now(), clock.now() + settings.leases.renewIntervalMs];
+    signal?.addEventListener("abort", () => this.#wake.abort(), { once: true });
     for (;;) {
+      this.#wake = new AbortController(); // before the reap: a pump ending after it wakes the sleep
       if (signal?.aborted) return "aborted";
       const now = clock.now();
       if (now >= stopAt) return "deadline";
@@ -282,7 +282,7 @@ class Run {
       );
       if (drainAt !== undefined && !this.#drainAnnounced) wakeAt = Math.min(wakeAt, drainAt);
       if (stopWhenCaughtUp || this.#draining(now)) wakeAt = Math.min(wakeAt, now + CAUGHT_UP_POLL_MS);
-      await clock.sleep(Math.max(0, wakeAt - clock.now()), signal);
+      await clock.sleep(Math.max(0, wakeAt - clock.now()), this.#wake.signal);
     }
   }
 
@@ -337,7 +337,7 @@ class Run {
     this.#toRelease.delete(key);
     const term: Term = { key, held, pump, done: pump.run() };
     this.#active.set(key, term);
-    void term.done.then(() => this.#finished.push(term));
+    void term.done.then(() => this.#finished.push(term)).then(() => this.#wake.abort());
   }
 
   #reap(): void {
