@@ -47,9 +47,14 @@ export class TopicWatch {
     this.#nextAt = options.clock.now() + this.#intervalMs;
   }
 
-  /** When the next discovery is due (the run loop wakes up for it). */
+  /**
+   * When the next discovery is due (the run loop wakes up for it). Never while one runs: its due
+   * time is then past, and a loop that slept until it would wake at once, over and over, with
+   * nothing to wait for (issue 13's stall: the loop spun on resolved sleeps and starved every
+   * pump of the process for seconds). What a running discovery finds is taken at the next wake.
+   */
   get nextAt(): number {
-    return this.#nextAt;
+    return this.#running === null ? this.#nextAt : Number.POSITIVE_INFINITY;
   }
 
   /** Takes the run's first plan: its routes are known, its problems reported. */

@@ -40,6 +40,9 @@ export async function runLambdaMode(
       {
         Whitelist: rig.topicPattern,
         Blacklist: "",
+        // The stack's defaults: no consumer-group sync (the lag function's, not replicate's).
+        GroupWhitelist: "",
+        GroupBlacklist: "",
         SourceAlias: "soak",
         RenamePolicy: "identity",
         TargetFencing: "transactional",

@@ -5,9 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { TopicPlan } from "../../../lib/core/planner.js";
+import { TopicWatch } from "../../../lib/core/topic-watch.js";
 import { Worker } from "../../../lib/core/worker.js";
 import type { WorkerSettings } from "../../../lib/core/worker-settings.js";
-import { fakeMapping, inMemoryWorld, makeRecords, seededRandom, until } from "../../helpers/fakes.js";
+import {
+  CapturingLogger,
+  FakeClock,
+  fakeMapping,
+  inMemoryWorld,
+  makeRecords,
+  seededRandom,
+  until,
+} from "../../helpers/fakes.js";
 
 const SETTINGS: WorkerSettings = {
   batch: { maxRecords: 50, maxBytes: 1 << 20, maxWaitMs: 500 },
@@ -134,5 +144,35 @@ describe("topic discovery in a run", () => {
       summary.errors.map((e) => [e.topic, e.code]),
       [["a", "TARGET_PARTITIONS_TOO_FEW"]],
     );
+  });
+});
+
+describe("TopicWatch.nextAt", () => {
+  it("is not due while a discovery runs (regression: issue 13's stall, a run loop spinning on its past due time)", async () => {
+    // Prepare: a discovery that does not answer until released.
+    const clock = new FakeClock(0, { autoAdvance: false });
+    let release = () => {};
+    const planned = new Promise<TopicPlan>((resolve) => {
+      release = () => resolve({ partitions: [], errors: [], warnings: [], drift: [] });
+    });
+    const watch = new TopicWatch({
+      plan: () => planned,
+      ensure: async () => {},
+      clock,
+      intervalMs: 10_000,
+      logger: new CapturingLogger(),
+      onTopicError: () => {},
+    });
+
+    // Act: the discovery falls due and starts.
+    clock.advance(10_000);
+    watch.poll(clock.now());
+
+    // Assess: nothing to wake up for while it runs; due again an interval after it ended.
+    assert.ok(watch.nextAt > clock.now(), `nextAt ${watch.nextAt} is not after now ${clock.now()}`);
+    clock.advance(3_000);
+    release();
+    await watch.stop();
+    assert.equal(watch.nextAt, 23_000);
   });
 });

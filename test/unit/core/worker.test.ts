@@ -216,6 +216,53 @@ describe("Worker", () => {
     for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
   });
 
+  it("hands a lease over as soon as its pump stops, not at the next lease round (regression: issue 13's stall)", async () => {
+    // Prepare: A holds every lease and copies steady traffic; B joins and asks for its share.
+    // For each lease A gives away: when A's store first showed it the request, when A handed over.
+    const e = env();
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(50);
+    };
+    const store = e.store;
+    const asked = new Map<string, number>();
+    const gaps: number[] = [];
+    const noting = async (lease: Promise<Lease>) => {
+      const l = await lease;
+      const key = `${l.topic}/${l.partition}`;
+      if (l.handoffTo !== null && l.handoffTo !== l.owner && !asked.has(key)) asked.set(key, e.clock.now());
+      return l;
+    };
+    const watched = storeWith(store, {
+      checkpoint: (...args: Parameters<LeaseStore["checkpoint"]>) => noting(store.checkpoint(...args)),
+      renew: (held: Lease, expiresAt: number) => noting(store.renew(held, expiresAt)),
+      handOver: (held: Lease, expiresAt: number) => {
+        const at = asked.get(`${held.topic}/${held.partition}`);
+        if (at !== undefined) gaps.push(e.clock.now() - at);
+        return store.handOver(held, expiresAt);
+      },
+    });
+    let traffic = true;
+    const producing = (async () => {
+      for (let n = 0; traffic; n++) {
+        for (const tp of partitions()) e.source.append(tp, makeRecords(1, 500 + n));
+        await e.clock.sleep(100);
+      }
+    })();
+
+    // Act
+    const deadline = e.clock.now() + 30_000;
+    const a = workerFor(e, "A", 1, { leases: watched }).replicate(deadline);
+    while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
+    const b = workerFor(e, "B", 2).replicate(deadline);
+    await Promise.all([a, b]);
+    traffic = false;
+    await producing;
+
+    // Assess: the batch in flight and its checkpoint, well under a rebalance interval (2 s).
+    assert.ok(gaps.length > 0, "A handed leases over");
+    assert.ok(Math.max(...gaps) <= 500, `handovers ${gaps.join(", ")} ms after the request`);
+  });
+
   it("a draining run hands every partition to the next run of its slot, then ends drained; nothing is copied twice", async () => {
     // Prepare: run-1 of slot 3 drains at +30 s; run-2 of slot 3 starts at +25 s. Data keeps coming.
     const e = env();
