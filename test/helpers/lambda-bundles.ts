@@ -112,6 +112,10 @@ export function bundleEnvironment(
     const ref = (value as { Ref?: string }).Ref;
     if (ref === undefined) {
       // A value looked up from a mapping (the tick): the caller's, by variable name, or unset.
+      assert.ok(
+        "Fn::FindInMap" in (value as object),
+        `unexpected value in ${name}: ${JSON.stringify(value)}`,
+      );
       const given = parameters[name];
       if (given !== undefined) env[name] = given;
       continue;

@@ -19,7 +19,7 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { invokeBundle } from "../../helpers/lambda-bundles.js";
+import { bundleEnvironment, invokeBundle } from "../../helpers/lambda-bundles.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView, firstDifference } from "../../helpers/partition-data.js";
 
@@ -202,24 +202,9 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       GroupWhitelist: "",
       GroupBlacklist: "",
     };
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(fn.variables)) {
-      if (typeof value === "string") {
-        env[name] = value;
-        continue;
-      }
-      const ref = (value as { Ref?: string }).Ref;
-      // The tick, looked up from a mapping: left unset, so these short runs do not drain.
-      if (ref === undefined && name === "KAFKA_MIRROR_TICK_SECONDS") continue;
-      // The only reference that is not a parameter is the lease table's name.
-      assert.ok(
-        ref !== undefined && (ref in parameters || ref === fn.tableId),
-        `unexpected reference ${ref} in ${name}`,
-      );
-      env[name] = parameters[ref] ?? table;
-    }
     return {
-      ...env,
+      // The tick (a mapping lookup) is left unset, so these short runs do not drain.
+      ...bundleEnvironment(fn, parameters, table),
       // Test-bed timings: seconds instead of minutes (a mock cluster on a shared 2-core machine).
       KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
       KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "1500",
