@@ -153,6 +153,7 @@ export class PartitionPump {
             this.#provenance,
             // A position is only meaningful with the checkpoint it was stored with.
             lease.checkpoint === null ? null : (lease.targetOffset ?? null),
+            deps.target.fences,
           );
     this.#guard = new LeaseGuard(held, deps.clock, deps.logger, {
       writeSafetyMarginMs: settings.writeSafetyMarginMs,

@@ -91,6 +91,13 @@ export type WriteDeadline = () => number;
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
   /**
+   * Whether fence() fences (target.fencing "transactional"): each write is then a transaction of
+   * the partition's own transactional id, so between two acknowledged writes of a holder only
+   * other producers' records and its commit markers can become visible, never an earlier
+   * holder's records (TargetTail relies on it to follow its writes past the markers).
+   */
+  readonly fences: boolean;
+  /**
    * Appends `records` to `tp` in order, as one or more batches, and resolves once the target
    * acknowledged them with acks=all. A record the target refuses rejects the promise with
    * RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.

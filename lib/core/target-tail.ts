@@ -56,6 +56,7 @@ export class TargetTail {
   #uncertain = true;
   /** The end the pending look must reach (see above); null when no look is under way. */
   #goal: number | null = null;
+  readonly #fenced: boolean;
 
   constructor(
     deps: TargetTailDeps,
@@ -64,7 +65,10 @@ export class TargetTail {
     provenance: ProvenanceSettings,
     /** The lease's stored target position, or null when it has none. */
     from: number | null,
+    /** TargetWriter.fences: our writes are transactions, earlier holders fenced. */
+    fenced = false,
   ) {
+    this.#fenced = fenced;
     this.#deps = deps;
     this.#source = source;
     this.#target = target;
@@ -191,9 +195,14 @@ export class TargetTail {
    */
   acknowledged(baseOffset: number, count: number, lastSourceOffset: number): void {
     this.#landed = Math.max(this.#landed, lastSourceOffset);
-    // Only when the write starts right where our view ends: records before it that we did not
-    // see (somebody else's late write) must still be read by the next refresh.
-    if (baseOffset >= 0 && baseOffset === this.#position) this.#position = baseOffset + count;
+    if (baseOffset < 0 || this.#position === null || this.#uncertain) return;
+    // Without fencing, only when the write starts right where our view ends: records before it
+    // that we did not see (an earlier holder's late write) must still be read by the next look.
+    // With fencing none can land there, only other producers' records and our commit markers
+    // (one after every write): skipping those keeps a successor's look to what came after our
+    // last checkpoint, not everything this holder ever wrote.
+    if (baseOffset === this.#position || (this.#fenced && baseOffset > this.#position))
+      this.#position = baseOffset + count;
   }
 
   /** `reachable` is the end the reader reports: the LSO, reading READ_COMMITTED. */

@@ -108,6 +108,10 @@ export class KafkaTargetWriter implements TargetWriter {
     });
   }
 
+  get fences(): boolean {
+    return this.session.transactions !== null;
+  }
+
   write(
     tp: TopicPartition,
     records: readonly MirrorRecord[],

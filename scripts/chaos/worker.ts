@@ -96,6 +96,7 @@ function freezeSoon(tp: { topic: string; partition: number }): void {
 }
 
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
+  fences: writer.fences,
   async write(tp, records, stamp, deadline) {
     let result: Awaited<ReturnType<TargetWriter["write"]>>;
     try {

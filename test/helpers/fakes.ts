@@ -406,6 +406,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   }
 
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
+  readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
 
   async close(): Promise<void> {
@@ -844,6 +845,8 @@ export class FencedWriter implements TargetWriter {
   constructor(cluster: InMemoryCluster) {
     this.#cluster = cluster;
   }
+
+  readonly fences = true;
 
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();

@@ -65,6 +65,7 @@ const metrics: ReplicationMetrics = {
 
 // The pump stops a fenced partition as "lease lost" without naming the refusal: name it here.
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
+  fences: writer.fences,
   async write(tp, records, stamp, deadline) {
     try {
       return await writer.write(tp, records, stamp, deadline);

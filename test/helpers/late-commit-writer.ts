@@ -79,6 +79,8 @@ export class LateCommitWriter implements TargetWriter {
     });
   }
 
+  readonly fences = true;
+
   async fence(tp: TopicPartition): Promise<void> {
     this.events.push("fence");
     if (this.#open !== null && sameTp(this.#open.tp, tp)) this.#end(this.#onFence === "commit");

@@ -9,7 +9,9 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import type { Lease } from "../../../lib/core/ports.js";
 import type { RunSummary } from "../../../lib/core/run-summary.js";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
@@ -107,7 +109,7 @@ export class MirrorRig {
         ...config,
         source: { brokers: this.cluster(from).bootstrapServers, alias: from, requestTimeoutMs: 5_000 },
         target: { brokers: this.cluster(to).bootstrapServers, alias: to, requestTimeoutMs: 2_000 },
-        batch: { maxWaitMs: 100 },
+        batch: { maxWaitMs: 100, ...config.batch },
         leases: { table, durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
       }),
       { dynamodb: client, logger, metrics, workerId: `${from}-to-${to}` },
@@ -118,6 +120,13 @@ export class MirrorRig {
     } finally {
       await replicator.close();
     }
+  }
+
+  /** The lease item of `tp` in the table of the direction `from` > `to` (null before any run). */
+  async lease(from: string, to: string, tp: TopicPartition): Promise<Lease | null> {
+    const tableName = this.#tables.get(`${from}>${to}`);
+    if (tableName === undefined) return null;
+    return new DynamoDbLeaseStore({ client: this.client(), tableName }).lease(tp);
   }
 
   async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {

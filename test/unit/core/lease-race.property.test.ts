@@ -191,6 +191,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
 function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): TargetWriter {
   const writer: TargetWriter = fencing ? new FencedWriter(target) : target;
   return {
+    fences: writer.fences,
     write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline) => {
       await node.writeDelay();
       return writer.write(tp, records, stamp, deadline);

@@ -93,14 +93,23 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
   }
 }
 
-function tailOver(target: ReadCommittedPartition, from: number | null): TargetTail {
+function tailOver(target: ReadCommittedPartition, from: number | null, fenced = false): TargetTail {
   return new TargetTail(
     { reader: target, admin: target, logger: new CapturingLogger() },
     TP,
     TP,
     SETTINGS,
     from,
+    fenced,
   );
+}
+
+/** A write of ours as one committed transaction: the record, acknowledged, then its marker. */
+function writeCommitted(target: ReadCommittedPartition, tail: TargetTail, sourceOffset: number): void {
+  const base = target.highWatermark;
+  target.ours(sourceOffset);
+  tail.acknowledged(base, 1, sourceOffset);
+  target.commit();
 }
 
 describe("TargetTail under READ_COMMITTED", () => {
@@ -181,5 +190,60 @@ describe("TargetTail under READ_COMMITTED", () => {
     await tail.refresh();
     assert.equal(tail.landed, 2);
     assert.equal(tail.position, target.highWatermark);
+  });
+});
+
+describe("TargetTail following our own acknowledged writes", () => {
+  it("with fencing, follows its writes past their commit markers, so a successor reads only what came after the last checkpoint (regression: it read everything the holder wrote)", async () => {
+    const target = new ReadCommittedPartition();
+    const tail = tailOver(target, null, true);
+    await tail.refresh();
+    for (let src = 0; src < 50; src++) writeCommitted(target, tail, src);
+
+    // 50 records and 50 markers: the position is right after the last record.
+    assert.equal(tail.position, 99);
+    const successor = tailOver(target, tail.position, true);
+    assert.equal(await successor.refresh(), 0, "the successor had to read records before the checkpoint");
+    assert.equal(successor.landed, -1);
+  });
+
+  it("with fencing, skips another producer's records between two writes of ours", async () => {
+    const target = new ReadCommittedPartition();
+    const tail = tailOver(target, null, true);
+    await tail.refresh();
+    writeCommitted(target, tail, 0);
+    target.otherInTransaction();
+    target.commit();
+    writeCommitted(target, tail, 1);
+
+    assert.equal(tail.position, 5);
+  });
+
+  it("without fencing, leaves a gap before a write for the next look, which may find an earlier holder's late write there", async () => {
+    const target = new ReadCommittedPartition();
+    const tail = tailOver(target, null, false);
+    await tail.refresh();
+    writeCommitted(target, tail, 0);
+    // A late write of an earlier holder (source offset 7) lands before our next one.
+    target.ours(7);
+    writeCommitted(target, tail, 1);
+
+    assert.equal(tail.position, 1, "the view skipped a gap it never read");
+    const successor = tailOver(target, tail.position, false);
+    await successor.refresh();
+    assert.equal(successor.landed, 7);
+  });
+
+  it("does not move while the view is uncertain", async () => {
+    const target = new ReadCommittedPartition();
+    const tail = tailOver(target, null, true);
+    await tail.refresh();
+    writeCommitted(target, tail, 0);
+    tail.writeFailed();
+    target.ours(1);
+    target.commit();
+    writeCommitted(target, tail, 2);
+
+    assert.equal(tail.position, 1, "a write after an unknown outcome moved the view past records never read");
   });
 });

@@ -183,6 +183,7 @@ describe("Worker", () => {
     // A writer of A's that notes each write to a partition A has begun to hand over.
     const late: string[] = [];
     const writerOfA: TargetWriter = {
+      fences: e.target.fences,
       write: (tp, records, stamp, deadline) => {
         const key = `${tp.topic.replace(/^dr\./, "")}/${tp.partition}`;
         if (handing.has(key)) late.push(key);
