@@ -4,8 +4,11 @@
  * leader published there), takes a turn as leader if the leader item is free (lease-leader.ts),
  * and for each partition assigned to it that it does not hold yet reads that one lease
  * consistently and claims it when free or expired, or asks its holder to hand it over. Leases it
- * asked for are polled one GetItem each, fast, until they arrive. No worker but the leader reads
- * the whole table, and the leader reads it once per round.
+ * asked for are polled one GetItem each, fast, until they arrive. Between rounds a worker reads
+ * its own item once a second (eventually consistent): the leader asks a holder to hand a moved
+ * partition over at once, and the taker must not learn of it only at its next round, with the
+ * partition handed over and nobody copying it. No worker but the leader reads the whole table,
+ * and the leader reads it once per round.
  *
  * Safety does not rest on any of this: ownership changes only by the lease item's conditional
  * claim and handover (LeaseStore), and a pump starts only on a lease this worker's own write
@@ -14,7 +17,7 @@
 import { describeError } from "../errors.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
 import { partitionKey, type TopicPartition } from "./model.js";
-import type { Lease, LeaseStore, Logger } from "./ports.js";
+import type { Lease, LeaseStore, Logger, WorkerRecord } from "./ports.js";
 
 export function isExpired(lease: Lease, now: number): boolean {
   return lease.owner === null || lease.expiresAt <= now;
@@ -33,6 +36,8 @@ export const AWAIT_POLL_MS = 250;
 const AWAIT_SLOW_POLL_MS = 1_000;
 /** Lease reads and claims a worker has in flight at once. */
 const CLAIM_CONCURRENCY = 16;
+/** How often a worker reads its own item between rounds, for partitions the leader moved to it. */
+export const ASSIGNMENT_POLL_MS = 1_000;
 
 export interface LeaseCoordinatorOptions {
   readonly store: LeaseStore;
@@ -73,6 +78,16 @@ export interface ClaimDecision {
   readonly awaiting: number;
 }
 
+/** What a poll between rounds took or asked for. */
+export interface PollResult {
+  readonly acquired: Lease[];
+  readonly requested: Lease[];
+}
+
+interface TakeAll extends PollResult {
+  readonly missed: number;
+}
+
 export interface RebalanceResult {
   /** Leases this worker now holds and was not working on: claimed, or handed over to it. */
   readonly acquired: Lease[];
@@ -94,6 +109,8 @@ export class LeaseCoordinator {
   #assignment: readonly string[] | null = null;
   /** Our last heartbeat's expiry; null before the first. */
   #beatExpiresAt: number | null = null;
+  /** When to read our item for a changed assignment next; null while draining or before a round. */
+  #checkAt: number | null = null;
 
   constructor(options: LeaseCoordinatorOptions) {
     this.#o = options;
@@ -107,9 +124,17 @@ export class LeaseCoordinator {
     });
   }
 
-  /** Earliest instant a lease asked for should be looked at again; null when none is awaited. */
+  /** Whether a lease we asked for may still be handed to us. */
+  get awaiting(): boolean {
+    return this.#awaited.size > 0;
+  }
+
+  /**
+   * Earliest instant `poll` has something to do: a lease asked for to look at again, or (unless
+   * draining) our assignment to read. Null when neither: a draining run may end.
+   */
   get nextPollAt(): number | null {
-    let at: number | null = null;
+    let at = this.#checkAt;
     for (const a of this.#awaited.values()) at = at === null ? a.nextPollAt : Math.min(at, a.nextPollAt);
     return at;
   }
@@ -140,9 +165,66 @@ export class LeaseCoordinator {
     } catch (error) {
       this.#o.logger?.warn("lease leader round failed", describeError(error));
     }
+    this.#checkAt = draining ? null : now + ASSIGNMENT_POLL_MS;
     const assignment = (this.#assignment ?? []).filter(relevant);
+    const { acquired, requested, missed } = await this.#takeAll(
+      draining ? [] : this.#wanted(assignment, scope),
+      now,
+      hardDeadline,
+    );
+    const decision: ClaimDecision = {
+      assigned: this.#assignment !== null,
+      leader,
+      target: assignment.length,
+      liveWorkers,
+      available: missed + deferred,
+      awaiting: this.#awaited.size,
+    };
+    return { acquired, requested, decision };
+  }
+
+  /**
+   * Between rounds: looks at the leases asked for whose poll is due, and once a second (unless
+   * draining) reads our item and takes what the leader newly assigned us as a round would.
+   */
+  async poll(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<PollResult> {
+    const acquired = await this.#pollAwaited(now, hardDeadline);
+    if (scope.draining === true) this.#checkAt = null;
+    if (this.#checkAt === null || now < this.#checkAt) return { acquired, requested: [] };
+    this.#checkAt = now + ASSIGNMENT_POLL_MS;
+    const taken = await this.#takeAll(await this.#newlyAssigned(now, scope), now, hardDeadline);
+    return { acquired: [...acquired, ...taken.acquired], requested: taken.requested };
+  }
+
+  /** Assigned keys to take: not excluded by the caller, not awaited already; at most a round's cap. */
+  #wanted(assignment: readonly string[], scope: RebalanceScope): string[] {
     const exclude = scope.exclude ?? new Set<string>();
-    const wanted = draining ? [] : assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
+    return assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
+  }
+
+  /** Keys our item lists that the assignment we knew did not (none while presumed dead). */
+  async #newlyAssigned(now: number, scope: RebalanceScope): Promise<string[]> {
+    let item: WorkerRecord | null;
+    try {
+      item = await this.#o.store.worker(this.#o.workerId);
+    } catch (error) {
+      this.#o.logger?.warn("reading our assignment failed", describeError(error));
+      return [];
+    }
+    // Presumed dead, the next heartbeat forgets the assignment: nothing to chase before it.
+    const alive = this.#beatExpiresAt !== null && now < this.#beatExpiresAt;
+    if (!alive || item === null || item.assignment === null) return [];
+    const known = new Set(this.#assignment ?? []);
+    this.#assignment = item.assignment;
+    const relevant = scope.relevant ?? (() => true);
+    return this.#wanted(
+      item.assignment.filter((key) => !known.has(key) && relevant(key)),
+      scope,
+    );
+  }
+
+  /** Reads and takes (claims, or asks for) each of `wanted`, up to the round's cap. */
+  async #takeAll(wanted: readonly string[], now: number, hardDeadline: number): Promise<TakeAll> {
     const acquired: Lease[] = [];
     const requested: Lease[] = [];
     const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
@@ -161,15 +243,7 @@ export class LeaseCoordinator {
       }),
       CLAIM_CONCURRENCY,
     );
-    const decision: ClaimDecision = {
-      assigned: this.#assignment !== null,
-      leader,
-      target: assignment.length,
-      liveWorkers,
-      available: missed + deferred,
-      awaiting: this.#awaited.size,
-    };
-    return { acquired, requested, decision };
+    return { acquired, requested, missed };
   }
 
   /**
@@ -177,7 +251,7 @@ export class LeaseCoordinator {
    * handed over to us, claims one that expired meanwhile (its holder died), and forgets one that
    * went elsewhere (the next round asks again if it is still ours to have).
    */
-  async pollAwaited(now: number, hardDeadline: number): Promise<Lease[]> {
+  async #pollAwaited(now: number, hardDeadline: number): Promise<Lease[]> {
     const due = [...this.#awaited.entries()].filter(([, a]) => a.nextPollAt <= now);
     const acquired: Lease[] = [];
     const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
@@ -216,6 +290,7 @@ export class LeaseCoordinator {
    */
   async leave(now: number): Promise<void> {
     this.#awaited.clear();
+    this.#checkAt = null;
     await this.#leader.resign();
     try {
       await this.#o.store.heartbeat({ ...this.#beat(now, now, true), expiresAt: now });

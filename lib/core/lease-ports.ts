@@ -143,6 +143,12 @@ export interface LeaseStore {
   assign(workerId: string, assignment: readonly string[]): Promise<boolean>;
   /** Deletes a dead worker's item if it is still as `observed` (nobody heartbeat since). */
   removeWorker(observed: WorkerRecord): Promise<boolean>;
+  /**
+   * A worker's item, read eventually consistently (null when it has none): how a worker sees a
+   * new assignment between its heartbeats. It decides nothing; what it names is read again
+   * consistently before anything is taken.
+   */
+  worker(workerId: string): Promise<WorkerRecord | null>;
   /** The leader item, read eventually consistently; null when there is none yet. */
   leader(): Promise<LeaderLease | null>;
   /**

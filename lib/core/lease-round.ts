@@ -8,6 +8,7 @@ import {
   type ClaimDecision,
   DEFAULT_MAX_CLAIMS_PER_ROUND,
   LeaseCoordinator,
+  type PollResult,
   type RebalanceResult,
 } from "./lease-coordinator.js";
 import type { Lease, LeaseStore, Logger } from "./ports.js";
@@ -64,12 +65,19 @@ export async function loggedRound(
   }
 }
 
-/** Polls the leases asked for; on failure logs it and returns none. */
-export async function loggedPoll(o: RoundWiring, poll: () => Promise<Lease[]>): Promise<Lease[]> {
+/** Runs a poll between rounds; on failure logs it and returns none. */
+export async function loggedPoll(o: RoundWiring, poll: () => Promise<PollResult>): Promise<Lease[]> {
   try {
-    const acquired = await poll();
+    const { acquired, requested } = await poll();
     if (acquired.length > 0)
       o.logger.info("leases handed over", { workerId: o.workerId, taken: acquired.map(name) });
+    if (requested.length > 0) {
+      o.logger.info("lease handoff requested", {
+        workerId: o.workerId,
+        leases: requested.map(name),
+        holders: [...new Set(requested.map((l) => l.owner))],
+      });
+    }
     return acquired;
   } catch (error) {
     o.logger.warn("looking at awaited leases failed", describeError(error));

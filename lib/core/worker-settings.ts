@@ -5,9 +5,19 @@
 import { ReplicatorError } from "../errors.js";
 import type { ConfigSyncPolicy } from "./config-sync.js";
 import type { FetchLimits } from "./model.js";
-import type { PumpSettings } from "./partition-pump.js";
+import type { PumpDeps, PumpSettings } from "./partition-pump.js";
+import type {
+  Clock,
+  ClusterAdmin,
+  LeaseStore,
+  Logger,
+  ReplicationMetrics,
+  SourceReader,
+  TargetWriter,
+} from "./ports.js";
 import type { ProvenanceSettings } from "./provenance.js";
 import type { StartFrom } from "./pump-start.js";
+import type { ReadAheadBudget } from "./read-ahead.js";
 
 export interface WorkerSettings {
   readonly batch: FetchLimits;
@@ -122,5 +132,36 @@ export function pumpSettings(settings: WorkerSettings): PumpSettings {
     writeSafetyMarginMs: settings.writeSafetyMarginMs,
     provenance: settings.provenance ?? null,
     checkpointIntervalMs: settings.leases.checkpointIntervalMs ?? 0,
+  };
+}
+
+/** The worker's ports a pump uses (WorkerOptions has them). */
+export interface PumpPorts {
+  readonly source: SourceReader;
+  readonly target: TargetWriter;
+  readonly sourceAdmin: ClusterAdmin;
+  readonly targetAdmin: ClusterAdmin;
+  readonly targetReader?: SourceReader;
+  readonly leases: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+}
+
+/** A pump's dependencies: the worker's ports, and the run's shared read-ahead budget. */
+export function pumpDeps(o: PumpPorts, readAheadBudget: ReadAheadBudget): PumpDeps {
+  const { source, target, sourceAdmin, targetAdmin, targetReader, clock, logger, metrics } = o;
+  return {
+    source,
+    target,
+    sourceAdmin,
+    store: o.leases,
+    clock,
+    logger,
+    metrics,
+    ...(targetReader === undefined
+      ? {}
+      : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
+    readAheadBudget,
   };
 }

@@ -16,7 +16,12 @@ import { describeError, isReplicatorError } from "../errors.js";
 import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
 import { EndedTerms } from "./ended-terms.js";
 import { HeldLease } from "./held-lease.js";
-import { type ClaimDecision, type LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
+import {
+  type ClaimDecision,
+  type LeaseCoordinator,
+  leaseExpiry,
+  type RebalanceScope,
+} from "./lease-coordinator.js";
 import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
 import { partitionKey } from "./model.js";
 import { PartitionPump, type PumpStatus } from "./partition-pump.js";
@@ -40,6 +45,7 @@ import { reportTopicError, TopicWatch } from "./topic-watch.js";
 import {
   assertWorkerSettings,
   DEFAULT_READ_AHEAD_BYTES,
+  pumpDeps,
   pumpSettings,
   type WorkerSettings,
 } from "./worker-settings.js";
@@ -64,8 +70,6 @@ export interface WorkerOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: ReplicationMetrics;
-  /** Randomness for lease choice; tests pin it. @default Math.random */
-  readonly random?: () => number;
 }
 
 export interface ReplicateOptions {
@@ -267,12 +271,17 @@ class Run {
         nextRebalance = now + settings.leases.rebalanceIntervalMs;
       }
       const pollAt = this.#coordinator.nextPollAt;
-      if (pollAt !== null && pollAt <= clock.now()) await this.#pollAwaited(clock.now());
+      if (pollAt !== null && pollAt <= clock.now()) await this.#poll(clock.now());
       this.#reap();
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
       // Not while a lease asked for may still come: handed to a run gone, it would idle until expiry.
-      if (this.#draining(now) && this.#active.size === 0 && this.#releasing.size === 0 && pollAt === null)
+      if (
+        this.#draining(now) &&
+        this.#active.size === 0 &&
+        this.#releasing.size === 0 &&
+        !this.#coordinator.awaiting
+      )
         return "drained";
       if (stopWhenCaughtUp && this.#allCaughtUp()) return "caught-up";
       let wakeAt = Math.min(
@@ -294,47 +303,32 @@ class Run {
 
   async #rebalance(now: number): Promise<void> {
     this.#needsLook = false;
-    const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
     const { acquired, decision } = await loggedRound(this.#o, () =>
-      this.#coordinator.rebalance(now, this.#deadline, {
-        exclude,
-        relevant: (key) => this.#routes.has(key),
-        draining: this.#draining(now),
-      }),
+      this.#coordinator.rebalance(now, this.#deadline, this.#scope(now)),
     );
     this.#lastDecision = decision;
     for (const lease of acquired) this.#start(lease);
   }
 
-  /** A lease asked for is handed over at the holder's next checkpoint or renewal: take it at once. */
-  async #pollAwaited(now: number): Promise<void> {
-    const acquired = await loggedPoll(this.#o, () => this.#coordinator.pollAwaited(now, this.#deadline));
+  /** Leases handed over to us, and partitions the leader just moved to us: taken at once. */
+  async #poll(now: number): Promise<void> {
+    const acquired = await loggedPoll(this.#o, () =>
+      this.#coordinator.poll(now, this.#deadline, this.#scope(now)),
+    );
     for (const lease of acquired) if (!this.#active.has(partitionKey(lease))) this.#start(lease);
+  }
+
+  #scope(now: number): RebalanceScope {
+    const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
+    return { exclude, relevant: (key) => this.#routes.has(key), draining: this.#draining(now) };
   }
 
   #start(lease: Lease): void {
     const key = partitionKey(lease);
     const route = this.#routes.get(key);
     if (route === undefined) return;
-    const { source, target, sourceAdmin, targetAdmin, targetReader, clock, logger, metrics } = this.#o;
     const held = new HeldLease(lease, route, this.#deadline);
-    const pump = new PartitionPump(
-      {
-        source,
-        target,
-        sourceAdmin,
-        store: this.#o.leases,
-        clock,
-        logger,
-        metrics,
-        ...(targetReader === undefined
-          ? {}
-          : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
-        readAheadBudget: this.#readAhead,
-      },
-      pumpSettings(this.#o.settings),
-      held,
-    );
+    const pump = new PartitionPump(pumpDeps(this.#o, this.#readAhead), pumpSettings(this.#o.settings), held);
     this.#toRelease.delete(key);
     const term: Term = { key, held, pump, done: pump.run() };
     this.#active.set(key, term);
@@ -372,7 +366,7 @@ class Run {
     if (decision === null || !decision.assigned || decision.available > 0) return false;
     // A lease we asked for is about to be handed to us: leaving now would leave it owned by a
     // worker that has gone, idle until it expires.
-    if (this.#coordinator.nextPollAt !== null) return false;
+    if (this.#coordinator.awaiting) return false;
     for (const term of this.#active.values()) if (!term.pump.status.caughtUp) return false;
     return true;
   }

@@ -35,7 +35,7 @@ import type {
 } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { checkpointUpdate, resetCheckpointUpdate } from "./checkpoint-update.js";
-import { leaderFromItem, leaderKey } from "./coordination-item.js";
+import { leaderFromItem, leaderKey, workerFromItem, workerKey } from "./coordination-item.js";
 import { CoordinationStore } from "./coordination-store.js";
 import { translateDynamoDbError } from "./errors.js";
 import { forEachLimited } from "./for-each-limited.js";
@@ -118,6 +118,12 @@ export class DynamoDbLeaseStore implements LeaseStore {
 
   removeWorker(observed: WorkerRecord): Promise<boolean> {
     return this.#coordination.removeWorker(observed);
+  }
+
+  async worker(workerId: string): Promise<WorkerRecord | null> {
+    requireWorkerId("worker", "workerId", workerId);
+    const item = await this.#reader.getItem(workerKey(workerId), false);
+    return item === undefined ? null : workerFromItem(item);
   }
 
   async leader(): Promise<LeaderLease | null> {

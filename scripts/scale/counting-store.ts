@@ -97,6 +97,11 @@ export class CountingStore {
         this.#count("removeWorker", 0, writeUnits(workerBytes(w)));
         return s.removeWorker(w);
       },
+      worker: (id) => {
+        const keys = this.#assigned.get(id) ?? [];
+        this.#count("worker", readUnits(workerBytes({ workerId: id, slot: id, assignment: keys }), false), 0);
+        return s.worker(id);
+      },
       leader: () => {
         this.#count("leader", 0.5, 0);
         return s.leader();

@@ -65,8 +65,9 @@ export class SimWorker {
     }
     const pollAt = this.#coordinator.nextPollAt;
     if (pollAt !== null && pollAt <= now) {
-      for (const l of await this.#coordinator.pollAwaited(now, this.deadline))
-        this.held.set(partitionKey(l), l);
+      const scope = { exclude: new Set(this.held.keys()), draining: this.draining };
+      const { acquired } = await this.#coordinator.poll(now, this.deadline, scope);
+      for (const l of acquired) this.held.set(partitionKey(l), l);
     }
     if ((this.draining && this.held.size === 0) || now >= this.deadline) {
       await this.#coordinator.leave(now);

@@ -447,6 +447,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     ensure: 0,
     list: 0,
     lease: 0,
+    worker: 0,
     scan: 0,
     heartbeat: 0,
     assign: 0,
@@ -511,6 +512,12 @@ export class InMemoryLeaseStore implements LeaseStore {
     if (!CoordinationConditions.removeWorker(observed.expiresAt).holds(current)) return false;
     this.#workers.delete(observed.workerId);
     return true;
+  }
+
+  async worker(workerId: string): Promise<WorkerRecord | null> {
+    this.#call("worker");
+    const record = this.#workers.get(workerId);
+    return record === undefined ? null : { ...record };
   }
 
   async leader(): Promise<LeaderLease | null> {
@@ -702,6 +709,7 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     heartbeat: (beat, options) => store.heartbeat(beat, options),
     assign: (workerId, assignment) => store.assign(workerId, assignment),
     removeWorker: (observed) => store.removeWorker(observed),
+    worker: (workerId) => store.worker(workerId),
     leader: () => store.leader(),
     claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
     claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),

@@ -77,7 +77,7 @@ export class LeaseFleet {
       const working = this.#working.get(id) ?? new Set<string>();
       for (const l of await this.store.list())
         if (l.owner !== id || l.expiresAt <= this.now) working.delete(partitionKey(l));
-      const handed = await coordinator.pollAwaited(this.now, FAR);
+      const { acquired: handed } = await coordinator.poll(this.now, FAR, { exclude: working });
       const { acquired } = await coordinator.rebalance(this.now, FAR, { exclude: working });
       for (const l of [...handed, ...acquired]) working.add(partitionKey(l));
       this.#working.set(id, working);

@@ -52,6 +52,17 @@ describe("lease protocol items against DynamoDB Local", () => {
     });
   });
 
+  it("worker reads a worker's own item with the assignment the leader wrote since its heartbeat; null for none", async () => {
+    const { store } = await fresh();
+    assert.equal(await store.worker("w1"), null);
+    await store.heartbeat(beat("w1"));
+    assert.equal(await store.assign("w1", ["t:0", "t:1"]), true);
+
+    // Eventually consistent: DynamoDB Local answers with the latest write.
+    assert.deepEqual(await store.worker("w1"), { ...beat("w1"), assignment: ["t:0", "t:1"] });
+    await assert.rejects(store.worker(""), /workerId/);
+  });
+
   it("assign writes only onto an existing worker item", async () => {
     const { store } = await fresh();
     assert.equal(await store.assign("nobody", ["t:0"]), false);

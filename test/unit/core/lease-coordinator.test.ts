@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
+import { ASSIGNMENT_POLL_MS, LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
 import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
 import { InMemoryLeaseStore, storeWith } from "../../helpers/fakes.js";
 import { countByOwner as counts, LeaseFleet } from "../../helpers/lease-fleet.js";
@@ -81,12 +81,84 @@ describe("LeaseCoordinator", () => {
     assert.ok(await store.requestHandoff(store.get(tp) as Lease, "X"));
 
     // Act
-    const acquired = await coordinator.pollAwaited(NOW + 300, FAR);
+    const { acquired } = await coordinator.poll(NOW + 300, FAR);
 
     // Assess
     assert.deepEqual(acquired, []);
     assert.equal(store.get(tp)?.owner, "X", "the lease stayed with us, nobody copying it");
-    assert.equal(coordinator.nextPollAt, null);
+    assert.equal(coordinator.awaiting, false);
+    assert.equal(coordinator.nextPollAt, NOW + ASSIGNMENT_POLL_MS, "only the assignment read is left");
+  });
+
+  it("takes a partition the leader moved to it, handed over at the leader's request, within a poll and not at its next round (regression: idle up to a round)", async () => {
+    // Prepare: H holds t:0, L leads. Our first round finds nothing assigned to us.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
+    await store.claimLeader(null, "L", NOW + 60_000);
+    const coordinator = coordinatorOn(store);
+    const first = await coordinator.rebalance(NOW, FAR);
+    assert.equal(first.decision.assigned, false);
+    // L's round moves t:0 to us and asks H for it; H stops and hands it over at once.
+    assert.ok(await store.assign("me", ["t:0"]));
+    assert.ok(await store.requestHandoff(store.get(tp) as Lease, "me"));
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 500 + DURATION));
+    assert.equal(coordinator.nextPollAt, NOW + ASSIGNMENT_POLL_MS);
+
+    // Act: the poll a second after our round, long before the next round (rebalance interval).
+    const { acquired } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
+
+    // Assess
+    assert.deepEqual(
+      acquired.map((l) => [l.partition, l.owner]),
+      [[0, "me"]],
+    );
+  });
+
+  it("asks the holder for a partition the leader newly assigned it, between rounds", async () => {
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
+    await store.claimLeader(null, "L", NOW + 60_000);
+    const coordinator = coordinatorOn(store);
+    await coordinator.rebalance(NOW, FAR);
+    assert.ok(await store.assign("me", ["t:0"]));
+
+    const { acquired, requested } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual(acquired, []);
+    assert.deepEqual(
+      requested.map((l) => l.owner),
+      ["H"],
+    );
+    assert.equal(store.get(tp)?.handoffTo, "me");
+    assert.equal(coordinator.awaiting, true);
+    // Read once: the next poll reads our item again, but does not take the same partition again.
+    const leaseReads = store.calls.lease;
+    await coordinator.poll(NOW + 2 * ASSIGNMENT_POLL_MS + 1, FAR);
+    assert.equal(store.calls.worker, 2);
+    assert.equal(store.calls.lease, leaseReads + 1, "only the awaited lease's poll");
+  });
+
+  it("between rounds, takes nothing while draining or presumed dead, and reads nothing while draining", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    await store.claimLeader(null, "L", NOW + 60_000);
+    const dead = coordinatorOn(store);
+    await dead.rebalance(NOW, FAR);
+    assert.ok(await store.assign("me", ["t:0"]));
+    // The heartbeat lasts 3 s: at +4 s we come back from a freeze, the assignment stale.
+    assert.deepEqual(await dead.poll(NOW + 4_000, FAR), { acquired: [], requested: [] });
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, null);
+
+    const draining = coordinatorOn(store, "d");
+    await draining.rebalance(NOW, FAR, { draining: true });
+    assert.equal(draining.nextPollAt, null, "a draining run with nothing awaited may end");
+    const reads = store.calls.worker;
+    await draining.poll(NOW + 5_000, FAR, { draining: true });
+    assert.equal(store.calls.worker, reads);
   });
 
   it("claims at most maxClaimsPerRound leases a round, and counts the rest as available", async () => {

@@ -169,6 +169,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
     heartbeat: (beat, options) => node.call(() => store.heartbeat(beat, options)),
     assign: (workerId, assignment) => node.call(() => store.assign(workerId, assignment)),
     removeWorker: (observed) => node.call(() => store.removeWorker(observed)),
+    worker: (workerId) => node.call(() => store.worker(workerId)),
     leader: () => node.call(() => store.leader()),
     claimLeader: (observed, owner, expiresAt) =>
       node.call(() => store.claimLeader(observed, owner, expiresAt)),
@@ -208,7 +209,6 @@ function workerOn(
   node: Node,
   id: string,
   world: { source: InMemoryCluster; target: InMemoryCluster; store: LeaseStore },
-  seed: number,
   fencing: boolean,
 ): Worker {
   return new Worker({
@@ -224,7 +224,6 @@ function workerOn(
     clock: node.clock,
     logger: new CapturingLogger(),
     metrics: new CapturingMetrics(),
-    random: seededRandom(seed),
   });
 }
 
@@ -249,7 +248,7 @@ async function race(scenario: Scenario): Promise<void> {
   const fleet = scenario.workers.map(async (plan, i) => {
     await truth.sleep(plan.startAtMs);
     const node = new Node(truth, plan.skewMs, scenario, scenario.seed + i);
-    const worker = workerOn(node, `w${i}`, world, scenario.seed + 100 + i, scenario.fencing);
+    const worker = workerOn(node, `w${i}`, world, scenario.fencing);
     if (plan.dieAfterMs !== null) {
       void truth.sleep(plan.dieAfterMs).then(() => {
         node.dead = true;
@@ -266,7 +265,7 @@ async function race(scenario: Scenario): Promise<void> {
   // A healthy worker finishes the job once every lease the fleet held has run out.
   await truth.sleep(3 * SETTINGS.leases.durationMs + scenario.slowMaxMs * 2);
   const calm = { ...scenario, slowChance: 0, zombieChance: 0 };
-  const sweeper = workerOn(new Node(truth, 0, calm, 7), "sweeper", world, 7, scenario.fencing);
+  const sweeper = workerOn(new Node(truth, 0, calm, 7), "sweeper", world, scenario.fencing);
   const summary = await sweeper.replicate(truth.now() + 60_000, { stopWhenCaughtUp: true });
   assert.equal(summary.caughtUp, true, `the sweeper did not catch up: ${JSON.stringify(summary.errors)}`);
 

@@ -15,7 +15,6 @@ import {
   fakeMapping,
   inMemoryWorld,
   makeRecords,
-  seededRandom,
   until,
 } from "../../helpers/fakes.js";
 
@@ -52,7 +51,6 @@ function worker(w: World, settings: WorkerSettings = SETTINGS): Worker {
     clock: w.clock,
     logger: w.logger,
     metrics: w.metrics,
-    random: seededRandom(1),
   });
 }
 

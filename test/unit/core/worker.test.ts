@@ -10,7 +10,6 @@ import {
   type InMemoryCluster,
   inMemoryWorld,
   makeRecords,
-  seededRandom,
   storeWith,
 } from "../../helpers/fakes.js";
 
@@ -45,7 +44,6 @@ function partitions(): TopicPartition[] {
 function workerFor(
   e: Env,
   workerId: string,
-  seed: number,
   ports: {
     source?: InMemoryCluster;
     target?: InMemoryCluster;
@@ -68,7 +66,6 @@ function workerFor(
     clock: e.clock,
     logger: e.logger,
     metrics: e.metrics,
-    random: seededRandom(seed),
   });
 }
 
@@ -103,8 +100,8 @@ describe("Worker", () => {
     // Prepare
     const e = env();
     const deadline = e.clock.now() + 60_000;
-    const a = workerFor(e, "A", 1);
-    const b = workerFor(e, "B", 2);
+    const a = workerFor(e, "A");
+    const b = workerFor(e, "B");
     // More data arrives during the run.
     void e.clock.sleep(5_000).then(() => {
       for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(30, 50 + i));
@@ -150,9 +147,9 @@ describe("Worker", () => {
       },
     });
     const deadline = e.clock.now() + 60_000;
-    const a = workerFor(e, "A", 1, { leases: slowHandOver }).replicate(deadline, { stopWhenCaughtUp: true });
+    const a = workerFor(e, "A", { leases: slowHandOver }).replicate(deadline, { stopWhenCaughtUp: true });
     while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
-    const b = workerFor(e, "B", 2).replicate(deadline, { stopWhenCaughtUp: true });
+    const b = workerFor(e, "B").replicate(deadline, { stopWhenCaughtUp: true });
     const [sa, sb] = await Promise.all([a, b]);
 
     assert.ok(sb.partitions.length > 0, "B took part");
@@ -202,13 +199,13 @@ describe("Worker", () => {
       }
     })();
     const deadline = e.clock.now() + 40_000;
-    const a = workerFor(e, "A", 1, { leases: slowHandOver, writer: writerOfA }).replicate(deadline);
+    const a = workerFor(e, "A", { leases: slowHandOver, writer: writerOfA }).replicate(deadline);
     while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
-    const b = workerFor(e, "B", 2).replicate(deadline);
+    const b = workerFor(e, "B").replicate(deadline);
     const [sa] = await Promise.all([a, b]);
     traffic = false;
     await producing;
-    await workerFor(e, "C", 3).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+    await workerFor(e, "C").replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
 
     assert.ok(handing.size > 0, "A handed leases over during its run");
     assert.deepEqual(late, [], "A wrote to partitions it had begun to hand over");
@@ -252,9 +249,9 @@ describe("Worker", () => {
 
     // Act
     const deadline = e.clock.now() + 30_000;
-    const a = workerFor(e, "A", 1, { leases: watched }).replicate(deadline);
+    const a = workerFor(e, "A", { leases: watched }).replicate(deadline);
     while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
-    const b = workerFor(e, "B", 2).replicate(deadline);
+    const b = workerFor(e, "B").replicate(deadline);
     await Promise.all([a, b]);
     traffic = false;
     await producing;
@@ -268,8 +265,8 @@ describe("Worker", () => {
     // Prepare: run-1 of slot 3 drains at +30 s; run-2 of slot 3 starts at +25 s. Data keeps coming.
     const e = env();
     const t0 = e.clock.now();
-    const first = workerFor(e, "run-1", 1, { slot: "3" });
-    const second = workerFor(e, "run-2", 2, { slot: "3" });
+    const first = workerFor(e, "run-1", { slot: "3" });
+    const second = workerFor(e, "run-2", { slot: "3" });
     void (async () => {
       for (let i = 0; i < 50; i++) {
         await e.clock.sleep(1_000);
@@ -319,7 +316,7 @@ describe("Worker", () => {
     })();
 
     // Act
-    const summary = await workerFor(e, "D", 1).replicate(t0 + 20_000, { drainAt: t0 + 1_000 });
+    const summary = await workerFor(e, "D").replicate(t0 + 20_000, { drainAt: t0 + 1_000 });
     await handing;
 
     // Assess: D took the lease handed to it and gave it back at its end, so nobody is left
@@ -351,7 +348,7 @@ describe("Worker", () => {
     })();
 
     // Act
-    const run = workerFor(e, "A", 1).replicate(t0 + 12_000);
+    const run = workerFor(e, "A").replicate(t0 + 12_000);
     const waited = await asked;
     traffic = false;
     await Promise.all([run, producing]);
@@ -371,7 +368,7 @@ describe("Worker", () => {
     };
 
     // Act
-    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+    const summary = await workerFor(e, "A").replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
 
     // Assess
     assert.deepEqual(summary.errors, []);
@@ -388,7 +385,7 @@ describe("Worker", () => {
       throw new ReplicatorError("KAFKA_RETRIABLE", "cluster unreachable");
     };
 
-    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 20_000);
+    const summary = await workerFor(e, "A").replicate(e.clock.now() + 20_000);
 
     assert.deepEqual(
       summary.errors.map((r) => r.code),
@@ -404,7 +401,7 @@ describe("Worker", () => {
       throw new ReplicatorError("KAFKA_FATAL", "authorization failed");
     };
 
-    await assert.rejects(workerFor(e, "A", 1).replicate(e.clock.now() + 20_000), /authorization failed/);
+    await assert.rejects(workerFor(e, "A").replicate(e.clock.now() + 20_000), /authorization failed/);
   });
 
   it("a worker killed mid-run loses nothing; the next one repeats at most one batch per partition", async () => {
@@ -415,7 +412,7 @@ describe("Worker", () => {
       // Killed after a write landed but before it was checkpointed: the worst instant.
       if (++writes === 9) killSwitch.killed = true;
     };
-    const doomed = workerFor(e, "doomed", 1, {
+    const doomed = workerFor(e, "doomed", {
       source: killable(e.source, killSwitch),
       target: killable(e.target, killSwitch),
       leases: killable(e.store, killSwitch),
@@ -427,7 +424,7 @@ describe("Worker", () => {
     })();
     e.target.hooks.afterWrite = undefined;
 
-    const survivor = workerFor(e, "survivor", 2);
+    const survivor = workerFor(e, "survivor");
     const summary = await survivor.replicate(killedAt + 60_000);
 
     let duplicates = 0;
@@ -461,7 +458,7 @@ describe("Worker", () => {
     for (const [i, tp] of partitions().entries()) e.source.append(tp, makeRecords(2_000, 50 + i));
     const deadline = e.clock.now() + 25_000;
 
-    const summary = await workerFor(e, "A", 1, { leases: watched }).replicate(deadline);
+    const summary = await workerFor(e, "A", { leases: watched }).replicate(deadline);
 
     assert.ok(expiries.length > 7);
     assert.ok(
@@ -481,7 +478,7 @@ describe("Worker", () => {
     const e = env();
     const deadline = e.clock.now() + 600_000;
 
-    const summary = await workerFor(e, "A", 1).replicate(deadline, { stopWhenCaughtUp: true });
+    const summary = await workerFor(e, "A").replicate(deadline, { stopWhenCaughtUp: true });
 
     assert.equal(summary.endReason, "caught-up");
     assert.equal(summary.caughtUp, true);
@@ -512,7 +509,7 @@ describe("Worker", () => {
     });
 
     // Act
-    const summary = await workerFor(e, "A", 1, { leases: flaky }).replicate(e.clock.now() + 600_000, {
+    const summary = await workerFor(e, "A", { leases: flaky }).replicate(e.clock.now() + 600_000, {
       stopWhenCaughtUp: true,
     });
 
@@ -529,10 +526,10 @@ describe("Worker", () => {
       await e.clock.sleep(200);
     };
     const deadline = e.clock.now() + 600_000;
-    const a = workerFor(e, "A", 1).replicate(deadline, { stopWhenCaughtUp: true });
+    const a = workerFor(e, "A").replicate(deadline, { stopWhenCaughtUp: true });
     while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
 
-    const b = await workerFor(e, "B", 2).replicate(deadline, { stopWhenCaughtUp: true });
+    const b = await workerFor(e, "B").replicate(deadline, { stopWhenCaughtUp: true });
     const summaryA = await a;
 
     // Whatever B asked for it was handed and copied to the end before it left: no lease is left
@@ -564,7 +561,7 @@ describe("Worker", () => {
       e.store.unavailable = false;
     });
 
-    const summary = await workerFor(e, "A", 1).replicate(start + 300_000, { stopWhenCaughtUp: true });
+    const summary = await workerFor(e, "A").replicate(start + 300_000, { stopWhenCaughtUp: true });
 
     // Leases were last renewed before the outage; no write may end after they ran out.
     const lastRenewBefore = outageStart;
@@ -583,7 +580,7 @@ describe("Worker", () => {
       throw new ReplicatorError("KAFKA_FATAL", "CreatePartitions refused by policy");
     };
 
-    const summary = await workerFor(e, "A", 1).replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+    const summary = await workerFor(e, "A").replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
 
     assert.deepEqual(
       summary.errors.map((x) => [x.topic, x.code]),
@@ -605,7 +602,7 @@ describe("Worker", () => {
     };
     const deadline = e.clock.now() + 60_000;
 
-    const summary = await workerFor(e, "A", 1).replicate(deadline);
+    const summary = await workerFor(e, "A").replicate(deadline);
 
     const failed = summary.partitions.find((p) => p.source.topic === "orders" && p.source.partition === 1);
     assert.equal(failed?.error?.code, "KAFKA_FATAL");
