@@ -42,7 +42,21 @@ export class RunLeases {
     }
   }
 
+  /**
+   * Hands the lease to the worker that asked for it, or releases it when that worker's heartbeat
+   * says it has gone (it ended after asking, or died): handed to it, the lease would sit idle
+   * until its fresh expiry; released, whoever it is assigned to now claims it at once (the asker
+   * too, should it be alive after all).
+   */
   async handOver(held: HeldLease): Promise<void> {
+    const to = held.lease.handoffTo;
+    if (to !== null && !(await this.#alive(to))) {
+      this.#o.logger.info("the worker that asked for the lease has gone; releasing it", {
+        ...held.route.source,
+        to,
+      });
+      return this.release(held);
+    }
     try {
       // The taker's lease, so not capped by our deadline: the taker caps it by its own
       // (HeldLease.expiresAt) and renews it from there.
@@ -57,6 +71,16 @@ export class RunLeases {
         ...held.route.source,
         ...describeError(error),
       });
+    }
+  }
+
+  /** Whether `workerId`'s heartbeat is live (true when its item cannot be read: hand over as asked). */
+  async #alive(workerId: string): Promise<boolean> {
+    try {
+      const worker = await this.#o.store.worker(workerId);
+      return worker !== null && worker.expiresAt > this.#o.clock.now();
+    } catch {
+      return true;
     }
   }
 

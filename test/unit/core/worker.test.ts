@@ -341,6 +341,9 @@ describe("Worker", () => {
     })();
     const asked = (async () => {
       await e.clock.sleep(4_100);
+      // B is alive (a holder hands over only to an asker whose heartbeat is live).
+      const beat = { workerId: "B", slot: "B", startedAt: e.clock.now(), draining: false };
+      await e.store.heartbeat({ ...beat, deadline: t0 + 60_000, expiresAt: t0 + 60_000 });
       assert.ok(await e.store.requestHandoff(e.store.get(tp) as Lease, "B"));
       const at = e.clock.now();
       while (e.store.get(tp)?.owner !== "B") await e.clock.sleep(10);
