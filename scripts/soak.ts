@@ -72,7 +72,7 @@ try {
 }
 for (const r of results) {
   log(
-    `${r.mode}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms; holderless max ${(r.holderless_fraction_max * 100).toFixed(2)}% of the time, longest ${r.max_holderless_ms} ms; ${r.handoffs} handoffs; ${r.dynamodb_calls_per_min} DynamoDB calls/min; ${r.verified ? "copy verified" : `COPY NOT VERIFIED: ${r.mismatches.slice(0, 3).join("; ")}`}`,
+    `${r.mode}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms; longest with nobody copying ${r.max_no_copy_ms} ms; holderless max ${(r.holderless_fraction_max * 100).toFixed(2)}% of the time, longest ${r.max_holderless_ms} ms; ${r.handoffs} handoffs; ${r.dynamodb_calls_per_min} DynamoDB calls/min; ${r.verified ? "copy verified" : `COPY NOT VERIFIED: ${r.mismatches.slice(0, 3).join("; ")}`}`,
   );
 }
 for (const r of results) process.stdout.write(`${JSON.stringify(r)}\n`);

@@ -30,6 +30,7 @@ export interface ModeResult {
   readonly p50_ms: number;
   readonly p99_ms: number;
   readonly max_ms: number;
+  readonly max_no_copy_ms: number;
   readonly holderless_fraction_max: number;
   readonly holderless_fraction_mean: number;
   readonly max_holderless_ms: number;
@@ -133,6 +134,7 @@ export class SoakRig {
       p50_ms: latency.p50Ms,
       p99_ms: latency.p99Ms,
       max_ms: latency.maxMs,
+      max_no_copy_ms: latency.maxNoCopyMs,
       holderless_fraction_max: round(Math.max(0, ...fractions)),
       holderless_fraction_mean: round(fractions.reduce((a, b) => a + b, 0) / Math.max(1, fractions.length)),
       max_holderless_ms: Math.max(0, ...stats.map((s) => s.maxHolderlessMs)),

@@ -14,6 +14,11 @@ export interface Latency {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /**
+   * The longest time any partition had a record waiting and nothing arriving: nobody copying
+   * it (an owned lease nobody pumps counts here, not as holderless).
+   */
+  readonly maxNoCopyMs: number;
 }
 
 export class Traffic {
@@ -29,6 +34,7 @@ export class Traffic {
   #sequence = 0;
   readonly #arrived = new Set<number>();
   #measureFrom = Number.POSITIVE_INFINITY;
+  #maxNoCopyMs = 0;
 
   constructor(
     sourceBrokers: string[],
@@ -88,6 +94,7 @@ export class Traffic {
       p50Ms: percentile(sorted, 0.5),
       p99Ms: percentile(sorted, 0.99),
       maxMs: sorted.at(-1) ?? Number.NaN,
+      maxNoCopyMs: this.#maxNoCopyMs,
     };
   }
 
@@ -123,6 +130,7 @@ export class Traffic {
 
   async #read(tp: TopicPartition, index: number): Promise<void> {
     let offset = 0;
+    let lastArrival: number | null = null;
     while (this.#reading) {
       try {
         const fetched = await this.#reader.fetch(tp, offset, {
@@ -132,10 +140,18 @@ export class Traffic {
         });
         const now = Date.now();
         if (fetched.records.length > 0) this.#arrived.add(index);
+        let oldest = Number.POSITIVE_INFINITY;
         for (const record of fetched.records) {
-          if (record.timestamp >= this.#measureFrom) this.#delays.push(now - record.timestamp);
+          if (record.timestamp >= this.#measureFrom) {
+            this.#delays.push(now - record.timestamp);
+            oldest = Math.min(oldest, record.timestamp);
+          }
           this.#received++;
         }
+        // The oldest of these waited since it was written, or since the last arrival if later.
+        if (oldest !== Number.POSITIVE_INFINITY)
+          this.#maxNoCopyMs = Math.max(this.#maxNoCopyMs, now - Math.max(oldest, lastArrival ?? oldest));
+        if (fetched.records.length > 0) lastArrival = now;
         offset = fetched.nextOffset;
       } catch {
         // The target topic may not exist yet (the worker creates it): look again.
