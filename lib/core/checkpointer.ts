@@ -138,12 +138,16 @@ export class Checkpointer {
   }
 
   /** One store call: "ok", "lost" (the lease is marked lost), or it throws what the store threw. */
-  async #attempt(offset: number): Promise<"ok" | "lost"> {
+  async #attempt(requested: number): Promise<"ok" | "lost"> {
     const held = this.#held;
     try {
       // Writes are sequential and none is under way here, so the tail's position is the one
       // that belongs to this checkpoint (see target-tail.ts).
       const position = this.#tail?.position ?? null;
+      // A look may have moved the position past records of ours it found landed (an uncertain
+      // write's): the checkpoint stored with it must be past them too, or the next holder,
+      // reading from the position, would copy them again.
+      const offset = Math.max(requested, (this.#tail?.landed ?? -1) + 1);
       // Taken now, like the position: the epoch of the batch that ends at `offset`.
       const source = { topicId: this.sourceTopicId, leaderEpoch: this.leaderEpoch };
       const now = this.#deps.clock.now();
