@@ -192,7 +192,10 @@ export class LeaseCoordinator {
     if (scope.draining === true) this.#checkAt = null;
     if (this.#checkAt === null || now < this.#checkAt) return { acquired, requested: [] };
     this.#checkAt = now + ASSIGNMENT_POLL_MS;
-    const taken = await this.#takeAll(await this.#newlyAssigned(now, scope), now, hardDeadline);
+    // Asks nobody: the leader asked the holder of what it moved, and an eventually consistent
+    // read may be older than the leader's last change; asking on it would pull a partition back.
+    const added = await this.#newlyAssigned(now, scope);
+    const taken = await this.#takeAll(added, now, hardDeadline, false);
     return { acquired: [...acquired, ...taken.acquired], requested: taken.requested };
   }
 
@@ -202,7 +205,11 @@ export class LeaseCoordinator {
     return assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
   }
 
-  /** Keys our item lists that the assignment we knew did not (none while presumed dead). */
+  /**
+   * Keys our item lists that the assignment we knew did not: none while presumed dead, and none
+   * from a read older than our last heartbeat (its expiry is earlier), which may list what the
+   * leader has since moved away, or what a heartbeat after a freeze forgot.
+   */
   async #newlyAssigned(now: number, scope: RebalanceScope): Promise<string[]> {
     let item: WorkerRecord | null;
     try {
@@ -212,8 +219,9 @@ export class LeaseCoordinator {
       return [];
     }
     // Presumed dead, the next heartbeat forgets the assignment: nothing to chase before it.
-    const alive = this.#beatExpiresAt !== null && now < this.#beatExpiresAt;
-    if (!alive || item === null || item.assignment === null) return [];
+    const beat = this.#beatExpiresAt;
+    if (beat === null || now >= beat || item === null || item.assignment === null) return [];
+    if (item.expiresAt < beat) return [];
     const known = new Set(this.#assignment ?? []);
     this.#assignment = item.assignment;
     const relevant = scope.relevant ?? (() => true);
@@ -223,8 +231,8 @@ export class LeaseCoordinator {
     );
   }
 
-  /** Reads and takes (claims, or asks for) each of `wanted`, up to the round's cap. */
-  async #takeAll(wanted: readonly string[], now: number, hardDeadline: number): Promise<TakeAll> {
+  /** Reads and takes (claims, or with `ask` asks for) each of `wanted`, up to the round's cap. */
+  async #takeAll(wanted: readonly string[], now: number, hardDeadline: number, ask = true): Promise<TakeAll> {
     const acquired: Lease[] = [];
     const requested: Lease[] = [];
     const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
@@ -232,7 +240,7 @@ export class LeaseCoordinator {
     let missed = wanted.length - tries.length;
     await inParallel(
       tries.map((key) => async () => {
-        const outcome = await this.#take(parseKey(key), now, expiresAt).catch((error: unknown) => {
+        const outcome = await this.#take(parseKey(key), now, expiresAt, ask).catch((error: unknown) => {
           // One lease's failure must not hide the leases the others took.
           this.#o.logger?.warn("taking an assigned lease failed", { key, ...describeError(error) });
           return { kind: "missed" } as const;
@@ -311,8 +319,8 @@ export class LeaseCoordinator {
     };
   }
 
-  /** Reads one assigned lease consistently and acts on it. */
-  async #take(tp: TopicPartition, now: number, expiresAt: number): Promise<TakeOutcome> {
+  /** Reads one assigned lease consistently and acts on it; without `ask`, waits only for a handoff asked already. */
+  async #take(tp: TopicPartition, now: number, expiresAt: number, ask: boolean): Promise<TakeOutcome> {
     const { store, workerId, renewIntervalMs } = this.#o;
     const lease = await store.lease(tp);
     if (lease === null) return { kind: "missed" };
@@ -326,7 +334,7 @@ export class LeaseCoordinator {
     if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
     const asked =
       lease.handoffTo === workerId ||
-      (lease.handoffTo === null && (await store.requestHandoff(lease, workerId)));
+      (ask && lease.handoffTo === null && (await store.requestHandoff(lease, workerId)));
     if (!asked) return { kind: "busy" };
     // The holder hands over at its next renewal or checkpoint: look fast until then.
     const fastUntil = now + renewIntervalMs + 2 * AWAIT_POLL_MS;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ASSIGNMENT_POLL_MS, LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
-import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
+import type { Lease, LeaseStore, WorkerRecord } from "../../../lib/core/ports.js";
 import { InMemoryLeaseStore, storeWith } from "../../helpers/fakes.js";
 import { countByOwner as counts, LeaseFleet } from "../../helpers/lease-fleet.js";
 
@@ -116,7 +116,7 @@ describe("LeaseCoordinator", () => {
     );
   });
 
-  it("asks the holder for a partition the leader newly assigned it, between rounds", async () => {
+  it("between rounds asks nobody for a partition newly assigned to it: that is the leader's (or its next round's) to ask", async () => {
     const store = new InMemoryLeaseStore();
     const tp = { topic: "t", partition: 0 };
     await store.ensure([tp]);
@@ -128,18 +128,61 @@ describe("LeaseCoordinator", () => {
 
     const { acquired, requested } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
 
-    assert.deepEqual(acquired, []);
-    assert.deepEqual(
-      requested.map((l) => l.owner),
-      ["H"],
-    );
-    assert.equal(store.get(tp)?.handoffTo, "me");
-    assert.equal(coordinator.awaiting, true);
-    // Read once: the next poll reads our item again, but does not take the same partition again.
+    assert.deepEqual([acquired, requested], [[], []]);
+    assert.equal(store.get(tp)?.handoffTo, null);
+    assert.equal(store.calls.worker, 1);
+    // Read once: the next poll reads our item again, but does not look at the same lease again.
     const leaseReads = store.calls.lease;
-    await coordinator.poll(NOW + 2 * ASSIGNMENT_POLL_MS + 1, FAR);
+    await coordinator.poll(NOW + 2 * ASSIGNMENT_POLL_MS, FAR);
     assert.equal(store.calls.worker, 2);
-    assert.equal(store.calls.lease, leaseReads + 1, "only the awaited lease's poll");
+    assert.equal(store.calls.lease, leaseReads);
+    // The next round asks.
+    const round = await coordinator.rebalance(NOW + 2.5 * ASSIGNMENT_POLL_MS, FAR);
+    assert.equal(round.requested.length, 1);
+  });
+
+  it("does not ask back a partition the leader moved away, on a read of its item older than its last heartbeat", async () => {
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    await store.claimLeader(null, "L", NOW + 60_000);
+    let stale: WorkerRecord | null = null;
+    const coordinator = coordinatorOn(storeWith(store, { worker: async (id) => stale ?? store.worker(id) }));
+    await coordinator.rebalance(NOW, FAR);
+    // L assigned t:0 to us, then moved it to W2, which holds it now.
+    assert.ok(await store.assign("me", ["t:0"]));
+    const before = await store.worker("me");
+    assert.ok(await store.claim(store.get(tp) as Lease, "W2", NOW + DURATION));
+    assert.ok(await store.assign("me", []));
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    // An eventually consistent read a second later still returns the item as it was before.
+    stale = before;
+    const { requested } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual(requested, [], "asked W2 to hand back a partition the leader had moved to it");
+    assert.equal(store.get(tp)?.handoffTo, null);
+  });
+
+  it("ignores a read of its item older than its last heartbeat: a free partition it lists is not claimed", async () => {
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    await store.claimLeader(null, "L", NOW + 60_000);
+    let stale: WorkerRecord | null = null;
+    const coordinator = coordinatorOn(storeWith(store, { worker: async (id) => stale ?? store.worker(id) }));
+    await coordinator.rebalance(NOW, FAR);
+    assert.ok(await store.assign("me", ["t:0"]));
+    const before = await store.worker("me");
+    // The leader takes it back before our next heartbeat, which returns nothing assigned.
+    assert.ok(await store.assign("me", []));
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    stale = before;
+    const { acquired } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual(acquired, [], "claimed on a stale read");
+    assert.equal(store.get(tp)?.owner, null);
   });
 
   it("between rounds, takes nothing while draining or presumed dead, and reads nothing while draining", async () => {
