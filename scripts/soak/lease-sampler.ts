@@ -28,6 +28,7 @@ export class LeaseSampler {
   #last: number | null = null;
   #timer: NodeJS.Timeout | null = null;
   #busy = false;
+  #stopped = false;
 
   constructor(list: () => Promise<Lease[]>) {
     this.#list = list;
@@ -37,8 +38,11 @@ export class LeaseSampler {
     this.#timer = setInterval(() => void this.#sample(), everyMs);
   }
 
+  /** Ends the sampling (again: no effect). */
   stop(): void {
+    if (this.#stopped) return;
     if (this.#timer !== null) clearInterval(this.#timer);
+    this.#stopped = true;
     const now = Date.now();
     for (const t of this.#tracks.values())
       if (t.stretchStart !== null) t.maxStretchMs = Math.max(t.maxStretchMs, now - t.stretchStart);
@@ -61,6 +65,8 @@ export class LeaseSampler {
     this.#busy = true;
     try {
       const leases = await this.#list();
+      // A sample answered after stop() sees the runs' final releases, not a gap while they ran.
+      if (this.#stopped) return;
       const now = Date.now();
       const step = this.#last === null ? 0 : now - this.#last;
       this.#last = now;

@@ -113,6 +113,8 @@ export class SoakRig {
     const before = this.proxy.counts();
     const started = Date.now();
     sampler.start(250);
+    // Holders are counted while traffic flows: afterwards the runs end and release their leases.
+    void traffic.productionEnded.then(() => sampler.stop());
     try {
       await workers;
     } finally {

@@ -68,6 +68,11 @@ export class Traffic {
     this.#measureFrom = Date.now();
   }
 
+  /** Resolves once production has stopped (stopProducing or stop). */
+  get productionEnded(): Promise<void> {
+    return this.#loops[0] ?? Promise.resolve();
+  }
+
   /** Stops producing; resolves once the last write to the source is done. */
   async stopProducing(): Promise<void> {
     this.#running = false;
