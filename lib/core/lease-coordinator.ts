@@ -199,7 +199,7 @@ export class LeaseCoordinator {
     return { acquired: [...acquired, ...taken.acquired], requested: taken.requested };
   }
 
-  /** Assigned keys to take: not excluded by the caller, not awaited already; at most a round's cap. */
+  /** Assigned keys to take: not excluded by the caller, not awaited already. */
   #wanted(assignment: readonly string[], scope: RebalanceScope): string[] {
     const exclude = scope.exclude ?? new Set<string>();
     return assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
