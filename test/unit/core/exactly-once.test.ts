@@ -50,7 +50,7 @@ async function claim(e: Env, owner: string, expiresIn = 60_000): Promise<HeldLea
   return new HeldLease(claimed, { source: src, target: dst }, FAR);
 }
 
-function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
+function pumpFor(e: Env, held: HeldLease, maxRecords = 10, checkpointIntervalMs = 0): PartitionPump {
   return new PartitionPump(
     { ...pumpDeps(e), targetTail: { reader: e.target, admin: e.target, logger: e.logger } },
     {
@@ -59,6 +59,7 @@ function pumpFor(e: Env, held: HeldLease, maxRecords = 10): PartitionPump {
       writeSafetyMarginMs: 1_000,
       retry: { initialMs: 50, maxMs: 1_000 },
       provenance: PROVENANCE,
+      checkpointIntervalMs,
     },
     held,
   );
@@ -117,6 +118,37 @@ describe("PartitionPump, exactly-once", () => {
 
     assert.ok(failedLook, "the look broke off");
     assert.deepEqual(copiedOffsets(e).slice(40), range(30));
+  });
+
+  it("a stop right after the look that found part of an uncertain write leaves no duplicate for the next holder (regression)", async () => {
+    // Checkpoints coalesced, so the checkpoint lags the pump; the third write (source 20..29)
+    // lands its first five records, then fails; the look after it finds them and moves the
+    // target position past them; the pump is told to stop then (a handoff, a drain, the end).
+    // The checkpoint stored with that position must be past them too.
+    const e = env();
+    e.source.append(src, makeRecords(30, 0));
+    let writes = 0;
+    let uncertain = false;
+    e.target.hooks.beforeWrite = (tp, records) => {
+      if (++writes !== 3) return;
+      e.target.append(tp, records.slice(0, 5));
+      uncertain = true;
+      throw new ReplicatorError("KAFKA_RETRIABLE", "broker went away after the first batch");
+    };
+    const first = await claim(e, "w1", 5_000);
+    e.target.hooks.beforeFetch = () => {
+      if (uncertain) first.stop();
+    };
+    const status = await pumpFor(e, first, 10, 60_000).run();
+    assert.equal(status.stopReason, "stopped");
+    const lease = e.store.get(src) as Lease;
+    const stored = `checkpoint ${lease.checkpoint}, position ${lease.targetOffset}`;
+
+    e.target.hooks = {};
+    e.clock.advance(6_000);
+    await copyUntilCaughtUp(e, await claim(e, "w2"));
+
+    assert.deepEqual(copiedOffsets(e), range(30), `the first holder stored ${stored}`);
   });
 
   it("a write of which only the first batch landed sends only the rest", async () => {

@@ -45,6 +45,25 @@ async function fleetOver(partitions: number, workers: string[]): Promise<LeaseFl
   return LeaseFleet.over(new InMemoryLeaseStore(), partitions, workers, DURATION);
 }
 
+/**
+ * t:0 (held by `holder`, unless null) with L leading, and our coordinator after its first round
+ * (nothing assigned to it yet). `stale`, once set, is what reads of our own item return.
+ */
+async function firstRoundDone(holder: string | null) {
+  const store = new InMemoryLeaseStore();
+  const tp = { topic: "t", partition: 0 };
+  await store.ensure([tp]);
+  if (holder !== null) assert.ok(await store.claim(store.get(tp) as Lease, holder, NOW + DURATION));
+  await store.claimLeader(null, "L", NOW + 60_000);
+  const reads = { stale: null as WorkerRecord | null };
+  const coordinator = coordinatorOn(
+    storeWith(store, { worker: async (id) => reads.stale ?? store.worker(id) }),
+  );
+  const first = await coordinator.rebalance(NOW, FAR);
+  assert.equal(first.decision.assigned, false);
+  return { store, tp, coordinator, reads };
+}
+
 describe("leaseExpiry", () => {
   it("caps the expiry at the hard deadline", () => {
     assert.equal(leaseExpiry(NOW, DURATION, NOW + 3_000), NOW + 3_000);
@@ -92,14 +111,7 @@ describe("LeaseCoordinator", () => {
 
   it("takes a partition the leader moved to it, handed over at the leader's request, within a poll and not at its next round (regression: idle up to a round)", async () => {
     // Prepare: H holds t:0, L leads. Our first round finds nothing assigned to us.
-    const store = new InMemoryLeaseStore();
-    const tp = { topic: "t", partition: 0 };
-    await store.ensure([tp]);
-    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
-    await store.claimLeader(null, "L", NOW + 60_000);
-    const coordinator = coordinatorOn(store);
-    const first = await coordinator.rebalance(NOW, FAR);
-    assert.equal(first.decision.assigned, false);
+    const { store, tp, coordinator } = await firstRoundDone("H");
     // L's round moves t:0 to us and asks H for it; H stops and hands it over at once.
     assert.ok(await store.assign("me", ["t:0"]));
     assert.ok(await store.requestHandoff(store.get(tp) as Lease, "me"));
@@ -117,13 +129,7 @@ describe("LeaseCoordinator", () => {
   });
 
   it("between rounds asks nobody for a partition newly assigned to it: that is the leader's (or its next round's) to ask", async () => {
-    const store = new InMemoryLeaseStore();
-    const tp = { topic: "t", partition: 0 };
-    await store.ensure([tp]);
-    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
-    await store.claimLeader(null, "L", NOW + 60_000);
-    const coordinator = coordinatorOn(store);
-    await coordinator.rebalance(NOW, FAR);
+    const { store, tp, coordinator } = await firstRoundDone("H");
     assert.ok(await store.assign("me", ["t:0"]));
 
     const { acquired, requested } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
@@ -142,13 +148,7 @@ describe("LeaseCoordinator", () => {
   });
 
   it("does not ask back a partition the leader moved away, on a read of its item older than its last heartbeat", async () => {
-    const store = new InMemoryLeaseStore();
-    const tp = { topic: "t", partition: 0 };
-    await store.ensure([tp]);
-    await store.claimLeader(null, "L", NOW + 60_000);
-    let stale: WorkerRecord | null = null;
-    const coordinator = coordinatorOn(storeWith(store, { worker: async (id) => stale ?? store.worker(id) }));
-    await coordinator.rebalance(NOW, FAR);
+    const { store, tp, coordinator, reads } = await firstRoundDone(null);
     // L assigned t:0 to us, then moved it to W2, which holds it now.
     assert.ok(await store.assign("me", ["t:0"]));
     const before = await store.worker("me");
@@ -157,7 +157,7 @@ describe("LeaseCoordinator", () => {
     await coordinator.rebalance(NOW + 500, FAR);
 
     // An eventually consistent read a second later still returns the item as it was before.
-    stale = before;
+    reads.stale = before;
     const { requested } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
 
     assert.deepEqual(requested, [], "asked W2 to hand back a partition the leader had moved to it");
@@ -165,20 +165,14 @@ describe("LeaseCoordinator", () => {
   });
 
   it("ignores a read of its item older than its last heartbeat: a free partition it lists is not claimed", async () => {
-    const store = new InMemoryLeaseStore();
-    const tp = { topic: "t", partition: 0 };
-    await store.ensure([tp]);
-    await store.claimLeader(null, "L", NOW + 60_000);
-    let stale: WorkerRecord | null = null;
-    const coordinator = coordinatorOn(storeWith(store, { worker: async (id) => stale ?? store.worker(id) }));
-    await coordinator.rebalance(NOW, FAR);
+    const { store, tp, coordinator, reads } = await firstRoundDone(null);
     assert.ok(await store.assign("me", ["t:0"]));
     const before = await store.worker("me");
     // The leader takes it back before our next heartbeat, which returns nothing assigned.
     assert.ok(await store.assign("me", []));
     await coordinator.rebalance(NOW + 500, FAR);
 
-    stale = before;
+    reads.stale = before;
     const { acquired } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
 
     assert.deepEqual(acquired, [], "claimed on a stale read");
@@ -186,11 +180,7 @@ describe("LeaseCoordinator", () => {
   });
 
   it("between rounds, takes nothing while draining or presumed dead, and reads nothing while draining", async () => {
-    const store = new InMemoryLeaseStore();
-    await store.ensure([{ topic: "t", partition: 0 }]);
-    await store.claimLeader(null, "L", NOW + 60_000);
-    const dead = coordinatorOn(store);
-    await dead.rebalance(NOW, FAR);
+    const { store, coordinator: dead } = await firstRoundDone(null);
     assert.ok(await store.assign("me", ["t:0"]));
     // The heartbeat lasts 3 s: at +4 s we come back from a freeze, the assignment stale.
     assert.deepEqual(await dead.poll(NOW + 4_000, FAR), { acquired: [], requested: [] });
