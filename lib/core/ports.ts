@@ -124,7 +124,10 @@ export interface TargetWriter {
    * only one that can land. A holder calls it when it takes a partition and after a write of
    * unknown outcome, before it looks at the target. Resolves at once without fencing. Like a
    * write, it sends no request that could still be outstanding after `deadline()`: a fence that
-   * landed after our lease ended would abort the next holder's transaction.
+   * landed after our lease ended would abort the next holder's transaction. Runs sharing one
+   * writer (the CLI's overlapping rounds) share its producers, so fence() between them fences
+   * nothing: their writes to a partition are kept apart by the writer running them one at a
+   * time and by the lease gate.
    */
   fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
   close(): Promise<void>;
