@@ -126,6 +126,51 @@ export function bundleEnvironment(
   return env;
 }
 
+/** The stack's parameters for two plaintext clusters: identity names, transactional fencing, no group sync. */
+export function plaintextStackParameters(
+  clusters: { readonly source: readonly string[]; readonly target: readonly string[] },
+  whitelist: string,
+): Record<string, string> {
+  return {
+    Whitelist: whitelist,
+    Blacklist: "",
+    SourceBootstrapServers: clusters.source.join(","),
+    TargetBootstrapServers: clusters.target.join(","),
+    SourceAlias: "idc1",
+    RenamePolicy: "identity",
+    TargetFencing: "transactional",
+    SourceTls: "false",
+    TargetTls: "false",
+    SourceSaslMechanism: "none",
+    TargetSaslMechanism: "none",
+    SourceSecretArn: "",
+    TargetSecretArn: "",
+    GroupWhitelist: "",
+    GroupBlacklist: "",
+  };
+}
+
+/**
+ * What a local invocation sets beside the bundle's own variables: test-bed timings (seconds
+ * instead of minutes: a mock cluster on a shared 2-core machine) and DynamoDB Local.
+ */
+export function localInvocationVariables(dynamoDbEndpoint: string, region: string): Record<string, string> {
+  return {
+    KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
+    KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "1500",
+    KAFKA_MIRROR_LEASES_DURATION_MS: "6000",
+    KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
+    KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
+    KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
+    AWS_REGION: region,
+    AWS_ACCESS_KEY_ID: "local",
+    AWS_SECRET_ACCESS_KEY: "local",
+    AWS_ENDPOINT_URL_DYNAMODB: dynamoDbEndpoint,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+    PATH: process.env.PATH ?? "",
+  };
+}
+
 /** Runs the handler once; resolves with its RESULT line and everything it wrote to stdout. */
 export function invokeBundle(
   bundle: Bundle,

@@ -19,7 +19,12 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { bundleEnvironment, invokeBundle } from "../../helpers/lambda-bundles.js";
+import {
+  bundleEnvironment,
+  invokeBundle,
+  localInvocationVariables,
+  plaintextStackParameters,
+} from "../../helpers/lambda-bundles.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView, firstDifference } from "../../helpers/partition-data.js";
 
@@ -185,39 +190,12 @@ describe("the synthesized Lambda bundles against local clusters", () => {
 
   /** The function's template variables with parameter references replaced by local values. */
   function environment(fn: FunctionUnderTest): Record<string, string> {
-    const parameters: Record<string, string> = {
-      Whitelist: "ORDERS|CLICKS-.*",
-      Blacklist: "",
-      SourceBootstrapServers: source.bootstrapServers.join(","),
-      TargetBootstrapServers: target.bootstrapServers.join(","),
-      SourceAlias: "idc1",
-      RenamePolicy: "identity",
-      TargetFencing: "transactional",
-      SourceTls: "false",
-      TargetTls: "false",
-      SourceSaslMechanism: "none",
-      TargetSaslMechanism: "none",
-      SourceSecretArn: "",
-      TargetSecretArn: "",
-      GroupWhitelist: "",
-      GroupBlacklist: "",
-    };
+    const clusters = { source: source.bootstrapServers, target: target.bootstrapServers };
+    const parameters = plaintextStackParameters(clusters, "ORDERS|CLICKS-.*");
     return {
       // The tick (a mapping lookup) is left unset, so these short runs do not drain.
       ...bundleEnvironment(fn, parameters, table),
-      // Test-bed timings: seconds instead of minutes (a mock cluster on a shared 2-core machine).
-      KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
-      KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "1500",
-      KAFKA_MIRROR_LEASES_DURATION_MS: "6000",
-      KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
-      KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
-      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: "local",
-      AWS_SECRET_ACCESS_KEY: "local",
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-      PATH: process.env.PATH ?? "",
+      ...localInvocationVariables(dynamo.endpoint, REGION),
     };
   }
 

@@ -16,6 +16,8 @@ import { makeRecords } from "../../helpers/fakes.js";
 import {
   bundleEnvironment,
   invokeBundle,
+  localInvocationVariables,
+  plaintextStackParameters,
   type SynthesizedBundles,
   synthesizeBundles,
 } from "../../helpers/lambda-bundles.js";
@@ -69,37 +71,11 @@ describe("the replicate bundle discovers topics and partitions while it runs", (
   });
 
   function environment(): Record<string, string> {
-    const parameters = {
-      Whitelist: `${GROWN}|NEW-.*`,
-      Blacklist: "",
-      SourceBootstrapServers: source.bootstrapServers.join(","),
-      TargetBootstrapServers: target.bootstrapServers.join(","),
-      SourceAlias: "idc1",
-      RenamePolicy: "identity",
-      TargetFencing: "transactional",
-      SourceTls: "false",
-      TargetTls: "false",
-      SourceSaslMechanism: "none",
-      TargetSaslMechanism: "none",
-      SourceSecretArn: "",
-      TargetSecretArn: "",
-      GroupWhitelist: "",
-      GroupBlacklist: "",
-    };
+    const clusters = { source: source.bootstrapServers, target: target.bootstrapServers };
+    const parameters = plaintextStackParameters(clusters, `${GROWN}|NEW-.*`);
     return {
       ...bundleEnvironment(bundles.replicate, parameters, table),
-      KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
-      KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "1500",
-      KAFKA_MIRROR_LEASES_DURATION_MS: "6000",
-      KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
-      KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
-      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: "local",
-      AWS_SECRET_ACCESS_KEY: "local",
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-      PATH: process.env.PATH ?? "",
+      ...localInvocationVariables(dynamo.endpoint, REGION),
     };
   }
 

@@ -18,6 +18,8 @@ import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import {
   bundleEnvironment,
   invokeBundle,
+  localInvocationVariables,
+  plaintextStackParameters,
   type SynthesizedBundles,
   synthesizeBundles,
 } from "../../helpers/lambda-bundles.js";
@@ -89,32 +91,19 @@ describe("the replicate bundle through secured clusters", () => {
       [`${name}SaslMechanism`]: kind === "mtls" ? "none" : kind,
       [`${name}SecretArn`]: arn(name.toLowerCase()),
     });
+    const plain = { source: clusters.source.bootstrapServers, target: clusters.target.bootstrapServers };
     const parameters = {
-      Whitelist: `SECURED-${kind.toUpperCase()}-${process.pid}`,
-      Blacklist: "",
-      SourceAlias: "idc1",
-      RenamePolicy: "identity",
-      TargetFencing: "transactional",
-      GroupWhitelist: "",
-      GroupBlacklist: "",
+      ...plaintextStackParameters(plain, `SECURED-${kind.toUpperCase()}-${process.pid}`),
       ...side("Source", clusters.source),
       ...side("Target", clusters.target),
     };
     return {
       ...bundleEnvironment(bundles.replicate, parameters, table),
-      KAFKA_MIRROR_SOURCE_REQUEST_TIMEOUT_MS: "5000",
+      ...localInvocationVariables(dynamo.endpoint, REGION),
+      // Longer than the plaintext tests' (connections go through stunnel or the SASL proxy).
       KAFKA_MIRROR_TARGET_REQUEST_TIMEOUT_MS: "3000",
       KAFKA_MIRROR_LEASES_DURATION_MS: "10000",
-      KAFKA_MIRROR_LEASES_RENEW_INTERVAL_MS: "1000",
-      KAFKA_MIRROR_LEASES_REBALANCE_INTERVAL_MS: "300",
-      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: "local",
-      AWS_SECRET_ACCESS_KEY: "local",
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-      PATH: process.env.PATH ?? "",
     };
   }
 
