@@ -17,6 +17,7 @@ import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
+import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
@@ -42,22 +43,7 @@ describe("kafka-mirror run, verify and status", () => {
     const path = join(dir, name);
     await writeFile(
       path,
-      [
-        "source:",
-        `  brokers: ${source.bootstrapServers.join(",")}`,
-        "target:",
-        `  brokers: ${target.bootstrapServers.join(",")}`,
-        "  requestTimeoutMs: 2000",
-        "topics:",
-        `  whitelist: "${whitelist}"`,
-        "batch:",
-        "  maxWaitMs: 100",
-        "leases:",
-        "  durationMs: 10000",
-        "  renewIntervalMs: 1000",
-        "  rebalanceIntervalMs: 300",
-        "",
-      ].join("\n"),
+      cliConfigYaml({ source: source.bootstrapServers, target: target.bootstrapServers, whitelist }),
     );
     return path;
   };

@@ -17,6 +17,7 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
+import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
@@ -64,22 +65,11 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
     config = join(dir, "mirror.yaml");
     await writeFile(
       config,
-      [
-        "source:",
-        `  brokers: ${source.bootstrapServers.join(",")}`,
-        "target:",
-        `  brokers: ${target.bootstrapServers.join(",")}`,
-        "  requestTimeoutMs: 2000",
-        "topics:",
-        `  whitelist: "${GROWN}|${NEW}|${BIG}"`,
-        "batch:",
-        "  maxWaitMs: 100",
-        "leases:",
-        "  durationMs: 10000",
-        "  renewIntervalMs: 1000",
-        "  rebalanceIntervalMs: 300",
-        "",
-      ].join("\n"),
+      cliConfigYaml({
+        source: source.bootstrapServers,
+        target: target.bootstrapServers,
+        whitelist: `${GROWN}|${NEW}|${BIG}`,
+      }),
     );
     writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
     sourceView = new ClusterView(source.bootstrapServers);

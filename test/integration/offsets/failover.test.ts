@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { runCliCaptured as cli } from "../../helpers/cli.js";
+import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { kcatProduce } from "../../helpers/kcat.js";
 import { type Consumed, startKcatGroupMember } from "../../helpers/kcat-group.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
@@ -56,23 +57,12 @@ describe("kafka-mirror failover with real consumer groups", () => {
     const config = join(dir, `${name}.yaml`);
     await writeFile(
       config,
-      [
-        "source:",
-        `  brokers: ${source.bootstrapServers.join(",")}`,
-        `  alias: ${alias}`,
-        "target:",
-        `  brokers: ${central.bootstrapServers.join(",")}`,
-        "  requestTimeoutMs: 2000",
-        "topics:",
-        `  whitelist: "${topics}"`,
-        "batch:",
-        "  maxWaitMs: 100",
-        "leases:",
-        "  durationMs: 10000",
-        "  renewIntervalMs: 1000",
-        "  rebalanceIntervalMs: 300",
-        "",
-      ].join("\n"),
+      cliConfigYaml({
+        source: source.bootstrapServers,
+        target: central.bootstrapServers,
+        whitelist: topics,
+        sourceAlias: alias,
+      }),
     );
     const common = ["--config", config, "--state-dir", stateDir];
     return {

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { spawnCli } from "../../helpers/cli.js";
+import { testBedSettings } from "../../helpers/cli-config.js";
 import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import {
   FRONT_KINDS,
@@ -81,15 +82,7 @@ describe("kafka-mirror run --once through secured clusters", () => {
       [
         ...(await sideConfig("source", source)),
         ...(await sideConfig("target", target)),
-        "  requestTimeoutMs: 3000",
-        "topics:",
-        `  whitelist: "${topic}"`,
-        "batch:",
-        "  maxWaitMs: 100",
-        "leases:",
-        "  durationMs: 10000",
-        "  renewIntervalMs: 1000",
-        "  rebalanceIntervalMs: 300",
+        ...testBedSettings(topic, 3000),
         "",
       ].join("\n"),
     );

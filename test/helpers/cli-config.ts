@@ -1,0 +1,37 @@
+/**
+ * The YAML that CLI tests give `--config`: two clusters and the test bed's timings (seconds
+ * instead of minutes: mock clusters on a shared 2-core machine).
+ */
+
+/** Two plaintext clusters, `whitelist`, the test bed's timings; `sourceAlias` when given. */
+export function cliConfigYaml(o: {
+  readonly source: readonly string[];
+  readonly target: readonly string[];
+  readonly whitelist: string;
+  readonly sourceAlias?: string;
+}): string {
+  return [
+    "source:",
+    `  brokers: ${o.source.join(",")}`,
+    ...(o.sourceAlias === undefined ? [] : [`  alias: ${o.sourceAlias}`]),
+    "target:",
+    `  brokers: ${o.target.join(",")}`,
+    ...testBedSettings(o.whitelist, 2000),
+    "",
+  ].join("\n");
+}
+
+/** The lines after the target's own: its request timeout, the whitelist, batch and lease timings. */
+export function testBedSettings(whitelist: string, targetRequestTimeoutMs: number): string[] {
+  return [
+    `  requestTimeoutMs: ${targetRequestTimeoutMs}`,
+    "topics:",
+    `  whitelist: "${whitelist}"`,
+    "batch:",
+    "  maxWaitMs: 100",
+    "leases:",
+    "  durationMs: 10000",
+    "  renewIntervalMs: 1000",
+    "  rebalanceIntervalMs: 300",
+  ];
+}
