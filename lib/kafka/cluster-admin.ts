@@ -57,7 +57,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
 
   listTopics(): Promise<TopicInfo[]> {
     return this.once("list topics", {}, async () => {
-      const metadata = await allTopicsMetadata(await this.anyBroker());
+      const metadata = await allTopicsMetadata(await this.client.anyBroker());
       return metadata.topicMetadata
         .filter((t) => t.topicErrorCode === KafkaErrorCode.NONE)
         .map((t) => ({ name: t.topic, partitions: t.partitionMetadata.length }))
@@ -92,7 +92,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     const answer = new Map<string, ReadonlyMap<string, string>>();
     if (names.length === 0) return answer;
     const resources = await this.adminCall("TOPIC_CONFIG_FAILED", "describe configs of", names, async () =>
-      this.client.request(await this.anyBroker(), DESCRIBE_CONFIGS_API, (v) =>
+      this.client.request(await this.client.anyBroker(), DESCRIBE_CONFIGS_API, (v) =>
         describeTopicConfigsRequest(v, names),
       ),
     );
@@ -123,7 +123,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     if (merged.length === 0) return;
     const topics = merged.map((c) => c.topic);
     const results = await this.adminCall("TOPIC_CONFIG_FAILED", "alter configs of", topics, async () => {
-      const broker = await this.anyBroker();
+      const broker = await this.client.anyBroker();
       const api = INCREMENTAL_ALTER_CONFIGS_API;
       const version = this.client.negotiate(broker, api.apiName, api.apiKey, api.versions);
       if (version < INCREMENTAL_ALTER_CONFIGS_FLEX_VERSION) {
@@ -237,14 +237,6 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     } catch (error) {
       throw translateKafkajsError(error, what, details);
     }
-  }
-
-  private async anyBroker() {
-    const { preferred } = await this.client.brokers();
-    if (preferred === undefined || preferred === null) {
-      throw new ReplicatorError("KAFKA_RETRIABLE", "cluster metadata lists no broker");
-    }
-    return this.client.broker(preferred);
   }
 }
 

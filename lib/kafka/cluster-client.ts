@@ -13,7 +13,7 @@
 import { systemClock } from "../core/clock.js";
 import type { TopicPartition } from "../core/model.js";
 import type { Clock, Logger } from "../core/ports.js";
-import { describeError } from "../errors.js";
+import { describeError, ReplicatorError } from "../errors.js";
 import { isTransientKafkajsError, type KafkaConnectionOptions, protocolErrorCode } from "./connection.js";
 import { KafkaErrorCode } from "./error-codes.js";
 import {
@@ -149,6 +149,15 @@ export class KafkaClusterClient {
   async brokers(): Promise<{ ids: number[]; preferred: number | undefined }> {
     await this.#metadataLoaded();
     return knownBrokers(this.#cluster);
+  }
+
+  /** The broker to ask when any will do (the metadata's preferred one). */
+  async anyBroker(): Promise<Broker> {
+    const { preferred } = await this.brokers();
+    if (preferred === undefined || preferred === null) {
+      throw new ReplicatorError("KAFKA_RETRIABLE", "cluster metadata lists no broker");
+    }
+    return this.broker(preferred);
   }
 
   /** The first of `implemented` the broker supports; undefined when none. */

@@ -174,7 +174,7 @@ export class KafkaGroupAdmin implements GroupAdmin {
 
   /** Partitions of the topics the cluster has; a topic it does not have gives none. */
   async #partitionsOf(topics: readonly string[]): Promise<{ topic: string; partitions: number[] }[]> {
-    const metadata = await allTopicsMetadata(await this.#anyBroker());
+    const metadata = await allTopicsMetadata(await this.#client.anyBroker());
     const wanted = new Set(topics);
     return metadata.topicMetadata
       .filter((t) => wanted.has(t.topic) && t.topicErrorCode === KafkaErrorCode.NONE)
@@ -189,15 +189,7 @@ export class KafkaGroupAdmin implements GroupAdmin {
   }
 
   async #coordinatorId(groupId: string): Promise<number> {
-    return groupCoordinatorId(await this.#anyBroker(), groupId);
-  }
-
-  async #anyBroker(): Promise<Broker> {
-    const { preferred } = await this.#client.brokers();
-    if (preferred === undefined || preferred === null) {
-      throw new ReplicatorError("KAFKA_RETRIABLE", "cluster metadata lists no broker");
-    }
-    return this.#client.broker(preferred);
+    return groupCoordinatorId(await this.#client.anyBroker(), groupId);
   }
 
   /** One attempt; anything but our own typed errors becomes GROUP_ADMIN_FAILED (a refused login stays AUTHENTICATION_FAILED). */
