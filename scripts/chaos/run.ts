@@ -57,6 +57,12 @@ export interface ChaosOptions {
   readonly freezes: FreezeOptions;
   /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
   readonly dieAfterAck: number;
+  /**
+   * Until some worker has died right after an ack, each new worker run SIGKILLs itself right after
+   * its Nth acknowledged write (0 or absent: never), so a run takes the recovery path at least
+   * once whatever the random draws.
+   */
+  readonly dieAtAck?: number;
   /** Random budget of one worker process. */
   readonly budgetMs: Range;
   /** Longest wait for the workers to catch up once faults stop. */

@@ -66,6 +66,9 @@ const metrics: ReplicationMetrics = {
 // The riskiest instant for exactly-once is right after the target acknowledged a write and before
 // its checkpoint: random outside kills rarely land there, so the worker also dies there itself.
 const dieAfterAck = Number(process.env.CHAOS_DIE_AFTER_ACK ?? "0");
+// Or for certain at the Nth acknowledged write (0: never): see ChaosOptions.dieAtAck.
+const dieAtAck = Number(process.env.CHAOS_DIE_AT_ACK ?? "0");
+let acks = 0;
 
 // The riskiest instant for fencing is inside a write: after its lease check, before or between
 // its produce requests, before its commit. The driver arms a freeze with "freeze" on stdin; the
@@ -111,7 +114,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
       }
       throw error;
     }
-    if (Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
+    if (++acks === dieAtAck || Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
     return result;
   },
   fence: (tp, deadline) => writer.fence(tp, deadline),

@@ -16,6 +16,8 @@ export interface PoolOptions {
   readonly budgetMs: Range;
   /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
   readonly dieAfterAck: number;
+  /** ChaosOptions.dieAtAck */
+  readonly dieAtAck?: number;
 }
 
 /** What the pool counts from its workers' exits and output. */
@@ -66,6 +68,7 @@ export class WorkerPool {
         CHAOS_BUDGET_MS: String(between(this.random, this.o.budgetMs)),
         CHAOS_WORKER_ID: id,
         CHAOS_DIE_AFTER_ACK: String(this.o.dieAfterAck),
+        CHAOS_DIE_AT_ACK: String(this.result.kills_after_ack === 0 ? (this.o.dieAtAck ?? 0) : 0),
         CHAOS_LOG_FILE: join(this.logDir, `${id}.log`),
       },
       stdio: ["pipe", "pipe", "pipe"],
