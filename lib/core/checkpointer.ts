@@ -43,8 +43,12 @@ export class Checkpointer {
   #lastStartedAt: number | null = null;
   /** Which source log the checkpoints belong to (see source-continuity.ts); set at start-up. */
   sourceTopicId: string | null = null;
-  /** Leader epoch of the last batch read up to the offset checkpointed next; null when unknown. */
-  leaderEpoch: number | null;
+  /**
+   * Leader epoch of the source records copied from the stored checkpoint on (Lease.sourceEpoch),
+   * stored with every checkpoint; null when unknown. It changes only through enterEpoch, so
+   * whatever a holder writes past its stored checkpoint is always of the stored epoch.
+   */
+  #epoch: number | null;
 
   /** `intervalMs`: at most one routine checkpoint per interval (0: one per batch). */
   constructor(deps: CheckpointerDeps, guard: LeaseGuard, tail: TargetTail | null, intervalMs = 0) {
@@ -54,7 +58,7 @@ export class Checkpointer {
     this.#held = guard.held;
     this.#tail = tail;
     this.#checkpoint = this.#held.lease.checkpoint;
-    this.leaderEpoch = this.#held.lease.sourceLeaderEpoch ?? null;
+    this.#epoch = this.#held.lease.sourceEpoch ?? null;
   }
 
   /** The last offset the store accepted as checkpoint. */
@@ -65,7 +69,27 @@ export class Checkpointer {
   /** Takes the checkpoint anew from the held lease, after start-up may have reset it. */
   reload(): void {
     this.#checkpoint = this.#held.lease.checkpoint;
-    this.leaderEpoch = this.#held.lease.sourceLeaderEpoch ?? null;
+    this.#epoch = this.#held.lease.sourceEpoch ?? null;
+  }
+
+  /** See #epoch. */
+  get epoch(): number | null {
+    return this.#epoch;
+  }
+
+  /**
+   * Records of leader epoch `epoch` begin at `offset`, and everything before it was copied:
+   * stores a checkpoint there with that epoch before any of them is written (retried while the
+   * lease is held). Why the next epoch and not the last record's: a successor that finds our
+   * writes past the checkpoint after a crash knows their epoch, so OffsetForLeaderEpoch of it
+   * tells a clean leader change from a truncation under them (source-continuity.ts).
+   */
+  async enterEpoch(offset: number, epoch: number | null): Promise<Gate> {
+    // Also from no epoch to one (a new lease's first records): stored later, a truncation under
+    // writes of ours that a crash left past the checkpoint could not be told from a clean change.
+    if ((await this.settled()) === "lost") return "lease-lost";
+    this.#epoch = epoch;
+    return this.storeBeforeWriting(offset);
   }
 
   /** Stores `offset` once; a store that does not answer defers it. */
@@ -148,8 +172,8 @@ export class Checkpointer {
       // write's): the checkpoint stored with it must be past them too, or the next holder,
       // reading from the position, would copy them again.
       const offset = Math.max(requested, (this.#tail?.landed ?? -1) + 1);
-      // Taken now, like the position: the epoch of the batch that ends at `offset`.
-      const source = { topicId: this.sourceTopicId, leaderEpoch: this.leaderEpoch };
+      // Taken now, like the position (see #epoch).
+      const source = { topicId: this.sourceTopicId, leaderEpoch: this.#epoch };
       const now = this.#deps.clock.now();
       held.update(await this.#deps.store.checkpoint(held.lease, offset, now, position ?? undefined, source));
       this.#checkpoint = offset;

@@ -43,10 +43,14 @@ export interface Lease {
    */
   readonly sourceTopicId?: string | null;
   /**
-   * Leader epoch of the last record copied before `checkpoint`: OffsetForLeaderEpoch of it tells
-   * whether the source log was truncated below the checkpoint. Null or absent when unknown.
+   * Leader epoch of the source records copied from `checkpoint` on: the epoch of the last record
+   * before it, or, for a checkpoint stored where a new epoch begins, that epoch (a holder stores
+   * one there before writing any of its records, Checkpointer.enterEpoch). So whatever a holder
+   * wrote past its stored checkpoint is of this epoch, and OffsetForLeaderEpoch of it tells a
+   * clean leader change from a truncation under those records (source-continuity.ts). Null or
+   * absent when unknown.
    */
-  readonly sourceLeaderEpoch?: number | null;
+  readonly sourceEpoch?: number | null;
   /**
    * A bounded history of (checkpoint, targetOffset) pairs of this lease, oldest first, thinned
    * so older points are sparser (lib/offsets/offset-map.ts): where consumer-group offset

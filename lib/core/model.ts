@@ -56,10 +56,19 @@ export interface FetchedRecords {
   /** Sum of key, value and header sizes of `records`. */
   readonly bytes: number;
   /**
-   * Partition leader epoch of the last batch read (each v2 batch carries it); -1 or absent when
-   * nothing was read or the broker did not say. Stored with the checkpoint (Lease.sourceLeaderEpoch).
+   * The partition leader epochs of the batches this fetch covered (control batches included), as
+   * the offsets where each begins, in offset order: the first entry is at the requested offset,
+   * one more per change of epoch before `nextOffset`. Epoch -1: batches that carry none (magic
+   * 0/1). Empty or absent when nothing was read or the reader cannot tell.
    */
-  readonly leaderEpoch?: number;
+  readonly epochs?: readonly EpochStart[];
+}
+
+/** Where, within a fetch, the records of one leader epoch begin (FetchedRecords.epochs). */
+export interface EpochStart {
+  readonly offset: number;
+  /** -1 when unknown (a magic 0/1 message set carries no leader epoch). */
+  readonly epoch: number;
 }
 
 export interface FetchLimits {

@@ -11,8 +11,8 @@
  * provenance header, every checkpoint carries a target position (see target-tail.ts), and the
  * pump reads the target's tail when it takes a partition and before the write after any write
  * that was not acknowledged, so whatever of an interrupted or uncertain write already landed is
- * never written again. Records that came
- * from the target cluster (active-active) are skipped, their offsets checkpointed all the same.
+ * never written again. Records that came from the target cluster (active-active) are skipped,
+ * their offsets checkpointed all the same. Source leader epochs: source-epochs.ts.
  *
  * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
  * target but its checkpoint did not reach the store:
@@ -41,6 +41,7 @@ import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } f
 import { findStart, pinStart, type StartFrom } from "./pump-start.js";
 import type { ReadAheadBudget } from "./read-ahead.js";
 import type { BackoffPolicy } from "./retry.js";
+import { EpochWatch, epochParts } from "./source-epochs.js";
 import { SourceFeed } from "./source-feed.js";
 import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
@@ -119,6 +120,7 @@ export class PartitionPump {
   readonly #held: HeldLease;
   readonly #guard: LeaseGuard;
   readonly #checkpoints: Checkpointer;
+  readonly #epochs: EpochWatch;
   #records = 0;
   #bytes = 0;
   #nextOffset: number | null = null;
@@ -161,6 +163,7 @@ export class PartitionPump {
       ...(settings.retry === undefined ? {} : { retry: settings.retry }),
     });
     this.#checkpoints = new Checkpointer(deps, this.#guard, this.#tail, settings.checkpointIntervalMs ?? 0);
+    this.#epochs = new EpochWatch(deps, this.#guard, this.#checkpoints);
   }
 
   get status(): PumpStatus {
@@ -211,39 +214,57 @@ export class PartitionPump {
       // A partition that appeared while the mirror ran starts at its first record (PartitionRoute.startFrom).
       startFrom: this.#held.route.startFrom ?? this.#settings.startFrom,
     };
-    const found = await findStart(start);
-    if (typeof found === "string") return found;
-    this.#nextOffset = found.offset;
-    const pinned = await pinStart(start, found);
-    if (pinned !== "ok") return pinned;
+    for (;;) {
+      const found = await findStart(start);
+      if (typeof found === "string") return found;
+      this.#nextOffset = found.offset;
+      const pinned = await pinStart(start, found);
+      if (pinned !== "ok") return pinned;
 
-    const feed = new SourceFeed(this.#deps, this.#guard, this.#settings.batch, found.offset);
-    try {
-      return await this.#copy(feed);
-    } finally {
-      feed.close();
+      const feed = new SourceFeed(this.#deps, this.#guard, this.#settings.batch, found.offset);
+      let ended: PumpStopReason | "diverged";
+      try {
+        ended = await this.#copy(feed);
+      } finally {
+        feed.close();
+      }
+      if (ended !== "diverged") return ended;
+      // Stored where we got to, the start-up sees how far the copy went past the truncation
+      // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
+      if ((await this.#checkpoints.settled()) === "lost") return "lease-lost";
+      const stored = await this.#checkpoints.storeBeforeWriting(this.#nextOffset);
+      if (stored !== "ok") return stored;
     }
   }
 
-  async #copy(feed: SourceFeed): Promise<PumpStopReason> {
+  async #copy(feed: SourceFeed): Promise<PumpStopReason | "diverged"> {
     const held = this.#held;
     const checkpoints = this.#checkpoints;
     for (;;) {
       const outcome = await feed.next();
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
-      if (outcome.kind === "failed") throw outcome.error;
+      if (outcome.kind === "failed") {
+        // Past the log's end: a truncation under what we read, or a log that is not ours.
+        if (!isReplicatorError(outcome.error, "OFFSET_OUT_OF_RANGE")) throw outcome.error;
+        const diverged = await this.#epochs.diverged(this.#nextOffset ?? 0);
+        if (diverged === true) return "diverged";
+        if (diverged !== false) return diverged;
+        throw outcome.error;
+      }
       const { fetched } = outcome;
 
-      if (fetched.records.length > 0) {
-        const gate = await this.#guard.allowsWrite();
-        if (gate !== "ok") return gate;
-        const written = await this.#write(this.#outgoing(fetched.records));
-        if (written !== "ok") return written;
-        this.#copied(fetched);
+      for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
+        const entered = await this.#epochs.enter(part);
+        if (entered !== "ok") return entered;
+        if (part.records.length > 0) {
+          const gate = await this.#guard.allowsWrite();
+          if (gate !== "ok") return gate;
+          const written = await this.#write(this.#outgoing(part.records));
+          if (written !== "ok") return written;
+        }
+        this.#nextOffset = part.nextOffset;
       }
-      this.#nextOffset = fetched.nextOffset;
-      if (fetched.leaderEpoch !== undefined && fetched.leaderEpoch >= 0)
-        checkpoints.leaderEpoch = fetched.leaderEpoch;
+      if (fetched.records.length > 0) this.#copied(fetched);
 
       // The previous checkpoint ran while this batch was written; checkpoints stay in order.
       if ((await checkpoints.settled()) === "lost") return "lease-lost";

@@ -1,10 +1,14 @@
 /**
  * Start-up of a partition the pump just took, before anything is read from the source:
  *   1. fence the partition's earlier writers on the target;
- *   2. check the checkpoint still belongs to the source log (source-continuity.ts);
- *   3. find the start offset: the checkpoint, or the log start or end without one;
- *   4. exactly-once: recover, i.e. resume after whatever of an unfinished write already landed;
+ *   2. exactly-once: look at the target tail, i.e. find whatever of an unfinished write already
+ *      landed past the checkpoint;
+ *   3. check the source still holds what was copied, up to the checkpoint or what step 2 found
+ *      (source-continuity.ts), and reset the checkpoint where it does not;
+ *   4. find the start offset: after what was copied, or the log start or end without a checkpoint;
  *   5. pin the start in the store where the next holder would otherwise not find it.
+ * The pump runs it again, on the lease it holds, when its reads show a new leader epoch that
+ * begins below what it read (an unclean leader election under a running copy).
  */
 import { ReplicatorError } from "../errors.js";
 import type { Checkpointer } from "./checkpointer.js";
@@ -44,7 +48,9 @@ export async function findStart(p: PumpStart): Promise<Start | LeaseEnd> {
   // when we look at it below cannot grow behind our back.
   const fenced = await fence(p);
   if (fenced !== "ok") return fenced;
-  // Before anything is read: is the checkpoint still about the log the source has now?
+  const looked = await lookAtTarget(p);
+  if (looked !== "ok") return looked;
+  // Before anything is read: is what we copied still in the log the source has now?
   const retry = <T>(what: string, attempt: () => Promise<T>) => p.guard.retry(what, attempt);
   const identity = await resumeContinuity(p.deps, held.route.source, held, retry, p.tail);
   if (typeof identity === "string") return identity;
@@ -52,9 +58,16 @@ export async function findStart(p: PumpStart): Promise<Start | LeaseEnd> {
   p.checkpointer.reload();
   const start = held.lease.checkpoint ?? (await initialOffset(p));
   if (typeof start === "string") return start;
-  const resumed = await recover(p, start);
-  if (typeof resumed === "string") return resumed;
-  return { offset: resumed, recovered: resumed > start };
+  // After a reset the tail forgot what it found (restartAt), so this is the reset's offset.
+  const resume = p.tail === null ? start : Math.max(start, p.tail.landed + 1);
+  if (resume > start) {
+    p.deps.logger.info("records of an unfinished write found in the target; resuming after them", {
+      ...held.logFields(),
+      checkpoint: start,
+      resumeAt: resume,
+    });
+  }
+  return { offset: resume, recovered: resume > start };
 }
 
 /**
@@ -100,26 +113,18 @@ function initialOffset(p: PumpStart): Promise<number | LeaseEnd> {
 }
 
 /**
- * Exactly-once mode: reads the target from the lease's stored position and returns the offset
- * to resume at, after the last record of this partition that already landed there (a write
- * whose checkpoint never made it).
+ * Exactly-once mode: reads the target from the lease's stored position, so the tail knows the
+ * last record of this partition that already landed there (a write whose checkpoint never made
+ * it).
  */
-async function recover(p: PumpStart, start: number): Promise<number | LeaseEnd> {
+async function lookAtTarget(p: PumpStart): Promise<Gate> {
   const tail = p.tail;
-  if (tail === null) return start;
-  return p.guard.retry("reading the target tail failed", async () => {
-    const read = await tail.refresh();
-    const resume = Math.max(start, tail.landed + 1);
-    if (resume > start) {
-      p.deps.logger.info("records of an unfinished write found in the target; resuming after them", {
-        ...p.guard.held.logFields(),
-        checkpoint: start,
-        resumeAt: resume,
-        targetRecordsRead: read,
-      });
-    }
-    return resume;
+  if (tail === null) return "ok";
+  const looked = await p.guard.retry("reading the target tail failed", async () => {
+    await tail.refresh();
+    return "ok" as const;
   });
+  return looked;
 }
 
 /** The source partition's log start and end. */

@@ -45,8 +45,7 @@ export function checkpointUpdate(
     };
     update.set("offsetMap", encodeOffsetMap(withPoint(held.offsetMap ?? [], point)));
   }
-  // An epoch unknown for one fetch does not erase the last known one.
-  if (position.source !== undefined) withSource(update, "checkpoint", position.source, "keep");
+  if (position.source !== undefined) withSource(update, "checkpoint", position.source);
   return update;
 }
 
@@ -81,26 +80,31 @@ export function resetCheckpointUpdate(
     update
       .set("targetOffset", targetOffset)
       .set("offsetMap", encodeOffsetMap([{ source: nextOffset, target: targetOffset }]));
-  return withSource(update, operation, position.source, "remove");
+  return withSource(update, operation, position.source, "reset");
 }
 
 /**
- * Sets the source position's known parts on `update`; an unknown (null) part is kept as stored
- * by a checkpoint and removed by a reset (the old one describes the log the reset left).
+ * Sets the source position on `update`. An unknown topic id (a cluster without ids) is kept as
+ * stored by a checkpoint and removed by a reset (the old one describes the log the reset left).
+ * The epoch is always the checkpointer's current one (Lease.sourceEpoch), null removing it: a
+ * stored epoch left behind by a checkpoint it does not belong to is what made a clean leader
+ * change look like a truncation. `sourceLeaderEpoch`, the attribute of the same name from before
+ * the epoch was kept this way, is removed on every write, so an old, possibly stale value
+ * never counts.
  */
 function withSource(
   update: LeaseUpdate,
   operation: string,
   source: SourcePosition,
-  unknown: "keep" | "remove",
+  kind?: "reset",
 ): LeaseUpdate {
   if (source.topicId === "") {
     throw invalidArgument(operation, "source.topicId", source.topicId, "a non-empty string or null");
   }
   if (source.leaderEpoch !== null) requireOffset(operation, "source.leaderEpoch", source.leaderEpoch);
   if (source.topicId !== null) update.set("sourceTopicId", source.topicId);
-  else if (unknown === "remove") update.remove("sourceTopicId");
-  if (source.leaderEpoch !== null) update.set("sourceLeaderEpoch", source.leaderEpoch);
-  else if (unknown === "remove") update.remove("sourceLeaderEpoch");
-  return update;
+  else if (kind === "reset") update.remove("sourceTopicId");
+  if (source.leaderEpoch !== null) update.set("sourceEpoch", source.leaderEpoch);
+  else update.remove("sourceEpoch");
+  return update.remove("legacySourceLeaderEpoch");
 }

@@ -17,7 +17,9 @@
  *   handoffTo       S  worker id that asked the holder to hand the lease over; absent otherwise
  *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
  *   sourceTopicId   S  source topic id when the checkpoint was stored; absent on older items
- *   sourceLeaderEpoch N leader epoch of the last record copied; absent on older items or unknown
+ *   sourceEpoch     N  leader epoch of the source records copied from the checkpoint on (Lease.sourceEpoch);
+ *                      absent when unknown. Items of older versions kept `sourceLeaderEpoch` instead, which
+ *                      could be stale after a leader change: it is ignored, and removed by the next write
  *   offsetMap       S  past (checkpoint, targetOffset) pairs, "c:t c:t ..." (offset-map-attribute.ts);
  *                      absent before the first exactly-once checkpoint
  */
@@ -50,7 +52,9 @@ export const Attr = {
   handoffTo: "handoffTo",
   targetOffset: "targetOffset",
   sourceTopicId: "sourceTopicId",
-  sourceLeaderEpoch: "sourceLeaderEpoch",
+  sourceEpoch: "sourceEpoch",
+  /** Older versions' epoch, which could be stale: never read, removed by checkpoints and resets. */
+  legacySourceLeaderEpoch: "sourceLeaderEpoch",
   // Worker items (coordination-item.ts).
   workerId: "workerId",
   slot: "slot",
@@ -161,7 +165,7 @@ export function leaseFromItem(item: Item): Lease {
     handoffTo: string(Attr.handoffTo),
     targetOffset: integer(Attr.targetOffset),
     sourceTopicId: string(Attr.sourceTopicId),
-    sourceLeaderEpoch: integer(Attr.sourceLeaderEpoch),
+    sourceEpoch: integer(Attr.sourceEpoch),
     // Absent rather than empty when not stored, like the lease the fakes build.
     ...offsetMapOf(string(Attr.offsetMap), (problem) => invalid(Attr.offsetMap, problem)),
   };

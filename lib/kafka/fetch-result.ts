@@ -2,12 +2,14 @@
  * Turns the record batches of one fetched partition into what the core sees: data records from the
  * requested offset on, at most `maxRecords` of them, and the offset to read next.
  */
-import type { MirrorRecord } from "../core/model.js";
+import type { EpochStart, MirrorRecord } from "../core/model.js";
 
 /** The parts of a decoded record batch this step needs (lib/kafka/record-batch.ts's DecodedBatch). */
 export interface BatchView {
   readonly baseOffset: number;
   readonly lastOffset: number;
+  /** -1 when the batch carries none (magic 0/1). */
+  readonly leaderEpoch: number;
   readonly isControl: boolean;
   readonly records: readonly MirrorRecord[];
 }
@@ -16,6 +18,8 @@ export interface PartitionSlice {
   readonly records: MirrorRecord[];
   readonly nextOffset: number;
   readonly bytes: number;
+  /** FetchedRecords.epochs: of every batch in [offset, nextOffset), aborted and control ones too. */
+  readonly epochs: EpochStart[];
 }
 
 /**
@@ -31,20 +35,35 @@ export function slicePartition(
 ): PartitionSlice {
   const records: MirrorRecord[] = [];
   let bytes = 0;
-  for (const batch of visible) {
+  let nextOffset: number | null = null;
+  slicing: for (const batch of visible) {
     if (batch.isControl) continue;
     for (const record of batch.records) {
       // Kafka returns whole batches: records before the requested offset were already read.
       if (record.offset < offset) continue;
-      if (records.length >= maxRecords) return { records, nextOffset: record.offset, bytes };
+      if (records.length >= maxRecords) {
+        nextOffset = record.offset;
+        break slicing;
+      }
       records.push(record);
       bytes += recordBytes(record);
     }
   }
   const last = all.at(-1);
   // One past the last batch, which covers control records and offsets removed by compaction.
-  const nextOffset = last === undefined ? offset : Math.max(offset, last.lastOffset + 1);
-  return { records, nextOffset, bytes };
+  nextOffset ??= last === undefined ? offset : Math.max(offset, last.lastOffset + 1);
+  return { records, nextOffset, bytes, epochs: epochsOf(all, offset, nextOffset) };
+}
+
+/** Where each leader epoch begins among `batches` within [from, to); see FetchedRecords.epochs. */
+export function epochsOf(batches: readonly BatchView[], from: number, to: number): EpochStart[] {
+  const epochs: EpochStart[] = [];
+  for (const batch of batches) {
+    if (batch.lastOffset < from || batch.baseOffset >= to) continue;
+    if (epochs.at(-1)?.epoch === batch.leaderEpoch) continue;
+    epochs.push({ offset: Math.max(from, batch.baseOffset), epoch: batch.leaderEpoch });
+  }
+  return epochs;
 }
 
 export function recordBytes(record: MirrorRecord): number {

@@ -70,6 +70,7 @@ export async function decodeLegacyEntry(data: Buffer, start: number, size: numbe
   return {
     baseOffset: first === undefined ? entry.offset : first.offset,
     lastOffset: entry.offset,
+    leaderEpoch: -1,
     producerId: -1n,
     producerEpoch: -1,
     baseSequence: -1,

@@ -44,6 +44,8 @@ export interface DecodedBatch {
   baseOffset: number;
   /** baseOffset + lastOffsetDelta: the batch covers offsets up to here, compaction gaps included. */
   lastOffset: number;
+  /** partitionLeaderEpoch: the epoch of the leader that appended the batch; -1 for magic 0/1. */
+  leaderEpoch: number;
   producerId: bigint;
   producerEpoch: number;
   baseSequence: number;
@@ -168,6 +170,7 @@ async function decodeBatch(data: Buffer, start: number, size: number): Promise<D
   return {
     baseOffset,
     lastOffset,
+    leaderEpoch: data.readInt32BE(start + 12),
     producerId,
     producerEpoch,
     baseSequence,

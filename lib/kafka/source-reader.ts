@@ -76,6 +76,7 @@ export class KafkaSourceReader implements SourceReader {
     );
     if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
     const records = first.records;
+    const epochs = [...(first.epochs ?? [])];
     let bytes = first.bytes;
     let last = first;
     const { clock } = this.client;
@@ -93,6 +94,7 @@ export class KafkaSourceReader implements SourceReader {
       }
       if (next.nextOffset <= last.nextOffset) break;
       for (const record of next.records) records.push(record);
+      for (const start of next.epochs ?? []) if (epochs.at(-1)?.epoch !== start.epoch) epochs.push(start);
       bytes += next.bytes;
       last = next;
       if (!hasRoom(last, records.length, bytes, limits)) break;
@@ -103,7 +105,7 @@ export class KafkaSourceReader implements SourceReader {
       highWatermark: last.highWatermark,
       logStartOffset: last.logStartOffset,
       bytes,
-      ...(last.leaderEpoch === undefined ? {} : { leaderEpoch: last.leaderEpoch }),
+      epochs,
     };
   }
 
@@ -203,7 +205,7 @@ export class KafkaSourceReader implements SourceReader {
           : response.highWatermark,
       logStartOffset: response.logStartOffset,
       bytes: slice.bytes,
-      leaderEpoch: lastBatchLeaderEpoch(response.records),
+      epochs: slice.epochs,
     };
   }
 
@@ -236,20 +238,4 @@ const FILL_BUDGET_MS = 100;
 /** The log holds more than this fetch reached, and the limits allow more. */
 function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: FetchLimits): boolean {
   return last.nextOffset < last.highWatermark && records < limits.maxRecords && bytes < limits.maxBytes;
-}
-
-/**
- * partitionLeaderEpoch (bytes 12..15) of the last complete v2 batch in a fetched record set; -1
- * when there is none. A trailing batch cut short by the broker's size limit is not counted, nor
- * a legacy (magic 0/1) message: it has no leader epoch, its bytes 12..15 are its CRC.
- */
-export function lastBatchLeaderEpoch(records: Buffer): number {
-  let epoch = -1;
-  for (let pos = 0; pos + 17 <= records.length; ) {
-    const end = pos + 12 + records.readInt32BE(pos + 8);
-    if (end > records.length || end <= pos) break;
-    if ((records[pos + 16] as number) >= 2) epoch = records.readInt32BE(pos + 12);
-    pos = end;
-  }
-  return epoch;
 }

@@ -5,6 +5,7 @@
  */
 
 import type {
+  EpochStart,
   FetchedRecords,
   FetchLimits,
   MirrorRecord,
@@ -196,6 +197,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     log.epoch++;
   }
 
+  /**
+   * A clean leader change (a rolling restart, a preferred-leader election): the leader epoch
+   * bumps and later appends carry it; nothing is truncated.
+   */
+  moveLeader(tp: TopicPartition): void {
+    this.#log(tp).epoch++;
+  }
+
   /** The topic's current id (test assertions). */
   topicId(topic: string): string | undefined {
     return this.#topics.get(topic)?.id;
@@ -243,7 +252,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     const records: MirrorRecord[] = [];
     let bytes = 0;
     let nextOffset = offset;
-    let leaderEpoch = -1;
+    const epochs: EpochStart[] = [];
     for (const slot of log.slots) {
       if (slot.offset < offset) continue;
       if (slot.record !== null) {
@@ -254,10 +263,11 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         records.push(slot.record);
         bytes += size;
       }
+      if (epochs.at(-1)?.epoch !== slot.epoch)
+        epochs.push({ offset: epochs.length === 0 ? offset : slot.offset, epoch: slot.epoch });
       nextOffset = slot.offset + 1;
-      leaderEpoch = slot.epoch;
     }
-    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes, leaderEpoch };
+    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes, epochs };
   }
 
   async describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
@@ -578,9 +588,9 @@ export class InMemoryLeaseStore implements LeaseStore {
       checkpoint: nextOffset,
       lastProgressAt: advances ? now : current.lastProgressAt,
       ...(targetOffset !== undefined ? { targetOffset } : {}),
-      // Like lib/dynamodb: an unknown (null) part keeps what is stored.
+      // Like lib/dynamodb: an unknown topic id keeps what is stored; the epoch is always the one given.
       ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
-      ...(source?.leaderEpoch != null ? { sourceLeaderEpoch: source.leaderEpoch } : {}),
+      ...(source !== undefined ? { sourceEpoch: source.leaderEpoch } : {}),
     });
   }
 
@@ -604,7 +614,7 @@ export class InMemoryLeaseStore implements LeaseStore {
       checkpoint: nextOffset,
       targetOffset: position.targetOffset,
       sourceTopicId: position.source.topicId,
-      sourceLeaderEpoch: position.source.leaderEpoch,
+      sourceEpoch: position.source.leaderEpoch,
     });
   }
 

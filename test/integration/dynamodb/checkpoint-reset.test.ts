@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import type { Lease } from "../../../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { isReplicatorError } from "../../../lib/errors.js";
@@ -25,7 +26,12 @@ describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
   const db = useDynamoDbLocal();
 
   /** A fresh table with `tp` held by w1 at checkpoint 500 (target position 900, `source`). */
-  async function heldAt500(): Promise<{ store: DynamoDbLeaseStore; held: Lease; now: number }> {
+  async function heldAt500(): Promise<{
+    store: DynamoDbLeaseStore;
+    held: Lease;
+    now: number;
+    tableName: string;
+  }> {
     const tableName = await db.freshLeaseTable();
     const store = new DynamoDbLeaseStore({ client: db.client, tableName });
     await store.ensure([tp]);
@@ -35,19 +41,44 @@ describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
     const claimed = await store.claim(free, "w1", now + 60_000);
     assert.ok(claimed);
     const held = await store.checkpoint(claimed, 500, now, 900, source);
-    return { store, held, now };
+    return { store, held, now, tableName };
   }
 
-  it("stores the topic id and leader epoch with the checkpoint and keeps them when unknown", async () => {
+  it("stores the topic id and epoch with the checkpoint: an unknown id is kept, an unknown epoch is not", async () => {
     const { store, held, now } = await heldAt500();
     assert.equal(held.sourceTopicId, source.topicId);
-    assert.equal(held.sourceLeaderEpoch, 4);
+    assert.equal(held.sourceEpoch, 4);
 
     const next = await store.checkpoint(held, 600, now, 950, { topicId: null, leaderEpoch: null });
 
     assert.equal(next.checkpoint, 600);
     assert.equal(next.sourceTopicId, source.topicId);
-    assert.equal(next.sourceLeaderEpoch, 4);
+    // An epoch always goes with the checkpoint it was stored with (Lease.sourceEpoch).
+    assert.equal(next.sourceEpoch, null);
+  });
+
+  it("ignores and removes the epoch attribute of older versions, which could be stale", async () => {
+    // Prepare: an item as an older version left it, its epoch under the old attribute name.
+    const { store, held, now, tableName } = await heldAt500();
+    const key = { leaseKey: { S: "orders:0" } };
+    await db.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: "SET sourceLeaderEpoch = :e REMOVE sourceEpoch",
+        ExpressionAttributeValues: { ":e": { N: "1" } },
+      }),
+    );
+    const [old] = await store.list();
+    assert.equal(old?.sourceEpoch, null);
+
+    // Act
+    await store.checkpoint({ ...held, sourceEpoch: null }, 700, now, 990, source);
+
+    // Assess
+    const item = await db.client.send(new GetItemCommand({ TableName: tableName, Key: key }));
+    assert.equal(item.Item?.sourceLeaderEpoch, undefined);
+    assert.deepEqual(item.Item?.sourceEpoch, { N: "4" });
   });
 
   it("moves the checkpoint back with the new log's position, removing what is unknown", async () => {
@@ -61,7 +92,7 @@ describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
     assert.equal(reset.checkpoint, 0);
     assert.equal(reset.targetOffset, null);
     assert.equal(reset.sourceTopicId, "aa".repeat(16));
-    assert.equal(reset.sourceLeaderEpoch, null);
+    assert.equal(reset.sourceEpoch, null);
     assert.deepEqual(await store.list(), [reset]);
     // A retry of the reset that landed succeeds and changes nothing.
     const again = await store.resetCheckpoint(held, 0, now, "topic-recreated", {
@@ -94,7 +125,7 @@ describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
     );
     const [stored] = await store.list();
     assert.equal(stored?.checkpoint, 450);
-    assert.equal(stored?.sourceLeaderEpoch, 5);
+    assert.equal(stored?.sourceEpoch, 5);
   });
 
   it("refuses a reset decided on a checkpoint that is not the stored one any more", async () => {

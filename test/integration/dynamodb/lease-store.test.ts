@@ -73,7 +73,7 @@ describe("DynamoDbLeaseStore against DynamoDB Local", () => {
         handoffTo: null,
         targetOffset: null,
         sourceTopicId: null,
-        sourceLeaderEpoch: null,
+        sourceEpoch: null,
       })),
     );
   });

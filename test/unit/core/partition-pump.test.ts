@@ -22,12 +22,13 @@ const dst = (partition: number): TopicPartition => ({ topic: "dst", partition })
 async function hold(
   e: Env,
   partition: number,
-  options: { checkpoint?: number; expiresIn?: number; hardDeadline?: number } = {},
+  options: { checkpoint?: number; sourceEpoch?: number; expiresIn?: number; hardDeadline?: number } = {},
 ): Promise<HeldLease> {
   await e.store.ensure([src(partition)]);
   const free = e.store.get(src(partition));
   assert.ok(free);
-  if (options.checkpoint !== undefined) e.store.put({ ...free, checkpoint: options.checkpoint });
+  if (options.checkpoint !== undefined)
+    e.store.put({ ...free, checkpoint: options.checkpoint, sourceEpoch: options.sourceEpoch ?? null });
   const observed = e.store.get(src(partition));
   assert.ok(observed);
   const claimed = await e.store.claim(observed, "me", e.clock.now() + (options.expiresIn ?? 600_000));
@@ -344,9 +345,10 @@ describe("PartitionPump", () => {
 
   it("stores the progress a lease-store outage deferred when it stops after the store is back", async () => {
     // Prepare: every checkpoint of the copy is deferred; the store answers again before the stop.
+    // The stored epoch is the source's, so no new epoch has to be stored before copying.
     const e = env();
     e.source.append(src(0), makeRecords(35, 0));
-    const held = await hold(e, 0, { checkpoint: 0 });
+    const held = await hold(e, 0, { checkpoint: 0, sourceEpoch: 0 });
     const pump = pumpFor(e, held);
     e.store.unavailable = true;
 

@@ -89,7 +89,7 @@ for (const exactlyOnce of [false, true]) {
       const e = env();
       e.source.append(src, makeRecords(20, 0));
       await copyOnce(e, "w1", exactlyOnce);
-      assert.equal(e.store.get(src)?.sourceLeaderEpoch, 0);
+      assert.equal(e.store.get(src)?.sourceEpoch, 0);
       e.source.truncate(src, 12);
       e.source.append(src, makeRecords(6, 100));
       const diverged = e.source.records(src).slice(12);
@@ -109,7 +109,7 @@ for (const exactlyOnce of [false, true]) {
       }
       const lease = e.store.get(src);
       assert.equal(lease?.checkpoint, 18);
-      assert.equal(lease?.sourceLeaderEpoch, 1);
+      assert.equal(lease?.sourceEpoch, 1);
       assert.deepEqual(e.metrics.lost, [{ topic: "src", partition: 0, from: 12, to: 20 }]);
       assert.match(e.logger.at("error")[0]?.message ?? "", /truncated/);
     });
@@ -130,7 +130,7 @@ for (const exactlyOnce of [false, true]) {
       const lease = e.store.get(src);
       assert.equal(lease?.checkpoint, 30);
       assert.equal(lease?.sourceTopicId, e.source.topicId("src"));
-      assert.equal(lease?.sourceLeaderEpoch, 0);
+      assert.equal(lease?.sourceEpoch, 0);
     });
   });
 }

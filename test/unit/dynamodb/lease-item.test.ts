@@ -40,7 +40,7 @@ describe("leaseFromItem", () => {
       handoffTo: null,
       targetOffset: null,
       sourceTopicId: null,
-      sourceLeaderEpoch: null,
+      sourceEpoch: null,
     });
   });
 
@@ -58,7 +58,7 @@ describe("leaseFromItem", () => {
       handoffTo: null,
       targetOffset: null,
       sourceTopicId: null,
-      sourceLeaderEpoch: null,
+      sourceEpoch: null,
     });
   });
 
@@ -69,16 +69,16 @@ describe("leaseFromItem", () => {
   });
 
   it("reads the source topic id and leader epoch stored with a checkpoint", () => {
-    const item = { ...heldItem(), sourceTopicId: { S: "ab".repeat(16) }, sourceLeaderEpoch: { N: "7" } };
+    const item = { ...heldItem(), sourceTopicId: { S: "ab".repeat(16) }, sourceEpoch: { N: "7" } };
 
     const lease = leaseFromItem(item);
 
     assert.equal(lease.sourceTopicId, "ab".repeat(16));
-    assert.equal(lease.sourceLeaderEpoch, 7);
+    assert.equal(lease.sourceEpoch, 7);
   });
 
   const cases: [string, (item: Item) => void, string][] = [
-    ["negative sourceLeaderEpoch", (i) => (i.sourceLeaderEpoch = { N: "-1" }), "sourceLeaderEpoch"],
+    ["negative sourceEpoch", (i) => (i.sourceEpoch = { N: "-1" }), "sourceEpoch"],
     ["empty sourceTopicId", (i) => (i.sourceTopicId = { S: "" }), "sourceTopicId"],
     ["negative targetOffset", (i) => (i.targetOffset = { N: "-1" }), "targetOffset"],
     ["missing counter", (i) => delete i.counter, "counter"],

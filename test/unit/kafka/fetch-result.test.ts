@@ -8,7 +8,7 @@ function rec(offset: number): MirrorRecord {
 }
 
 function batch(baseOffset: number, lastOffset: number, offsets: number[], isControl = false): BatchView {
-  return { baseOffset, lastOffset, isControl, records: offsets.map(rec) };
+  return { baseOffset, lastOffset, leaderEpoch: 0, isControl, records: offsets.map(rec) };
 }
 
 const offsets = (records: readonly MirrorRecord[]) => records.map((r) => r.offset);
@@ -63,7 +63,7 @@ describe("slicePartition", () => {
   it("returns the requested offset when nothing came back", () => {
     const slice = slicePartition([], [], 42, 100);
 
-    assert.deepEqual(slice, { records: [], nextOffset: 42, bytes: 0 });
+    assert.deepEqual(slice, { records: [], nextOffset: 42, bytes: 0, epochs: [] });
   });
 
   it("never moves backwards when a returned batch ends before the requested offset", () => {

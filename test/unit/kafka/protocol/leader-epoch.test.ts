@@ -1,14 +1,14 @@
 /**
- * The bytes behind source-continuity's inputs: the leader epoch of the last fetched batch, and
+ * The bytes behind source-continuity's inputs: the leader epoch of each fetched batch, and
  * Metadata v10+ (topic id, leader epoch) laid out and read back. Against a broker: the
  * re-creation and truncation tests in test/integration/exactly-once/source-divergence.test.ts.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { epochsOf } from "../../../../lib/kafka/fetch-result.js";
 import { FlexReader, FlexWriter } from "../../../../lib/kafka/protocol/flexible.js";
 import { decodeMetadataResponse, encodeMetadataRequest } from "../../../../lib/kafka/protocol/metadata.js";
-import { encodeRecordBatch } from "../../../../lib/kafka/record-batch.js";
-import { lastBatchLeaderEpoch } from "../../../../lib/kafka/source-reader.js";
+import { decodeRecordBatches, encodeRecordBatch } from "../../../../lib/kafka/record-batch.js";
 
 const PLAIN = { compression: "none", producerId: -1n, producerEpoch: -1, baseSequence: -1 } as const;
 
@@ -21,15 +21,46 @@ async function batchWithEpoch(epoch: number, value: string): Promise<Buffer> {
   return batch;
 }
 
-describe("lastBatchLeaderEpoch", () => {
-  it("reads the epoch of the last complete batch and ignores a truncated trailing one", async () => {
-    const a = await batchWithEpoch(3, "a");
-    const b = await batchWithEpoch(5, "b");
-    const c = await batchWithEpoch(9, "c");
+async function batchAt(offset: number, epoch: number, value: string): Promise<Buffer> {
+  const batch = await batchWithEpoch(epoch, value);
+  batch.writeBigInt64BE(BigInt(offset), 0); // baseOffset, as the broker stamps it
+  return batch;
+}
 
-    assert.equal(lastBatchLeaderEpoch(Buffer.concat([a, b])), 5);
-    assert.equal(lastBatchLeaderEpoch(Buffer.concat([a, b, c.subarray(0, c.length - 1)])), 5);
-    assert.equal(lastBatchLeaderEpoch(Buffer.alloc(0)), -1);
+describe("leader epochs of fetched batches", () => {
+  it("each batch's partitionLeaderEpoch is decoded; a truncated trailing batch is not there", async () => {
+    const a = await batchAt(0, 3, "a");
+    const b = await batchAt(1, 5, "b");
+    const c = await batchAt(2, 9, "c");
+
+    const batches = await decodeRecordBatches(Buffer.concat([a, b, c.subarray(0, c.length - 1)]));
+
+    assert.deepEqual(
+      batches.map((x) => x.leaderEpoch),
+      [3, 5],
+    );
+  });
+
+  it("epochsOf names where each epoch begins within the range read, one entry per change", async () => {
+    const batches = await decodeRecordBatches(
+      Buffer.concat([
+        await batchAt(0, 3, "a"),
+        await batchAt(1, 3, "b"),
+        await batchAt(2, 5, "c"),
+        await batchAt(3, 5, "d"),
+        await batchAt(4, 6, "e"),
+      ]),
+    );
+
+    assert.deepEqual(epochsOf(batches, 1, 4), [
+      { offset: 1, epoch: 3 },
+      { offset: 2, epoch: 5 },
+    ]);
+    assert.deepEqual(epochsOf(batches, 2, 5), [
+      { offset: 2, epoch: 5 },
+      { offset: 4, epoch: 6 },
+    ]);
+    assert.deepEqual(epochsOf(batches, 5, 5), []);
   });
 });
 
