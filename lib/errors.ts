@@ -42,6 +42,12 @@ export const ErrorCodes = {
    * lease has no offset map (never checkpointed with provenance, or provenance is off).
    */
   OFFSETS_UNTRANSLATABLE: { retryable: false },
+  /**
+   * A READ_COMMITTED read of the target must reach past another producer's open transaction: it
+   * returns nothing from the transaction's first offset (the LSO) until it is committed or
+   * aborted. `details` name the partition, the LSO and the offset the read must reach.
+   */
+  TARGET_TRANSACTION_OPEN: { retryable: true },
   /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */
   CORRUPT_BATCH: { retryable: false },
   /**

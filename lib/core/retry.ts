@@ -84,12 +84,20 @@ export function isRetryable(error: unknown): boolean {
   return isReplicatorError(error) && error.retryable;
 }
 
-/** Runs one Kafka call (`what` names it for onRetry) until it succeeds or `retryUntil` gives up. */
-export function retryRetryable<T>(what: string, call: () => Promise<T>, retry: KafkaRetry): Promise<T> {
+/**
+ * Runs one Kafka call (`what` names it for onRetry) until it succeeds or `retryUntil` gives up.
+ * `retryable` narrows what is retried, for a call whose parts already retry the rest.
+ */
+export function retryRetryable<T>(
+  what: string,
+  call: () => Promise<T>,
+  retry: KafkaRetry,
+  retryable: (error: unknown) => boolean = isRetryable,
+): Promise<T> {
   const deadline = typeof retry.deadline === "number" ? retry.deadline : retry.deadline();
   return retryUntil(call, {
     clock: retry.clock,
-    retryable: isRetryable,
+    retryable,
     deadline,
     ...(retry.signal === undefined ? {} : { signal: retry.signal }),
     ...(retry.backoff === undefined ? {} : { backoff: retry.backoff }),

@@ -17,21 +17,18 @@
  * lease fences the others, and a former holder's last write ended before its lease ran out, see
  * PumpSettings.writeSafetyMarginMs), so the look, a ListOffsets round trip, is skipped.
  *
- * The target is read READ_COMMITTED, which never returns anything at or beyond the last stable
- * offset (LSO: the start of the oldest open transaction of any producer), our own
- * non-transactional records included. So the end a look must reach is fixed when it starts (the
- * high watermark then: nothing of ours can land later without a new writeFailed), and it is
- * reached once the LSO has passed it. The look does not chase the high watermark, which under a
- * producer with overlapping transactions is always beyond the LSO and would never be reached.
- * Nor may it stop at the LSO: an uncertain write of ours may sit beyond it, and missing it would
- * copy it twice. While the LSO is below the goal the look fails retryably, and the next one goes
- * on from where it got to, towards the same goal (bounded by the transaction timeout of whatever
- * transaction was open at the goal).
+ * The target is read READ_COMMITTED, up to an end fixed when the look starts (target-read.ts):
+ * the high watermark then, as nothing of ours can land later without a new writeFailed. It may
+ * not stop at the last stable offset: an uncertain write of ours may sit beyond it, and missing
+ * it would copy it twice. While an open transaction holds the LSO below that end the look fails
+ * retryably (TARGET_TRANSACTION_OPEN), and the next one goes on from where it got to, towards
+ * the same end.
  */
-import { isReplicatorError, ReplicatorError } from "../errors.js";
-import type { FetchLimits, TopicPartition } from "./model.js";
+import { isReplicatorError } from "../errors.js";
+import type { TopicPartition } from "./model.js";
 import type { ClusterAdmin, Logger, SourceReader } from "./ports.js";
 import { lastProvenance, type ProvenanceSettings } from "./provenance.js";
+import { fetchTowards, targetBounds } from "./target-read.js";
 
 export interface TargetTailDeps {
   /** A reader of the TARGET cluster. */
@@ -40,8 +37,6 @@ export interface TargetTailDeps {
   readonly admin: ClusterAdmin;
   readonly logger: Logger;
 }
-
-const SCAN_LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 * 1024 * 1024, maxWaitMs: 0 };
 
 export class TargetTail {
   readonly #deps: TargetTailDeps;
@@ -160,7 +155,7 @@ export class TargetTail {
     while (offset < goal) {
       let fetched: Awaited<ReturnType<SourceReader["fetch"]>>;
       try {
-        fetched = await this.#deps.reader.fetch(this.#target, offset, SCAN_LIMITS);
+        fetched = await fetchTowards(this.#deps.reader, this.#target, offset, goal, this.#fields());
       } catch (error) {
         if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
         // Target retention took the start of the range: nothing to learn from what is gone.
@@ -169,7 +164,6 @@ export class TargetTail {
         offset = bounds.logStartOffset;
         continue;
       }
-      if (fetched.nextOffset <= offset) throw this.#noProgress(offset, fetched.highWatermark, goal);
       for (const record of fetched.records) {
         const p = lastProvenance(record, this.#provenance.header);
         if (
@@ -205,30 +199,8 @@ export class TargetTail {
       this.#position = baseOffset + count;
   }
 
-  /** `reachable` is the end the reader reports: the LSO, reading READ_COMMITTED. */
-  #noProgress(offset: number, reachable: number, goal: number): ReplicatorError {
-    const details = { ...this.#fields(), offset, lastStableOffset: reachable, goal };
-    if (reachable <= offset) {
-      return new ReplicatorError(
-        "KAFKA_RETRIABLE",
-        `target ${this.#target.topic}/${this.#target.partition} has an open transaction at offset ${reachable}: ` +
-          `records up to ${goal} are not readable until it ends`,
-        { details },
-      );
-    }
-    return new ReplicatorError("KAFKA_RETRIABLE", "no progress reading the target tail", { details });
-  }
-
-  async #end(): Promise<{ logStartOffset: number; logEndOffset: number }> {
-    const { topic, partition } = this.#target;
-    const offsets = await this.#deps.admin.listOffsets(topic, [partition]);
-    const found = offsets.find((o) => o.partition === partition);
-    if (found === undefined) {
-      throw new ReplicatorError("KAFKA_RETRIABLE", `target did not list offsets of ${topic}/${partition}`, {
-        details: { topic, partition },
-      });
-    }
-    return found;
+  #end(): Promise<{ logStartOffset: number; logEndOffset: number }> {
+    return targetBounds(this.#deps.admin, this.#target);
   }
 
   #fields(): Record<string, unknown> {

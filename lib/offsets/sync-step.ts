@@ -54,6 +54,7 @@ export async function runGroupSync(
           admin: retryingAdmin(step.targetAdmin, retry),
           header: step.header,
           sourceAlias: step.sourceAlias,
+          retry,
         },
         mapping: context.mapping,
         leases: context.leases,

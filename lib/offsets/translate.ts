@@ -10,6 +10,14 @@
  * READ_COMMITTED, they are never returned; a read_committed consumer skips them too), source
  * offsets that were never copied (compaction gaps, transaction markers, records cut as loops).
  *
+ * And whatever transaction another writer of the target partition holds open: a READ_COMMITTED
+ * read stops at its first offset (the LSO), and copies of ours beyond it are copies all the same
+ * (a consumer reads them once it ends). So each stretch is read up to an end fixed before it
+ * starts (target-read.ts), the high watermark listed first; while the LSO is below that end the
+ * read waits, retrying from where it got to until the caller's deadline (`retry`), and then fails
+ * with TARGET_TRANSACTION_OPEN rather than answer as if nothing past the LSO were copied. It does
+ * not wait when the copy it looks for lies before the LSO.
+ *
  * The target is read from the lease's offset map (offset-map.ts): from the nearest point at or
  * below O, never from the partition's start. Only when that stretch holds no copy of p at all
  * (the group is caught up or ahead, and our last copy lies before the point) does it step back
@@ -21,9 +29,11 @@
  * `failover` translates once more when the mirror has stopped.
  */
 
-import type { FetchLimits, MirrorRecord, TopicPartition } from "../core/model.js";
+import type { MirrorRecord, TopicPartition } from "../core/model.js";
 import type { ClusterAdmin, OffsetMapPoint, SourceReader } from "../core/ports.js";
 import { lastProvenance } from "../core/provenance.js";
+import { type KafkaRetry, retryRetryable } from "../core/retry.js";
+import { fetchTowards, targetBounds } from "../core/target-read.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { nearestPoint } from "./offset-map.js";
 
@@ -35,6 +45,11 @@ export interface TranslateDeps {
   /** Provenance header key and the alias this mirror stamps. */
   readonly header: Buffer;
   readonly sourceAlias: string;
+  /**
+   * The caller's deadline, which also bounds each wait for an open transaction on the target to
+   * end. Only that wait is retried here: the reader and admin retry their own failures.
+   */
+  readonly retry: KafkaRetry;
 }
 
 export interface TranslationRequest {
@@ -59,8 +74,6 @@ export interface Translation {
   readonly scanned: number;
 }
 
-const SCAN_LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 * 1024 * 1024, maxWaitMs: 0 };
-
 /** What one stretch of the target held of ours. */
 interface Stretch {
   /** The first copy with source offset >= the wanted one (forward scans only). */
@@ -81,7 +94,7 @@ export async function translateOffset(
   const { map, sourceOffset, target } = request;
   const near = nearestPoint(map, sourceOffset);
   if (near === null) throw untranslatable(request);
-  const bounds = await targetBounds(deps, target);
+  const bounds = await targetBounds(deps.admin, target);
   const from = Math.max(near.point.target, bounds.logStartOffset);
   const forward = await scanStretch(deps, request, from, bounds.logEndOffset, sourceOffset);
   let scanned = forward.scanned;
@@ -120,8 +133,8 @@ export async function translateOffset(
 
 /**
  * Reads [from, to) of the target, READ_COMMITTED, noting copies of the request's partition;
- * stops at the first one with source offset >= `wanted`, or where the reader can read no further
- * (the last stable offset: an open transaction's records are not copies yet for a consumer).
+ * stops at the first one with source offset >= `wanted`, or where the log no longer holds the
+ * stretch (target retention). Waits while an open transaction keeps the LSO inside the stretch.
  */
 async function scanStretch(
   deps: TranslateDeps,
@@ -134,7 +147,7 @@ async function scanStretch(
   let scanned = 0;
   let offset = from;
   while (offset < to) {
-    const fetched = await fetchFrom(deps, request.target, offset);
+    const fetched = await fetchFrom(deps, request.target, offset, to);
     if (fetched === null) break;
     for (const record of fetched.records) {
       if (record.offset >= to) return { found: null, last, scanned };
@@ -144,20 +157,28 @@ async function scanStretch(
       if (source >= wanted) return { found: { target: record.offset, source }, last, scanned };
       last = { target: record.offset, source };
     }
-    if (fetched.nextOffset <= offset) break;
     offset = fetched.nextOffset;
   }
   return { found: null, last, scanned };
 }
 
-/** One fetch; null when the start is no longer in the log (target retention) or nothing is readable. */
+/**
+ * One fetch that gets somewhere towards `to`, waiting out an open transaction until the
+ * caller's deadline; null when the start is no longer in the log (target retention).
+ */
 async function fetchFrom(
   deps: TranslateDeps,
   target: TopicPartition,
   offset: number,
+  to: number,
 ): Promise<{ records: readonly MirrorRecord[]; nextOffset: number } | null> {
   try {
-    return await deps.reader.fetch(target, offset, SCAN_LIMITS);
+    return await retryRetryable(
+      `reading target ${target.topic}/${target.partition} up to offset ${to}`,
+      () => fetchTowards(deps.reader, target, offset, to),
+      deps.retry,
+      (error) => isReplicatorError(error, "TARGET_TRANSACTION_OPEN"),
+    );
   } catch (error) {
     if (isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) return null;
     throw error;
@@ -172,24 +193,6 @@ function ourSourceOffset(
   const p = lastProvenance(record, deps.header);
   if (p === null || p.alias !== deps.sourceAlias || p.partition !== request.source.partition) return null;
   return p.offset;
-}
-
-async function targetBounds(
-  deps: TranslateDeps,
-  target: TopicPartition,
-): Promise<{ logStartOffset: number; logEndOffset: number }> {
-  const listed = await deps.admin.listOffsets(target.topic, [target.partition]);
-  const found = listed.find((o) => o.partition === target.partition);
-  if (found === undefined) {
-    throw new ReplicatorError(
-      "KAFKA_RETRIABLE",
-      `target did not list offsets of ${target.topic}/${target.partition}`,
-      {
-        details: { ...target },
-      },
-    );
-  }
-  return found;
 }
 
 function untranslatable(request: TranslationRequest): ReplicatorError {

@@ -3,17 +3,20 @@
  * instead of minutes: mock clusters on a shared 2-core machine).
  */
 
-/** Two plaintext clusters, `whitelist`, the test bed's timings; `sourceAlias` when given. */
+/** Two plaintext clusters, `whitelist`, the test bed's timings; `sourceAlias` and the source's timeout when given. */
 export function cliConfigYaml(o: {
   readonly source: readonly string[];
   readonly target: readonly string[];
   readonly whitelist: string;
   readonly sourceAlias?: string;
+  /** The source's request timeout; the commands retry a call for 3 of the slower side's. */
+  readonly sourceRequestTimeoutMs?: number;
 }): string {
   return [
     "source:",
     `  brokers: ${o.source.join(",")}`,
     ...(o.sourceAlias === undefined ? [] : [`  alias: ${o.sourceAlias}`]),
+    ...(o.sourceRequestTimeoutMs === undefined ? [] : [`  requestTimeoutMs: ${o.sourceRequestTimeoutMs}`]),
     "target:",
     `  brokers: ${o.target.join(",")}`,
     ...testBedSettings(o.whitelist, 2000),

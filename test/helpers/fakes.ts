@@ -121,6 +121,8 @@ class PartitionLog {
   end = 0;
   /** The leader epoch appends are stamped with; bumps on truncate (an unclean leader election). */
   epoch = 0;
+  /** First offset of another producer's open transaction (the LSO); null when none is open. */
+  openAt: number | null = null;
 }
 
 class TopicLog {
@@ -226,6 +228,24 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     for (let i = 0; i < count; i++) log.slots.push({ offset: log.end++, record: null, epoch: log.epoch });
   }
 
+  /**
+   * Another producer begins a transaction at the current end: from here on a fetch (read
+   * committed, like every reader of ours) returns nothing at or past this offset, whoever wrote
+   * it, and reports it as its high watermark, as KafkaSourceReader reports the LSO; listOffsets
+   * still answers the real end. Records appended meanwhile stand for the transaction's and for
+   * anyone else's written after it.
+   */
+  openTransaction(tp: TopicPartition): void {
+    const log = this.#log(tp);
+    log.openAt ??= log.end;
+  }
+
+  /** The open transaction ends (its marker takes one offset): everything before the end is readable. */
+  endTransaction(tp: TopicPartition): void {
+    this.appendNonData(tp);
+    this.#log(tp).openAt = null;
+  }
+
   /** Retention: everything below `offset` is deleted. */
   deleteBefore(tp: TopicPartition, offset: number): void {
     const log = this.#log(tp);
@@ -249,12 +269,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
       log = this.#log(tp);
       this.#checkRange(tp, log, offset);
     }
+    const stable = log.openAt ?? log.end;
     const records: MirrorRecord[] = [];
     let bytes = 0;
     let nextOffset = offset;
     const epochs: EpochStart[] = [];
     for (const slot of log.slots) {
       if (slot.offset < offset) continue;
+      if (slot.offset >= stable) break;
       if (slot.record !== null) {
         const size = recordBytes(slot.record);
         if (records.length >= limits.maxRecords) break;
@@ -267,7 +289,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         epochs.push({ offset: epochs.length === 0 ? offset : slot.offset, epoch: slot.epoch });
       nextOffset = slot.offset + 1;
     }
-    return { records, nextOffset, highWatermark: log.end, logStartOffset: log.logStart, bytes, epochs };
+    return { records, nextOffset, highWatermark: stable, logStartOffset: log.logStart, bytes, epochs };
   }
 
   async describePartition(tp: TopicPartition): Promise<PartitionIdentity> {

@@ -57,6 +57,7 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
         admin: clusters.target.admin,
         header,
         sourceAlias: config.source.alias,
+        retry,
       },
       mapping: clusters.mapping,
     };

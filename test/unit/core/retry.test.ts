@@ -179,4 +179,35 @@ describe("retryRetryable", () => {
     assert.ok(clock.now() < 12_000, `gave up by the budget from the call's start, at ${clock.now()}`);
     assert.ok(clock.now() > 11_000, "retried for most of its budget");
   });
+
+  it("retries only what a narrower `retryable` accepts, so it does not stack on retrying parts", async () => {
+    const clock = steppingClock();
+    const waiting = new ReplicatorError("TARGET_TRANSACTION_OPEN", "open transaction");
+    const only = (e: unknown) => e === waiting;
+    let calls = 0;
+    const got = await retryRetryable(
+      "x",
+      async () => {
+        if (++calls < 3) throw waiting;
+        return "read";
+      },
+      { clock, deadline: 60_000 },
+      only,
+    );
+    assert.equal(got, "read");
+    calls = 0;
+    await assert.rejects(
+      retryRetryable(
+        "x",
+        async () => {
+          calls++;
+          throw transient();
+        },
+        { clock, deadline: 60_000 },
+        only,
+      ),
+      { code: "KAFKA_RETRIABLE" },
+    );
+    assert.equal(calls, 1);
+  });
 });

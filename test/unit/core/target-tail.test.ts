@@ -125,7 +125,9 @@ describe("TargetTail under READ_COMMITTED", () => {
     const tail = tailOver(target, 0);
 
     // Act 1: the look cannot see past the LSO, so it must not conclude anything about 5..6.
-    await assert.rejects(tail.refresh(), (error: unknown) => isReplicatorError(error, "KAFKA_RETRIABLE"));
+    await assert.rejects(tail.refresh(), (error: unknown) =>
+      isReplicatorError(error, "TARGET_TRANSACTION_OPEN"),
+    );
     assert.equal(tail.uncertain, true, "stopping at the LSO would re-copy source offsets 4 and 5");
     assert.equal(tail.landed, 3);
 
@@ -152,7 +154,7 @@ describe("TargetTail under READ_COMMITTED", () => {
     const tail = tailOver(target, 0);
 
     await assert.rejects(tail.refresh(), (error: unknown) => {
-      assert.ok(isReplicatorError(error, "KAFKA_RETRIABLE"), String(error));
+      assert.ok(isReplicatorError(error, "TARGET_TRANSACTION_OPEN"), String(error));
       assert.match(
         error.message,
         /orders\/0 has an open transaction at offset 1: records up to 3 are not readable/,

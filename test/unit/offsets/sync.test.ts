@@ -55,10 +55,16 @@ function world() {
     sourceGroups,
     targetGroups,
     sourceAdmin: source,
-    translate: { reader: target, admin: target, header: HEADER, sourceAlias: "A" },
+    translate: {
+      reader: target,
+      admin: target,
+      header: HEADER,
+      sourceAlias: "A",
+      retry: { clock, deadline: () => clock.now() + 30_000 },
+    },
     mapping: fakeMapping({ rename: (t) => `A.${t}` }),
   };
-  return { deps, leases, sourceGroups, targetGroups };
+  return { deps, leases, sourceGroups, targetGroups, source, target };
 }
 
 const options = { sourceAlias: "A" };
@@ -141,6 +147,27 @@ describe("syncGroup", () => {
     assert.equal(row?.translation?.targetOffset, 19); // right after the last copy
     assert.equal(row?.notCopied, 5);
     assert.equal(row?.aheadOfMirror, 2);
+  });
+
+  it("commits nothing while another writer's open transaction hides copies the translation needs", async () => {
+    const { deps, leases, sourceGroups, targetGroups, source, target } = world();
+    const tp = { topic: "A.orders", partition: 0 };
+    // Another writer opens a transaction at 20; source offsets 10 and 11 are copied after it.
+    target.openTransaction(tp);
+    target.append(tp, [{ timestamp: 0, key: null, value: null, headers: [] }]);
+    source.append({ topic: "orders", partition: 0 }, makeRecords(2, 0));
+    for (const offset of [10, 11]) {
+      const value = encodeProvenance({ alias: "A", partition: 0, offset });
+      target.append(tp, [{ timestamp: 0, key: null, value: null, headers: [{ key: HEADER, value }] }]);
+    }
+    sourceGroups.setCommitted("billing", "orders", 0, 11);
+
+    await assert.rejects(syncGroup(deps, "billing", leases, options), { code: "TARGET_TRANSACTION_OPEN" });
+    assert.deepEqual(targetGroups.commits, []);
+
+    target.endTransaction(tp);
+    await syncGroup(deps, "billing", leases, options);
+    assert.equal(await committedOn(targetGroups, "billing", "A.orders", 0), 22);
   });
 });
 

@@ -5,6 +5,9 @@
  * without provenance, aborted copies and markers (offsets a READ_COMMITTED read never returns),
  * source offsets never copied (compaction gaps, loops), target retention, and maps of any
  * density (thinned to 2..32 points, random points dropped, scan starts below the true bound).
+ * Also with another producer's transaction open anywhere in the log: one that ends while the
+ * translation waits changes nothing; one that never ends gives the exact answer or, only when
+ * that answer needs what lies past the transaction's start, TARGET_TRANSACTION_OPEN.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -12,8 +15,9 @@ import fc from "fast-check";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
+import { isReplicatorError } from "../../../lib/errors.js";
 import { withPoint } from "../../../lib/offsets/offset-map.js";
-import { translateOffset } from "../../../lib/offsets/translate.js";
+import { type Translation, translateOffset } from "../../../lib/offsets/translate.js";
 import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
@@ -58,6 +62,9 @@ const scenarioArb = fc.record({
   query: fc.integer({ min: 0, max: 1000 }),
   /** Or right at a map point's boundary: the n-th point's source plus this (where off-by-ones live). */
   nearPoint: fc.option(fc.tuple(fc.nat(), fc.integer({ min: -2, max: 1 }))),
+  /** Before which step another producer opens a transaction (none half the time), and whether it ends. */
+  openBefore: fc.option(fc.nat({ max: 120 }), { freq: 2 }),
+  ends: fc.boolean(),
 });
 
 function header(alias: string, partition: number, offset: number): MirrorRecord["headers"] {
@@ -77,7 +84,12 @@ function build(s: Scenario) {
   let map: OffsetMapPoint[] = withPoint([], { source: s.start, target: 0, origin: true }, s.maxPoints);
   let next = s.start;
   let end = 0;
-  for (const step of s.steps) {
+  let openAt: number | null = null;
+  for (const [i, step] of s.steps.entries()) {
+    if (i === s.openBefore) {
+      cluster.openTransaction(target);
+      openAt = end;
+    }
     if (step.kind === "copy") {
       next += step.gap;
       put(header(ALIAS, source.partition, next));
@@ -99,7 +111,8 @@ function build(s: Scenario) {
   // Random points dropped (a stale base, a lost write), the origin kept.
   const random = seededRandom(s.dropSeed);
   map = map.filter((_, i) => i === 0 || random() >= 0.25);
-  if (s.retainFrom > 0) cluster.deleteBefore(target, Math.min(s.retainFrom, end));
+  // Retention stays below an open transaction (a log starts at or before its LSO).
+  if (s.retainFrom > 0) cluster.deleteBefore(target, Math.min(s.retainFrom, end, openAt ?? end));
   // The group's offset, spread over the source range the steps produced, a little beyond it too.
   const point = s.nearPoint === null ? undefined : map[s.nearPoint[0] % map.length];
   const spread = s.start - 3 + Math.floor((s.query / 1000) * (next - s.start + 6));
@@ -107,7 +120,7 @@ function build(s: Scenario) {
     0,
     point === undefined || s.nearPoint === null ? spread : point.source + s.nearPoint[1],
   );
-  return { cluster, map, end, sourceOffset };
+  return { cluster, map, end, sourceOffset, openAt };
 }
 
 /** The definition, read off the whole visible partition. */
@@ -126,13 +139,27 @@ function oracle(
 }
 
 describe("translateOffset (property)", () => {
-  it("is exact for arbitrary interleavings, gaps and map densities", async () => {
+  it("is exact for arbitrary interleavings, gaps, map densities and open transactions", async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (s) => {
-        const { cluster, map, end, sourceOffset } = build(s);
-        const deps = { reader: cluster, admin: cluster, header: HEADER, sourceAlias: ALIAS };
-        const got = await translateOffset(deps, { source, target, map, sourceOffset });
+        const { cluster, map, end, sourceOffset, openAt } = build(s);
+        const clock = new FakeClock();
+        const retry = { clock, deadline: () => clock.now() + 60_000 };
+        const deps = { reader: cluster, admin: cluster, header: HEADER, sourceAlias: ALIAS, retry };
+        // Ends within the deadline, or never (the fake clock runs the wait in no time).
+        if (openAt !== null && s.ends) void clock.sleep(5_000).then(() => cluster.endTransaction(target));
         const want = oracle(cluster, sourceOffset);
+        let got: Translation;
+        try {
+          got = await translateOffset(deps, { source, target, map, sourceOffset });
+        } catch (error) {
+          assert.ok(isReplicatorError(error, "TARGET_TRANSACTION_OPEN"), String(error));
+          assert.ok(openAt !== null && !s.ends, "waited for a transaction that ended, or none");
+          assert.equal(error.details.lastStableOffset, openAt);
+          // Only when the copy it looks for is not readable before the transaction.
+          assert.ok(want?.next == null || want.targetOffset >= openAt, "gave up on an answer it could read");
+          return;
+        }
         if (want === null) {
           // Nothing of ours is visible: anywhere a later copy would still be read from.
           const [bounds] = await cluster.listOffsets(target.topic, [target.partition]);

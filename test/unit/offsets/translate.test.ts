@@ -4,27 +4,38 @@ import { describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
 import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance } from "../../../lib/core/provenance.js";
+import { isReplicatorError } from "../../../lib/errors.js";
 import { translateOffset } from "../../../lib/offsets/translate.js";
 import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const tp: TopicPartition = { topic: "orders", partition: 0 };
 
-function world(layout: readonly (number | "B" | "-")[]) {
-  const cluster = new InMemoryCluster(new FakeClock());
+/** What a translation waits for an open transaction on the target: up to 30 s of fake time. */
+const WAIT_MS = 30_000;
+
+/**
+ * A target partition laid out slot by slot: a copy of source offset N, another source's record
+ * ("B"), an offset without a record ("-": a marker, an aborted copy), or "(": another producer
+ * opens a transaction there, left open (the LSO) until the test ends it.
+ */
+function world(layout: readonly (number | "B" | "-" | "(")[]) {
+  const clock = new FakeClock();
+  const cluster = new InMemoryCluster(clock);
   cluster.createTopic(tp.topic, 1);
   for (const slot of layout) {
-    if (slot === "-") {
-      cluster.appendNonData(tp);
-      continue;
-    }
+    if (slot === "-") cluster.appendNonData(tp);
+    if (slot === "(") cluster.openTransaction(tp);
+    if (slot === "-" || slot === "(") continue;
     const [alias, offset] = slot === "B" ? ["B", 1_000] : ["A", slot];
     const value = encodeProvenance({ alias, partition: 0, offset });
     cluster.append(tp, [{ timestamp: 0, key: null, value: null, headers: [{ key: HEADER, value }] }]);
   }
-  const deps = { reader: cluster, admin: cluster, header: HEADER, sourceAlias: "A" };
-  return (map: OffsetMapPoint[], sourceOffset: number) =>
+  const retry = { clock, deadline: () => clock.now() + WAIT_MS };
+  const deps = { reader: cluster, admin: cluster, header: HEADER, sourceAlias: "A", retry };
+  const translate = (map: OffsetMapPoint[], sourceOffset: number) =>
     translateOffset(deps, { source: tp, target: tp, map, sourceOffset });
+  return Object.assign(translate, { clock, cluster });
 }
 
 describe("translateOffset", () => {
@@ -68,5 +79,62 @@ describe("translateOffset", () => {
     const translate = world([0, 1, 2]);
     await assert.rejects(translate([{ source: 2, target: 2 }], 1), { code: "OFFSETS_UNTRANSLATABLE" });
     await assert.rejects(translate([], 1), /offset 1 cannot be translated exactly/);
+  });
+});
+
+describe("translateOffset with another writer's transaction open below our copies", () => {
+  const origin = [{ source: 0, target: 0, origin: true as const }];
+
+  it("waits for the transaction to end and answers exactly (regression: it answered the LSO, as if nothing were copied past it)", async () => {
+    // target:                  0  1    2  3  4: B's transaction is open from 2 (the LSO)
+    const translate = world([0, 1, "(", "B", 2, 3]);
+    const started = translate.clock.now();
+    void translate.clock.sleep(3_000).then(() => translate.cluster.endTransaction(tp));
+
+    const got = await translate(origin, 3);
+
+    assert.deepEqual(got, { targetOffset: 4, nextSourceOffset: 3, copiedTo: 4, scanned: 5 });
+    assert.ok(translate.clock.now() - started >= 3_000, "answered before the transaction ended");
+  });
+
+  it("fails naming the partition, the open transaction's offset and what ends it when it outlasts the deadline", async () => {
+    const translate = world([0, 1, "(", "B", 2, 3]);
+    const started = translate.clock.now();
+
+    await assert.rejects(translate(origin, 3), (error: unknown) => {
+      assert.ok(isReplicatorError(error, "TARGET_TRANSACTION_OPEN"), String(error));
+      assert.equal(error.retryable, true);
+      assert.match(error.message, /target orders\/0 has an open transaction at offset 2: /);
+      assert.match(error.message, /transaction\.timeout\.ms/);
+      assert.deepEqual([error.details.lastStableOffset, error.details.goal], [2, 5]);
+      return true;
+    });
+    assert.ok(translate.clock.now() - started >= WAIT_MS - 1, "gave up before the deadline");
+  });
+
+  it("does not wait when the copy it looks for lies below the transaction", async () => {
+    const translate = world([0, 1, "(", "B", 2, 3]);
+    const started = translate.clock.now();
+
+    assert.equal((await translate(origin, 1)).targetOffset, 1);
+    assert.equal(translate.clock.now(), started);
+  });
+
+  it("does not wait for a transaction opened after it listed the end it must read to", async () => {
+    const translate = world([0, 1, 2]);
+    translate.cluster.hooks.beforeFetch = () => {
+      translate.cluster.hooks = {};
+      translate.cluster.openTransaction(tp);
+      translate.cluster.append(tp, [{ timestamp: 0, key: null, value: null, headers: [] }]);
+    };
+    const started = translate.clock.now();
+
+    const got = await translate(origin, 9);
+
+    assert.deepEqual(
+      { ...got, scanned: 0 },
+      { targetOffset: 3, nextSourceOffset: null, copiedTo: 3, scanned: 0 },
+    );
+    assert.equal(translate.clock.now(), started);
   });
 });
