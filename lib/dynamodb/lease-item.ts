@@ -58,6 +58,7 @@ export const Attr = {
   draining: "draining",
   deadline: "deadline",
   assignment: "assignment",
+  backoff: "backoff",
   offsetMap: "offsetMap",
 } as const;
 
