@@ -111,6 +111,38 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   ];
 }
 
+/** Partitions stopped on a non-retryable error that retries do not fix (lib/core/failure-backoff.ts). */
+function partitionFailureAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
+  return [
+    {
+      // Failures in 2 different minutes of 15: one that a retry fixed (a transaction coordinator
+      // that moved) stays quiet; one that lasts is retried by each live worker at least every
+      // 5 minutes (lib/core/failure-backoff.ts), so every 15-minute window holds 2 and the alarm
+      // does not flap while it lasts.
+      id: "PartitionsFailing",
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: MetricName.PartitionsFailed,
+        dimensionsMap: { [SERVICE_DIMENSION]: props.serviceName },
+        statistic: "Sum",
+        period: PERIOD,
+      }),
+      threshold: 0,
+      // Replicate runs publish it; no run means no data, which other alarms already catch.
+      missing: TreatMissingData.NOT_BREACHING,
+      evaluationPeriods: 15,
+      datapointsToAlarm: 2,
+      description:
+        "Partitions keep stopping on a non-retryable error (failures in 2 of the last 15 minutes): retries after a " +
+        "backoff have not fixed them, so they are not being copied. PartitionsFailed by ErrorCode says which " +
+        "error; the replicate logs ('partition stopped on ...') name topic, partition and Kafka error. A setting " +
+        "no retry can change is logged once per run with the fix (RECORD_REJECTED: max.message.bytes on the " +
+        "target topic or target.compression; INVALID_TRANSACTION_TIMEOUT: leases.durationMs or the target " +
+        "brokers' transaction.max.timeout.ms); change it and the next retry copies the partition.",
+    },
+  ];
+}
+
 /** The consumer-group offset sync's alarm (lib/offsets, run by the lag function). */
 function groupSyncAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   return [
@@ -172,7 +204,13 @@ export class ReplicatorAlarms extends Construct {
     super(scope, id);
     this.topic = this.alarmTopic(props.alarmEmail);
     const action = new SnsAction(this.topic);
-    for (const spec of [...replicationAlarms(props), ...groupSyncAlarms(props), ...functionAlarms(props)]) {
+    const specs = [
+      ...replicationAlarms(props),
+      ...partitionFailureAlarms(props),
+      ...groupSyncAlarms(props),
+      ...functionAlarms(props),
+    ];
+    for (const spec of specs) {
       const alarm = new Alarm(this, spec.id, {
         metric: spec.metric,
         threshold: spec.threshold,

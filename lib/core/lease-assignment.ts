@@ -2,7 +2,9 @@
  * The leader's pure decision: which live worker should hold which partition. Balanced (max minus
  * min partitions per live non-draining worker <= 1), sticky (a partition stays with the worker
  * that has it, or goes back to its slot), and capped (at most `maxChanges` partitions change
- * hands per round; the next round goes on from there). An assignment is only a wish: ownership
+ * hands per round; the next round goes on from there). A partition a worker failed lately (in
+ * its backoff, WorkerHeartbeat.backoff) goes to another worker, over its quota if need be, or to
+ * nobody while every receiver has it in its backoff. An assignment is only a wish: ownership
  * still changes by the lease item's conditional claim and handover writes alone.
  */
 import type { Lease, WorkerRecord } from "./ports.js";
@@ -55,7 +57,7 @@ export function assignPartitions(input: AssignmentInput): AssignmentPlan {
   for (const key of [...input.partitions].sort()) {
     placements.set(key, place(key, { input, byId, receivers, receiverIds, assignedTo }));
   }
-  const desired = balance(placements, receivers, input.leases);
+  const desired = balance(placements, receivers, input.leases, now);
   return capped(placements, desired, live, input.maxChanges);
 }
 
@@ -67,9 +69,13 @@ interface PlaceContext {
   readonly assignedTo: ReadonlyMap<string, string>;
 }
 
-/** Where a partition stands: kept, pinned to a draining worker, owed to a successor, or free. */
+/**
+ * Where a partition stands: kept, pinned to a draining worker, owed to a successor, or free. A
+ * worker with the partition in its backoff can do none of these (it would not take it): free.
+ */
 function place(key: string, ctx: PlaceContext): Placement {
   const { input, byId, receivers, receiverIds, assignedTo } = ctx;
+  const may = (w: WorkerRecord | undefined) => w !== undefined && !inBackoff(w, key, input.now);
   const lease = input.leases.get(key);
   const holder =
     lease !== undefined && lease.owner !== null && lease.expiresAt > input.now ? lease.owner : null;
@@ -81,24 +87,30 @@ function place(key: string, ctx: PlaceContext): Placement {
   const candidates = (moving ? [assignee, holder] : [holder, assignee]).filter(
     (c): c is string => c !== null,
   );
-  for (const id of candidates) if (receiverIds.has(id)) return { current: id, successor: null, pinned: null };
+  for (const id of candidates)
+    if (receiverIds.has(id) && may(byId.get(id))) return { current: id, successor: null, pinned: null };
   for (const id of candidates) {
     const worker = byId.get(id);
     if (worker === undefined) continue;
-    const successor = newestOfSlot(receivers, worker);
+    const successor = newestOfSlot(receivers, worker, may);
     if (successor !== null) return { current: null, successor, pinned: null };
     const live = worker.expiresAt > input.now;
-    if (live && worker.draining && input.now < worker.deadline - input.drainLeadMs)
+    if (live && may(worker) && worker.draining && input.now < worker.deadline - input.drainLeadMs)
       return { current: null, successor: null, pinned: id };
   }
   return { current: null, successor: null, pinned: null };
 }
 
-/** The newest receiver of `worker`'s slot that started after it, or null. */
-function newestOfSlot(receivers: readonly WorkerRecord[], worker: WorkerRecord): string | null {
+/** The newest receiver of `worker`'s slot that started after it (and `may` have it), or null. */
+function newestOfSlot(
+  receivers: readonly WorkerRecord[],
+  worker: WorkerRecord,
+  may: (w: WorkerRecord) => boolean,
+): string | null {
   let best: WorkerRecord | null = null;
   for (const r of receivers) {
     if (r.slot !== worker.slot || r.workerId === worker.workerId || r.startedAt < worker.startedAt) continue;
+    if (!may(r)) continue;
     if (best === null || r.startedAt > best.startedAt) best = r;
   }
   return best?.workerId ?? null;
@@ -113,6 +125,7 @@ function balance(
   placements: ReadonlyMap<string, Placement>,
   receivers: readonly WorkerRecord[],
   leases: ReadonlyMap<string, Lease>,
+  now: number,
 ): Map<string, string> {
   const wants = new Map<string, string[]>(receivers.map((w) => [w.workerId, []]));
   const pool: string[] = [];
@@ -139,19 +152,46 @@ function balance(
     counts.set(id, Math.min(q, keys.length));
     pool.push(...keys.slice(q));
   }
-  const below = order.filter((w) => (counts.get(w.workerId) ?? 0) < (quota.get(w.workerId) ?? 0));
+  const open = (w: WorkerRecord) => (counts.get(w.workerId) ?? 0) < (quota.get(w.workerId) ?? 0);
+  const below = order.filter(open);
   let i = 0;
   for (const key of pool.sort(cmp)) {
     for (; i < below.length; i++) {
-      const id = below[i]?.workerId ?? "";
-      if ((counts.get(id) ?? 0) < (quota.get(id) ?? 0)) break;
+      const w = below[i];
+      if (w !== undefined && open(w)) break;
     }
-    const to = below[i]?.workerId;
-    if (to === undefined) break;
-    desired.set(key, to);
-    counts.set(to, (counts.get(to) ?? 0) + 1);
+    const first = below[i];
+    const to =
+      first !== undefined && !inBackoff(first, key, now)
+        ? first
+        : (below.slice(i + 1).find((w) => open(w) && !inBackoff(w, key, now)) ??
+          leastLoaded(receivers, counts, key, now));
+    // Every receiver has it in its backoff: nobody until the first backoff ends.
+    if (to === undefined) continue;
+    desired.set(key, to.workerId);
+    counts.set(to.workerId, (counts.get(to.workerId) ?? 0) + 1);
   }
   return desired;
+}
+
+/** A partition someone else failed, when every receiver below quota failed it: the one with fewest. */
+function leastLoaded(
+  receivers: readonly WorkerRecord[],
+  counts: ReadonlyMap<string, number>,
+  key: string,
+  now: number,
+): WorkerRecord | undefined {
+  let best: WorkerRecord | undefined;
+  for (const w of receivers) {
+    if (inBackoff(w, key, now)) continue;
+    if (best === undefined || (counts.get(w.workerId) ?? 0) < (counts.get(best.workerId) ?? 0)) best = w;
+  }
+  return best;
+}
+
+/** `w` failed the partition `key` lately and will not take it before its backoff ends. */
+function inBackoff(w: WorkerRecord, key: string, now: number): boolean {
+  return (w.backoff?.get(key) ?? 0) > now;
 }
 
 /** Applies at most `max` of the changes the balanced target wants; the rest wait a round. */

@@ -16,7 +16,7 @@
  */
 import { describeError } from "../errors.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
-import { partitionKey, type TopicPartition } from "./model.js";
+import { parseKey, partitionKey, type TopicPartition } from "./model.js";
 import type { Lease, LeaseStore, Logger, WorkerRecord } from "./ports.js";
 
 export function isExpired(lease: Lease, now: number): boolean {
@@ -55,8 +55,13 @@ export interface LeaseCoordinatorOptions {
 }
 
 export interface RebalanceScope {
-  /** Partitions not to take this round: being wound down by our own pump, or failed. */
+  /** Partitions not to take this round: those our own pumps are on (or winding down). */
   readonly exclude?: ReadonlySet<string>;
+  /**
+   * Partitions this run failed lately, with the end of each one's backoff (failure-backoff.ts):
+   * published in the heartbeat so the leader assigns them to others, and not taken before then.
+   */
+  readonly backoff?: ReadonlyMap<string, number>;
   /** Which partitions take part at all (this worker's plan); keys as model.partitionKey. */
   readonly relevant?: (key: string) => boolean;
   /** The run is draining (ReplicateOptions.drainAt passed): it takes nothing new. */
@@ -147,7 +152,7 @@ export class LeaseCoordinator {
   async rebalance(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<RebalanceResult> {
     const relevant = scope.relevant ?? (() => true);
     const draining = scope.draining ?? false;
-    const beat = this.#beat(now, hardDeadline, draining);
+    const beat = this.#beat(now, hardDeadline, draining, scope.backoff);
     const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
     const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
     this.#beatExpiresAt = beat.expiresAt;
@@ -168,7 +173,7 @@ export class LeaseCoordinator {
     this.#checkAt = draining ? null : now + ASSIGNMENT_POLL_MS;
     const assignment = (this.#assignment ?? []).filter(relevant);
     const { acquired, requested, missed } = await this.#takeAll(
-      draining ? [] : this.#wanted(assignment, scope),
+      draining ? [] : this.#wanted(assignment, scope, now),
       now,
       hardDeadline,
     );
@@ -199,10 +204,21 @@ export class LeaseCoordinator {
     return { acquired: [...acquired, ...taken.acquired], requested: taken.requested };
   }
 
-  /** Assigned keys to take: not excluded by the caller, not awaited already. */
-  #wanted(assignment: readonly string[], scope: RebalanceScope): string[] {
+  /**
+   * Assigned keys to take: not excluded by the caller, not awaited already, not in a backoff.
+   * The backoff is kept here, not by the leader, whose view lags: W fails P and releases it; the
+   * leader may scan W's item before the heartbeat that publishes P's backoff (or W read the
+   * assignment written before it), so P is still W's and only W's refusal keeps W off it. The
+   * round after, the leader moves P to X, who claims it as any free lease (conditionally, on
+   * the lease as read): nothing here makes two workers copy P. Should the release not land, X
+   * asks W, W (no pump on P) never hands over, and X claims P at expiry: the old worst case.
+   */
+  #wanted(assignment: readonly string[], scope: RebalanceScope, now: number): string[] {
     const exclude = scope.exclude ?? new Set<string>();
-    return assignment.filter((key) => !exclude.has(key) && !this.#awaited.has(key));
+    const backoff = scope.backoff ?? new Map<string, number>();
+    return assignment.filter(
+      (key) => !exclude.has(key) && !this.#awaited.has(key) && (backoff.get(key) ?? 0) <= now,
+    );
   }
 
   /**
@@ -228,6 +244,7 @@ export class LeaseCoordinator {
     return this.#wanted(
       item.assignment.filter((key) => !known.has(key) && relevant(key)),
       scope,
+      now,
     );
   }
 
@@ -307,7 +324,7 @@ export class LeaseCoordinator {
     }
   }
 
-  #beat(now: number, hardDeadline: number, draining: boolean) {
+  #beat(now: number, hardDeadline: number, draining: boolean, backoff?: ReadonlyMap<string, number>) {
     const { workerId, slot, startedAt } = this.#o;
     return {
       workerId,
@@ -316,6 +333,7 @@ export class LeaseCoordinator {
       draining,
       deadline: hardDeadline,
       expiresAt: now + heartbeatTtlMs(this.#o),
+      ...(backoff === undefined || backoff.size === 0 ? {} : { backoff }),
     };
   }
 
@@ -379,10 +397,4 @@ export function heartbeatTtlMs(o: {
   readonly rebalanceIntervalMs: number;
 }): number {
   return Math.min(o.durationMs, 3 * o.rebalanceIntervalMs);
-}
-
-/** The partition a lease key names (model.partitionKey: topic names cannot hold ':'). */
-export function parseKey(key: string): TopicPartition {
-  const at = key.lastIndexOf(":");
-  return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
 }

@@ -91,6 +91,12 @@ export interface WorkerHeartbeat {
   readonly deadline: number;
   /** Epoch ms after which the worker counts as dead. */
   readonly expiresAt: number;
+  /**
+   * Partitions this run stopped on a non-retryable error lately, each with the epoch ms until
+   * which it will not take them again (its backoff, failure-backoff.ts): the leader assigns them
+   * to other workers meanwhile. Absent: none. Written with every heartbeat, by the worker only.
+   */
+  readonly backoff?: ReadonlyMap<string, number>;
 }
 
 export interface WorkerRecord extends WorkerHeartbeat {

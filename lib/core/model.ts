@@ -16,6 +16,12 @@ export function partitionKey(tp: TopicPartition): string {
   return `${tp.topic}:${tp.partition}`;
 }
 
+/** The partition a partitionKey names (topic names cannot hold ':'). */
+export function parseKey(key: string): TopicPartition {
+  const at = key.lastIndexOf(":");
+  return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
+}
+
 export interface RecordHeader {
   /** Header keys are raw bytes: Kafka defines them as strings, but we never re-encode them. */
   readonly key: Buffer;

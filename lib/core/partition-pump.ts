@@ -24,7 +24,7 @@
  *    clock, and those batches are checkpointed only when the store answers again, so a crash in
  *    an outage repeats at most one lease duration of data.
  */
-import { describeError, isReplicatorError, ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { Checkpointer } from "./checkpointer.js";
 import { type Gate, type HeldLease, type LeaseEnd, LeaseGuard } from "./held-lease.js";
 import type { FetchedRecords, FetchLimits, MirrorRecord } from "./model.js";
@@ -109,10 +109,11 @@ type WriteStep = readonly MirrorRecord[] | LeaseEnd;
 /**
  * Errors are handled per partition: retryable ones are retried in place with back-off while the
  * lease is held (LeaseGuard.retry); a non-retryable one (RECORD_REJECTED, CORRUPT_BATCH,
- * TARGET_PARTITIONS_TOO_FEW, ...) stops this partition only, is reported through
- * metrics.partitionError and logger.error, and the lease is deliberately NOT released: the worker
- * lets it run out, so a poison record is retried at most once per lease duration by the whole
- * fleet instead of in a tight loop by every worker.
+ * TARGET_PARTITIONS_TOO_FEW, ...) stops this partition only, after checkpointing what landed, is
+ * counted in metrics.partitionError and left in `status.error` for the worker, which logs it,
+ * gives the lease back at once and leaves the partition alone for a backoff while other workers
+ * may take it (failure-backoff.ts): a poison record is retried by the fleet, ever less often by
+ * the worker that failed it, never in a tight loop.
  */
 export class PartitionPump {
   readonly #deps: PumpDeps;
@@ -200,7 +201,12 @@ export class PartitionPump {
     if (this.#stopReason === "lease-lost") {
       this.#deps.logger.warn("lease lost, partition stopped", this.#held.logFields());
     } else {
-      this.#deps.logger.info("partition stopped", { ...this.#held.logFields(), reason: this.#stopReason });
+      const error = this.#error === null ? {} : { code: this.#error.code };
+      this.#deps.logger.info("partition stopped", {
+        ...this.#held.logFields(),
+        reason: this.#stopReason,
+        ...error,
+      });
     }
     return this.status;
   }
@@ -398,10 +404,7 @@ export class PartitionPump {
     this.#stopReason = "error";
     this.#caughtUp = false;
     const { topic, partition } = this.#held.route.source;
+    // Logged by the worker (failure-report.ts), which knows whether it said so already this run.
     this.#deps.metrics.partitionError({ topic, partition, code: failure.code });
-    this.#deps.logger.error("partition stopped on error", {
-      ...this.#held.logFields(),
-      ...describeError(failure),
-    });
   }
 }

@@ -253,6 +253,11 @@ export interface ReplicationMetrics {
     nextOffset: number;
   }): void;
   recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
+  /**
+   * A partition stopped on a non-retryable error (once per failure: the fleet retries it after a
+   * backoff), or, with `partition` -1, a whole topic left out of a run (topic-watch.ts). `code`
+   * is the ReplicatorError's, a closed list.
+   */
   partitionError(event: { topic: string; partition: number; code: string }): void;
   /**
    * The lease store skipped a table item it cannot read as a lease (another app's item, a hand

@@ -1,8 +1,8 @@
 /**
- * What a run asks of the lease store for the leases its pumps held: renew, hand over, release.
- * None of these is retried: a failed renewal leaves the lease valid by our clock until it
- * expires (the pump stops writing before that), and a failed handover or release leaves the
- * lease to expire.
+ * What a run asks of the lease store for the leases its pumps held: renew, hand over, release;
+ * and which of them are still to be given back. None of these is retried: a failed renewal
+ * leaves the lease valid by our clock until it expires (the pump stops writing before that),
+ * and a failed handover or release leaves the lease to expire.
  */
 import { describeError, isReplicatorError } from "../errors.js";
 import type { HeldLease } from "./held-lease.js";
@@ -18,9 +18,46 @@ export interface RunLeasesOptions {
 
 export class RunLeases {
   readonly #o: RunLeasesOptions;
+  /** Leases whose pump ended without losing them, ours to resume: released at the run's end. */
+  readonly #kept = new Map<string, HeldLease>();
+  /** Handovers and releases under way; the run waits for them before it returns. */
+  readonly #giving = new Set<Promise<void>>();
 
   constructor(options: RunLeasesOptions) {
     this.#o = options;
+  }
+
+  /** Keeps `held` (its pump ended) for release at the end, unless `resumed` first. */
+  keep(key: string, held: HeldLease): void {
+    this.#kept.set(key, held);
+  }
+
+  /** A pump runs on the partition `key` again: nothing of an earlier term to release. */
+  resumed(key: string): void {
+    this.#kept.delete(key);
+  }
+
+  /**
+   * Gives `held` back now, in the background: to the worker that asked for it (who is waiting),
+   * else released for whoever the leader assigns it to.
+   */
+  giveBack(held: HeldLease): void {
+    const given = (held.handoffRequested ? this.handOver(held) : this.release(held)).finally(() =>
+      this.#giving.delete(given),
+    );
+    this.#giving.add(given);
+  }
+
+  /** A lease is being handed over or released. */
+  get givingBack(): boolean {
+    return this.#giving.size > 0;
+  }
+
+  /** The run's end: releases every lease kept, and waits for those being given back. */
+  async finish(): Promise<void> {
+    await Promise.all([...this.#kept.values()].map((held) => this.release(held)));
+    this.#kept.clear();
+    await Promise.all([...this.#giving]);
   }
 
   /** Renewals run side by side so one slow store call does not let other leases run out. */

@@ -15,6 +15,8 @@
 import { describeError, isReplicatorError } from "../errors.js";
 import { DEFAULT_CONFIG_SYNC } from "./config-sync.js";
 import { EndedTerms } from "./ended-terms.js";
+import { FailureBackoff } from "./failure-backoff.js";
+import { FailureReport } from "./failure-report.js";
 import { HeldLease } from "./held-lease.js";
 import {
   type ClaimDecision,
@@ -126,12 +128,9 @@ class Run {
   readonly #active = new Map<string, Term>();
   readonly #readAhead: ReadAheadBudget;
   readonly #finished = new EndedTerms<Term>();
-  /** Leases whose pump ended without losing them or failing: released at the end. */
-  readonly #toRelease = new Map<string, HeldLease>();
-  /** Partitions stopped on a non-retryable error: not taken again in this run. */
-  readonly #failed = new Set<string>();
-  /** Handoff releases under way; the run waits for them before it returns. */
-  readonly #releasing = new Set<Promise<void>>();
+  /** Partitions stopped on a non-retryable error: given back, not taken again before their backoff. */
+  readonly #backoff: FailureBackoff;
+  readonly #report: FailureReport;
   #stopping = false;
   /** A pump ended short of its partition's end: look at the lease table before calling it done. */
   #needsLook = false;
@@ -154,6 +153,8 @@ class Run {
       durationMs: o.settings.leases.durationMs,
     });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
+    this.#backoff = new FailureBackoff(o.settings.leases.durationMs);
+    this.#report = new FailureReport(o.logger);
     this.#watch = new TopicWatch({
       plan: (signal) => this.#planTopics(deadline - o.settings.writeSafetyMarginMs, signal),
       ensure: (partitions) => o.leases.ensure(partitions),
@@ -272,14 +273,15 @@ class Run {
       }
       const pollAt = this.#coordinator.nextPollAt;
       if (pollAt !== null && pollAt <= clock.now()) await this.#poll(clock.now());
-      this.#reap();
+      // A failed partition's backoff goes out with a heartbeat at once: the leader moves it sooner.
+      if (this.#reap()) nextRebalance = clock.now();
       // A partition stopped short of its end: find out at once whether to resume it.
       if (this.#needsLook) nextRebalance = Math.min(nextRebalance, now + CAUGHT_UP_POLL_MS);
       // Not while a lease asked for may still come: handed to a run gone, it would idle until expiry.
       if (
         this.#draining(now) &&
         this.#active.size === 0 &&
-        this.#releasing.size === 0 &&
+        !this.#leases.givingBack &&
         !this.#coordinator.awaiting
       )
         return "drained";
@@ -319,8 +321,8 @@ class Run {
   }
 
   #scope(now: number): RebalanceScope {
-    const exclude = new Set<string>([...this.#active.keys(), ...this.#failed]);
-    return { exclude, relevant: (key) => this.#routes.has(key), draining: this.#draining(now) };
+    const scope = { exclude: new Set(this.#active.keys()), backoff: this.#backoff.pending(now) };
+    return { ...scope, relevant: (key) => this.#routes.has(key), draining: this.#draining(now) };
   }
 
   #start(lease: Lease): void {
@@ -329,34 +331,40 @@ class Run {
     if (route === undefined) return;
     const held = new HeldLease(lease, route, this.#deadline);
     const pump = new PartitionPump(pumpDeps(this.#o, this.#readAhead), pumpSettings(this.#o.settings), held);
-    this.#toRelease.delete(key);
+    this.#leases.resumed(key);
     const term: Term = { key, held, pump, done: pump.run() };
     this.#active.set(key, term);
     void term.done.then(() => this.#finished.push(term));
   }
 
-  #reap(): void {
+  /** Deals with the terms that ended since the last call; true when a partition failed. */
+  #reap(): boolean {
+    let failed = false;
     for (const term of this.#finished.take()) {
       if (this.#active.get(term.key) === term) this.#active.delete(term.key);
       const status = term.pump.status;
       this.#tally.termEnded(term.held.route, status);
       if (status.error !== null) {
-        this.#failed.add(term.key);
+        // Its pump checkpointed what landed: the lease goes back at once, for the leader to give
+        // to another worker, and this run leaves the partition alone for its backoff.
+        const now = this.#o.clock.now();
+        this.#report.failed(term.held.route, status.error, this.#backoff.failed(term.key, now), now);
+        if (!term.held.lost) this.#leases.giveBack(term.held);
+        failed = true;
         continue;
       }
+      this.#backoff.recovered(term.key);
       if (!status.caughtUp && !term.held.handoffRequested && !this.#stopping) {
         // Stopped short of its end without an error (expired by our clock, lost, taken): ours to
         // resume or free for anyone, unknown until the next look at the table: not caught up.
         this.#needsLook = true;
       }
-      if (!term.held.lost && term.held.handoffRequested && !this.#stopping) {
-        // The asker is waiting for it: hand it over now, not at the end of the run.
-        const release = this.#leases.handOver(term.held).finally(() => this.#releasing.delete(release));
-        this.#releasing.add(release);
-      } else if (!term.held.lost) {
-        this.#toRelease.set(term.key, term.held);
-      }
+      if (term.held.lost) continue;
+      // The asker is waiting for it: hand it over now, not at the end of the run.
+      if (term.held.handoffRequested && !this.#stopping) this.#leases.giveBack(term.held);
+      else this.#leases.keep(term.key, term.held);
     }
+    return failed;
   }
 
   #allCaughtUp(): boolean {
@@ -374,7 +382,6 @@ class Run {
   /**
    * Pumps finish the write they are in (it was started only if it fits before expiry) and
    * checkpoint it; then every lease still ours is released so others can take it at once.
-   * Leases of failed partitions are kept until they expire (see PartitionPump).
    */
   async #windDown(): Promise<void> {
     this.#stopping = true;
@@ -386,9 +393,7 @@ class Run {
     for (const term of terms)
       if (!this.#finished.includes(term) && this.#active.has(term.key)) this.#finished.push(term);
     this.#reap();
-    await Promise.all([...this.#toRelease.values()].map((held) => this.#leases.release(held)));
-    this.#toRelease.clear();
-    await Promise.all([...this.#releasing]);
+    await this.#leases.finish();
     await this.#coordinator.leave(this.#o.clock.now());
   }
 }

@@ -12,6 +12,8 @@
  *   deadline    N    the run's hard deadline
  *   expiresAt   N    the heartbeat's expiry: dead after it
  *   assignment  L(S) lease keys the leader assigned; absent before the first assignment
+ *   backoff     M(N) lease key -> epoch ms until which the worker will not take that partition
+ *                    again (it failed it); set or removed by every heartbeat, absent when none
  *   updatedAt   N    informational
  * `#leader`: owner S, counter N (+1 on every take and renewal), expiresAt N (0 once given up).
  */
@@ -33,8 +35,12 @@ export function isWorkerKey(key: string): boolean {
   return key.startsWith(WORKER_PREFIX);
 }
 
-/** The heartbeat's attributes, as an UpdateItem sets them (the assignment is the leader's). */
+/**
+ * The heartbeat's attributes, as an UpdateItem sets them (the assignment is the leader's). The
+ * backoff only when there is one: the heartbeat removes the attribute otherwise (heartbeatRemoves).
+ */
 export function heartbeatValues(beat: WorkerHeartbeat): Record<string, AttributeValue> {
+  const backoff = [...(beat.backoff ?? [])];
   return {
     [Attr.workerId]: { S: beat.workerId },
     [Attr.slot]: { S: beat.slot },
@@ -42,7 +48,15 @@ export function heartbeatValues(beat: WorkerHeartbeat): Record<string, Attribute
     [Attr.draining]: { BOOL: beat.draining },
     [Attr.deadline]: num(beat.deadline),
     [Attr.expiresAt]: num(beat.expiresAt),
+    ...(backoff.length === 0
+      ? {}
+      : { [Attr.backoff]: { M: Object.fromEntries(backoff.map(([k, t]) => [k, num(t)])) } }),
   };
+}
+
+/** The heartbeat's attributes it removes: an empty backoff is no attribute, so items stay small. */
+export function heartbeatRemoves(beat: WorkerHeartbeat): string[] {
+  return beat.backoff === undefined || beat.backoff.size === 0 ? [Attr.backoff] : [];
 }
 
 export function assignmentValue(keys: readonly string[]): AttributeValue {
@@ -84,6 +98,7 @@ export function workerFromItem(item: Item): WorkerRecord {
       return v.S;
     });
   }
+  const backoff = backoffOf(item, key);
   return {
     workerId,
     slot: text(item, key, Attr.slot),
@@ -91,8 +106,24 @@ export function workerFromItem(item: Item): WorkerRecord {
     draining,
     deadline: integer(item, key, Attr.deadline),
     expiresAt: integer(item, key, Attr.expiresAt),
+    ...(backoff === null ? {} : { backoff }),
     assignment,
   };
+}
+
+/** WorkerHeartbeat.backoff of an item; null when it has none. */
+function backoffOf(item: Item, key: string): Map<string, number> | null {
+  const attribute = item[Attr.backoff];
+  if (attribute === undefined) return null;
+  if (attribute.M === undefined) throw invalid(key, Attr.backoff, "must be a map (M) of numbers");
+  const out = new Map<string, number>();
+  for (const [lease, until] of Object.entries(attribute.M)) {
+    const parsed = Number(until.N ?? Number.NaN);
+    if (!Number.isSafeInteger(parsed) || parsed < 0)
+      throw invalid(key, Attr.backoff, "must be a map (M) of non-negative safe integers (N)");
+    out.set(lease, parsed);
+  }
+  return out;
 }
 
 /** The leader item; a malformed one reads as given up (expired), so it can be taken over. */

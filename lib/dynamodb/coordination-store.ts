@@ -17,6 +17,7 @@ import { ReplicatorError } from "../errors.js";
 import type { Condition } from "./condition.js";
 import {
   assignmentValue,
+  heartbeatRemoves,
   heartbeatValues,
   LEADER_KEY,
   leaderFromItem,
@@ -46,8 +47,12 @@ export class CoordinationStore {
     requireWorkerId("heartbeat", "slot", beat.slot);
     for (const field of ["startedAt", "deadline", "expiresAt"] as const)
       requireEpochMs("heartbeat", field, beat[field]);
+    for (const [key, until] of beat.backoff ?? []) requireEpochMs("heartbeat", `backoff[${key}]`, until);
     const values = { ...heartbeatValues(beat), [Attr.updatedAt]: num(this.#clock.now()) };
-    const remove = options.forgetAssignment === true ? [Attr.assignment] : [];
+    const remove = [
+      ...heartbeatRemoves(beat),
+      ...(options.forgetAssignment === true ? [Attr.assignment] : []),
+    ];
     const item = await this.#update(workerKey(beat.workerId), "heartbeat", values, null, remove);
     if (item === null) throw new ReplicatorError("LEASE_STORE_INVALID", "heartbeat returned no item");
     return workerFromItem(item);

@@ -62,6 +62,7 @@ export const Attr = {
   draining: "draining",
   deadline: "deadline",
   assignment: "assignment",
+  backoff: "backoff",
   offsetMap: "offsetMap",
 } as const;
 

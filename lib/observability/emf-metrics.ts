@@ -1,13 +1,14 @@
 /**
  * CloudWatch metrics as EMF (Powertools metrics): the worker's ReplicationMetrics events and the
  * lag monitor's measurements, summed per topic during an invocation and written on `flush()` as
- * one EMF document per topic plus one for the aggregates the alarms watch.
+ * one EMF document per topic, one per error code that failed partitions, and one for the
+ * aggregates the alarms watch.
  */
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { ReplicationMetrics } from "../core/ports.js";
 import type { LagReport } from "../lag/lag-report.js";
 import type { SyncReport } from "../offsets/sync.js";
-import { METRICS_NAMESPACE, MetricName, TOPIC_DIMENSION } from "./metric-names.js";
+import { ERROR_CODE_DIMENSION, METRICS_NAMESPACE, MetricName, TOPIC_DIMENSION } from "./metric-names.js";
 
 export interface EmfMetricsOptions {
   /** The `service` dimension: one per deployed stack, so regions do not mix. */
@@ -29,6 +30,8 @@ export class EmfMetrics implements ReplicationMetrics {
   readonly #serviceName: string;
   readonly #namespace: string;
   readonly #topics = new Map<string, TopicTally>();
+  /** Failed partitions ("topic/partition", once per failure) by error code. */
+  readonly #failed = new Map<string, string[]>();
   #lag: LagReport | undefined;
   #leaseItemsSkipped = 0;
   #groupSync: Pick<SyncReport, "synced" | "failed" | "active" | "maxNotCopied"> | undefined;
@@ -50,6 +53,10 @@ export class EmfMetrics implements ReplicationMetrics {
 
   partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
     this.#tally(event.topic).errors += 1;
+    if (event.partition < 0) return; // a whole topic left out: an error, not a failed partition
+    const failed = this.#failed.get(event.code) ?? [];
+    failed.push(`${event.topic}/${event.partition}`);
+    this.#failed.set(event.code, failed);
   }
 
   /** Counted per scan that met the item, so a lasting bad item shows in every period. */
@@ -91,11 +98,13 @@ export class EmfMetrics implements ReplicationMetrics {
       }
       metrics.publishStoredMetrics();
     }
+    const failedPartitions = this.#publishFailed();
     const totals = this.#emitter({});
     // Zeros are published on purpose: an alarm that treats missing data as breaching must see a
     // healthy value, not silence, when everything is fine.
     add(totals, MetricName.TotalLostRecords, MetricUnit.Count, lost);
     add(totals, MetricName.TotalErrors, MetricUnit.Count, errors);
+    add(totals, MetricName.PartitionsFailed, MetricUnit.Count, failedPartitions);
     if (this.#lag !== undefined) {
       add(totals, MetricName.MaxLagRecords, MetricUnit.Count, this.#lag.maxLagRecords);
       add(totals, MetricName.MaxLagSeconds, MetricUnit.Seconds, this.#lag.maxLagSeconds);
@@ -113,9 +122,27 @@ export class EmfMetrics implements ReplicationMetrics {
     }
     totals.publishStoredMetrics();
     this.#topics.clear();
+    this.#failed.clear();
     this.#lag = undefined;
     this.#groupSync = undefined;
     this.#leaseItemsSkipped = 0;
+  }
+
+  /**
+   * One document per error code: PartitionsFailed by ErrorCode, the partitions as a plain field
+   * (searchable in the logs, no dimension: one metric per partition would cost more than it
+   * tells). Returns the failures of every code, for the `service`-only total the alarm watches.
+   */
+  #publishFailed(): number {
+    let total = 0;
+    for (const [code, partitions] of [...this.#failed].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const metrics = this.#emitter({ [ERROR_CODE_DIMENSION]: code });
+      add(metrics, MetricName.PartitionsFailed, MetricUnit.Count, partitions.length);
+      metrics.addMetadata("partitions", [...new Set(partitions)].sort().join(","));
+      metrics.publishStoredMetrics();
+      total += partitions.length;
+    }
+    return total;
   }
 
   #emitter(dimensions: Record<string, string>): Metrics {

@@ -4,10 +4,13 @@
  *
  * Per-topic metrics carry the dimensions `service` and `Topic`; the `Max*`/`Total*` aggregates
  * carry `service` only, because alarms cannot follow topics that appear after deployment.
+ * `PartitionsFailed` is published under `service` (the alarm's) and `service` + `ErrorCode` (the
+ * ReplicatorError code: a closed list, so a few metrics at most, never one per partition).
  */
 export const METRICS_NAMESPACE = "KafkaMirror";
 export const TOPIC_DIMENSION = "Topic";
 export const SERVICE_DIMENSION = "service";
+export const ERROR_CODE_DIMENSION = "ErrorCode";
 
 export const MetricName = {
   RecordsCopied: "RecordsCopied",
@@ -21,6 +24,12 @@ export const MetricName = {
   StalledPartitions: "StalledPartitions",
   TotalLostRecords: "TotalLostRecords",
   TotalErrors: "TotalErrors",
+  /**
+   * Partition failures: a pump stopped on a non-retryable error, each retry that fails again
+   * counted too (lib/core/failure-backoff.ts); 0 in every healthy flush. Which partitions: the
+   * document's `partitions` field and the replicate logs.
+   */
+  PartitionsFailed: "PartitionsFailed",
   /** Lease table items a scan could not read as leases (another app's, hand-edited); `service` only. */
   LeaseItemsSkipped: "LeaseItemsSkipped",
   /** Consumer groups whose target offsets the lag function's sync left at the translation (`service` only). */

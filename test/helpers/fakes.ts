@@ -525,7 +525,9 @@ export class InMemoryLeaseStore implements LeaseStore {
   async heartbeat(beat: WorkerHeartbeat, options: HeartbeatOptions = {}): Promise<WorkerRecord> {
     this.#call("heartbeat");
     const kept = options.forgetAssignment === true ? null : this.#workers.get(beat.workerId)?.assignment;
-    const record = { ...beat, assignment: kept ?? null };
+    // Like lib/dynamodb: the heartbeat replaces the backoff (a beat without one removes it).
+    const backoff = beat.backoff === undefined ? {} : { backoff: new Map(beat.backoff) };
+    const record = { ...beat, ...backoff, assignment: kept ?? null };
     this.#workers.set(beat.workerId, record);
     return { ...record };
   }

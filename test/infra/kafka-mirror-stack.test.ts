@@ -253,6 +253,26 @@ describe("KafkaMirrorStack template", () => {
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
   });
 
+  it("alarms when partitions keep failing, in 2 of 15 minutes, saying what to look at and what to change", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: "KafkaMirror",
+      MetricName: MetricName.PartitionsFailed,
+      Dimensions: [{ Name: "service", Value: Match.anyValue() }],
+      Statistic: "Sum",
+      Period: 60,
+      ComparisonOperator: "GreaterThanThreshold",
+      Threshold: 0,
+      EvaluationPeriods: 15,
+      DatapointsToAlarm: 2,
+      TreatMissingData: "notBreaching",
+      AlarmActions: [{ Ref: Match.anyValue() }],
+      OKActions: [{ Ref: Match.anyValue() }],
+      AlarmDescription: Match.stringLikeRegexp(
+        "ErrorCode.*max\\.message\\.bytes.*transaction\\.max\\.timeout\\.ms",
+      ),
+    });
+  });
+
   it("grants least privilege: the lease table's item calls, the configured secrets only", () => {
     const statements = Object.values(ofType(template, "AWS::IAM::Policy")).flatMap(
       (p) =>

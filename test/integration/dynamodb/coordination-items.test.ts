@@ -1,7 +1,7 @@
 /**
  * The lease protocol's own items (lib/dynamodb/coordination-store.ts) against DynamoDB Local:
- * heartbeat, assignment, removal and leader items, the conditions each write is under, and that
- * none of them, well-formed or not, gets in the way of reading leases.
+ * heartbeat (with its backoff), assignment, removal and leader items, the conditions each write
+ * is under, and that none of them, well-formed or not, gets in the way of reading leases.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -50,6 +50,26 @@ describe("lease protocol items against DynamoDB Local", () => {
       ...beat("w1", { draining: true, expiresAt: NOW + 20_000 }),
       assignment: ["t:0", "t:1"],
     });
+  });
+
+  it("a heartbeat publishes the worker's backoff for the leader's scan and a heartbeat without one removes it", async () => {
+    const { store } = await fresh();
+    const backoff = new Map([
+      ["orders:1", NOW + 60_000],
+      ["my.topic-2:0", NOW + 120_000],
+    ]);
+
+    const first = await store.heartbeat(beat("w1", { backoff }));
+    const scanned = (await store.scan()).workers[0];
+    const cleared = await store.heartbeat(beat("w1"));
+
+    assert.deepEqual(first.backoff, backoff);
+    assert.deepEqual(scanned?.backoff, backoff);
+    assert.deepEqual(cleared, { ...beat("w1"), assignment: null }, "no backoff attribute left");
+    await assert.rejects(
+      store.heartbeat(beat("w1", { backoff: new Map([["orders:1", -1]]) })),
+      /backoff\[orders:1\]/,
+    );
   });
 
   it("worker reads a worker's own item with the assignment the leader wrote since its heartbeat; null for none", async () => {

@@ -147,6 +147,48 @@ describe("assignPartitions", () => {
     assert.equal(moving.changes, 0);
   });
 
+  it("gives a partition in a worker's backoff to another worker, over its quota if need be, and back once the backoff is over", () => {
+    // A failed t:0 and released it; both are at their quota of 6.
+    const backoff = new Map([["t:0", NOW + 10_000]]);
+    const a = worker("A", { assignment: keys(6), backoff, expiresAt: NOW + 20_000 });
+    const b = worker("B", { assignment: keys(12).slice(6), expiresAt: NOW + 20_000 });
+    const moved = plan({ workers: [a, b] });
+    assert.deepEqual(moved.assignments.get("A"), keys(6).slice(1));
+    assert.deepEqual(moved.assignments.get("B"), ["t:0", ...keys(12).slice(6)].sort());
+
+    // Its backoff over, A may have it again (here, as B has not taken it yet, it stays A's).
+    const later = plan({ workers: [a, b], now: NOW + 10_000 });
+    assert.deepEqual(later.assignments.get("A"), keys(6));
+  });
+
+  it("assigns a partition to nobody while every live worker has it in its backoff", () => {
+    const backoff = new Map([["t:3", NOW + 10_000]]);
+    const p = plan({ workers: [worker("A", { assignment: keys(12), backoff })] });
+    assert.deepEqual(
+      p.assignments.get("A"),
+      keys(12)
+        .filter((k) => k !== "t:3")
+        .sort(),
+    );
+  });
+
+  it("does not give a partition in its backoff to a newer run of its slot, nor pin it to a draining run that failed it", () => {
+    const backoff = new Map([["t:0", NOW + 10_000]]);
+    const old = worker("run-1", { slot: "3", draining: true, assignment: ["t:0", "t:1"] });
+    const next = worker("run-2", { slot: "3", startedAt: NOW - 1_000, backoff });
+    const other = worker("B", { assignment: [] });
+    // The newer run failed t:0: the draining run keeps it, as it would with no successor.
+    const p = plan({ workers: [old, next, other], partitions: ["t:0", "t:1"] });
+    assert.deepEqual(
+      ["run-1", "run-2", "B"].map((id) => p.assignments.get(id)),
+      [["t:0"], ["t:1"], []],
+    );
+
+    // The draining run failed t:0 itself: it goes to anyone else.
+    const pinned = plan({ workers: [{ ...old, backoff }, other], partitions: ["t:0", "t:1"] });
+    assert.deepEqual([pinned.assignments.get("run-1"), pinned.assignments.get("B")], [["t:1"], ["t:0"]]);
+  });
+
   it("property: max minus min <= 1 over live non-draining workers, each partition once, once the cap allows", () => {
     const fleet = fc.record({
       partitions: fc.integer({ min: 0, max: 200 }),

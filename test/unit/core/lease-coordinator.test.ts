@@ -109,6 +109,28 @@ describe("LeaseCoordinator", () => {
     assert.equal(coordinator.nextPollAt, NOW + ASSIGNMENT_POLL_MS, "only the assignment read is left");
   });
 
+  it("publishes its backoff in its heartbeat and does not take a partition in it that a leader (stale) still assigns it", async () => {
+    // Prepare: L leads and assigns t:0 (free) to us, not knowing yet that we failed it.
+    const { store, tp, coordinator } = await firstRoundDone(null);
+    assert.ok(await store.assign("me", ["t:0"]));
+    const backoff = new Map([["t:0", NOW + 2_500]]);
+
+    // Act: a round and a poll within the backoff, then a round after it
+    const during = await coordinator.rebalance(NOW + 1_000, FAR, { backoff });
+    const polled = await coordinator.poll(NOW + 2_000, FAR, { backoff });
+    const mine = store.workers().find((w) => w.workerId === "me");
+    const after = await coordinator.rebalance(NOW + 3_000, FAR, { backoff });
+
+    // Assess
+    assert.deepEqual([during.acquired, polled.acquired], [[], []]);
+    assert.deepEqual(mine?.backoff, backoff);
+    assert.deepEqual(
+      after.acquired.map((l) => [l.partition, l.owner]),
+      [[0, "me"]],
+    );
+    assert.equal(store.get(tp)?.owner, "me");
+  });
+
   it("takes a partition the leader moved to it, handed over at the leader's request, within a poll and not at its next round (regression: idle up to a round)", async () => {
     // Prepare: H holds t:0, L leads. Our first round finds nothing assigned to us.
     const { store, tp, coordinator } = await firstRoundDone("H");

@@ -1,7 +1,8 @@
 /**
  * RunLeases.handOver: a lease asked for is handed to the asker while its heartbeat is live, and
  * released when the asker has gone since it asked, so it does not sit with a worker that will
- * never pump it until its fresh expiry.
+ * never pump it until its fresh expiry. giveBack and finish: what a run gives back at once (a
+ * failed partition, a lease asked for) and what it keeps for its end.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -70,5 +71,42 @@ describe("RunLeases.handOver", () => {
     await new RunLeases({ store: failing, clock, logger, durationMs: 10_000 }).handOver(held);
 
     assert.equal(store.get(src)?.owner, "B");
+  });
+});
+
+describe("RunLeases.giveBack and finish", () => {
+  async function held(store: InMemoryLeaseStore, tp: TopicPartition): Promise<HeldLease> {
+    await store.ensure([tp]);
+    const claimed = await store.claim(store.get(tp) as Lease, "A", 2_000_000);
+    assert.ok(claimed);
+    return new HeldLease(claimed, { source: tp, target: tp }, FAR);
+  }
+
+  it("giveBack releases a lease nobody asked for at once; finish waits for it", async () => {
+    const clock = new FakeClock(1_000_000);
+    const store = new InMemoryLeaseStore();
+    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const lease = await held(store, src);
+
+    leases.giveBack(lease);
+    assert.equal(leases.givingBack, true);
+    await leases.finish();
+
+    assert.equal(leases.givingBack, false);
+    assert.equal(store.get(src)?.owner, null);
+  });
+
+  it("finish releases the leases kept, except one resumed since", async () => {
+    const clock = new FakeClock(1_000_000);
+    const store = new InMemoryLeaseStore();
+    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const other: TopicPartition = { topic: "src", partition: 1 };
+    leases.keep("src:0", await held(store, src));
+    leases.keep("src:1", await held(store, other));
+    leases.resumed("src:1");
+
+    await leases.finish();
+
+    assert.deepEqual([store.get(src)?.owner, store.get(other)?.owner], [null, "A"]);
   });
 });

@@ -597,7 +597,7 @@ describe("Worker", () => {
     assert.equal(copied(e, { topic: "orders", partition: 3 }).length, 100);
   });
 
-  it("keeps the lease of a partition stopped on a rejected record until it expires", async () => {
+  it("gives back at once the lease of a partition stopped on an unexpected error and copies the others", async () => {
     const e = env();
     e.target.hooks.beforeWrite = (tp) => {
       if (tp.topic === "dr.orders" && tp.partition === 1)
@@ -609,13 +609,12 @@ describe("Worker", () => {
 
     const failed = summary.partitions.find((p) => p.source.topic === "orders" && p.source.partition === 1);
     assert.equal(failed?.error?.code, "KAFKA_FATAL");
-    assert.equal(failed?.terms, 1, "a failed partition is not retried within the run");
-    assert.equal(e.store.get({ topic: "orders", partition: 1 })?.owner, "A");
-    assert.equal(e.store.get({ topic: "orders", partition: 0 })?.owner, null);
+    assert.ok((failed?.terms ?? 0) > 1, "a failed partition is tried again after its backoff");
+    assert.equal(e.store.get({ topic: "orders", partition: 1 })?.owner, null);
     assert.equal(copied(e, { topic: "orders", partition: 0 }).length, 100);
     assert.deepEqual(
-      summary.errors.map((x) => [x.topic, x.partition, x.code]),
-      [["orders", 1, "KAFKA_FATAL"]],
+      [...new Set(summary.errors.map((x) => `${x.topic}/${x.partition} ${x.code}`))],
+      ["orders/1 KAFKA_FATAL"],
     );
   });
 });

@@ -41,8 +41,8 @@ describe("EmfMetrics", () => {
     const docs = captureEmf(() => metrics.flush());
 
     // Assess
-    const byTopic = (topic: string | undefined) => docs.find((d) => d.Topic === topic);
-    assert.equal(docs.length, 3);
+    const byTopic = (topic: string) => docs.find((d) => d.Topic === topic);
+    assert.equal(docs.length, 4, "A, B, RECORD_REJECTED's failed partitions, totals");
     assert.deepEqual(
       [
         byTopic("A")?.RecordsCopied,
@@ -56,15 +56,47 @@ describe("EmfMetrics", () => {
       [byTopic("B")?.RecordsCopied, byTopic("B")?.LostRecords, byTopic("B")?.Errors],
       [1, 30, 1],
     );
-    const totals = byTopic(undefined);
-    assert.deepEqual([totals?.TotalLostRecords, totals?.TotalErrors], [30, 1]);
+    const totals = docs.find((d) => d.TotalErrors !== undefined);
+    assert.deepEqual([totals?.TotalLostRecords, totals?.TotalErrors, totals?.PartitionsFailed], [30, 1, 1]);
     assert.equal(totals?.MaxLagRecords, undefined, "no lag was measured");
     for (const doc of docs) {
       const directive = doc._aws.CloudWatchMetrics[0];
       assert.equal(directive?.Namespace, "KafkaMirror");
       assert.equal(doc.service, "KafkaMirror-eu-west-1");
-      assert.deepEqual(directive?.Dimensions, [doc.Topic === undefined ? ["service"] : ["service", "Topic"]]);
+      const own = doc.Topic !== undefined ? ["Topic"] : doc.ErrorCode !== undefined ? ["ErrorCode"] : [];
+      assert.deepEqual(directive?.Dimensions, [["service", ...own]]);
     }
+  });
+
+  it("counts failed partitions per error code and in a service-wide total, a topic left out apart", () => {
+    // Prepare: orders/1 failed twice (a retry failed again), orders/2 once; a topic not mirrored
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    metrics.partitionError({ topic: "orders", partition: 1, code: "KAFKA_FATAL" });
+    metrics.partitionError({ topic: "orders", partition: 1, code: "KAFKA_FATAL" });
+    metrics.partitionError({ topic: "orders", partition: 2, code: "RECORD_REJECTED" });
+    metrics.partitionError({ topic: "small", partition: -1, code: "TARGET_PARTITIONS_TOO_FEW" });
+
+    // Act
+    const docs = captureEmf(() => metrics.flush());
+    const next = captureEmf(() => metrics.flush());
+
+    // Assess
+    assert.deepEqual(
+      docs
+        .filter((d) => d.ErrorCode !== undefined)
+        .map((d) => [d.ErrorCode, d.PartitionsFailed, d.partitions, d._aws.CloudWatchMetrics[0]?.Dimensions]),
+      [
+        ["KAFKA_FATAL", 2, "orders/1", [["service", "ErrorCode"]]],
+        ["RECORD_REJECTED", 1, "orders/2", [["service", "ErrorCode"]]],
+      ],
+    );
+    const totals = docs.find((d) => d.TotalErrors !== undefined);
+    assert.deepEqual([totals?.PartitionsFailed, totals?.TotalErrors], [3, 4]);
+    assert.deepEqual(
+      next.map((d) => [d.ErrorCode, d.PartitionsFailed]),
+      [[undefined, 0]],
+      "a healthy flush publishes 0 under service alone",
+    );
   });
 
   it("publishes lag per topic and its maxima, then starts over after a flush", () => {
