@@ -111,6 +111,12 @@ export class Checkpointer {
     }
   }
 
+  /** After the checkpoint in flight, stores `offset`, retried while the lease is held. */
+  async storeNow(offset: number): Promise<Gate> {
+    if ((await this.settled()) === "lost") return "lease-lost";
+    return this.storeBeforeWriting(offset);
+  }
+
   /** Retries a deferred checkpoint while the lease is held; nothing is written meanwhile. */
   async storeBeforeWriting(offset: number): Promise<Gate> {
     const stored = await this.#guard.retry("checkpoint deferred", () => this.#attempt(offset), { offset });

@@ -108,12 +108,10 @@ type WriteStep = readonly MirrorRecord[] | LeaseEnd;
 
 /**
  * Errors are handled per partition: retryable ones are retried in place with back-off while the
- * lease is held (LeaseGuard.retry); a non-retryable one (RECORD_REJECTED, CORRUPT_BATCH,
- * TARGET_PARTITIONS_TOO_FEW, ...) stops this partition only, after checkpointing what landed, is
- * counted in metrics.partitionError and left in `status.error` for the worker, which logs it,
- * gives the lease back at once and leaves the partition alone for a backoff while other workers
- * may take it (failure-backoff.ts): a poison record is retried by the fleet, ever less often by
- * the worker that failed it, never in a tight loop.
+ * lease is held (LeaseGuard.retry); a non-retryable one (RECORD_REJECTED, CORRUPT_BATCH, ...)
+ * stops this partition only, after checkpointing what landed, is counted in
+ * metrics.partitionError and left in `status.error` for the worker, which logs it and gives the
+ * lease back for the fleet to retry after a backoff (failure-backoff.ts), never in a tight loop.
  */
 export class PartitionPump {
   readonly #deps: PumpDeps;
@@ -237,8 +235,7 @@ export class PartitionPump {
       if (ended !== "diverged") return ended;
       // Stored where we got to, the start-up sees how far the copy went past the truncation
       // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
-      if ((await this.#checkpoints.settled()) === "lost") return "lease-lost";
-      const stored = await this.#checkpoints.storeBeforeWriting(this.#nextOffset);
+      const stored = await this.#checkpoints.storeNow(this.#nextOffset);
       if (stored !== "ok") return stored;
     }
   }
@@ -249,14 +246,7 @@ export class PartitionPump {
     for (;;) {
       const outcome = await feed.next();
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
-      if (outcome.kind === "failed") {
-        // Past the log's end: a truncation under what we read, or a log that is not ours.
-        if (!isReplicatorError(outcome.error, "OFFSET_OUT_OF_RANGE")) throw outcome.error;
-        const diverged = await this.#epochs.diverged(this.#nextOffset ?? 0);
-        if (diverged === true) return "diverged";
-        if (diverged !== false) return diverged;
-        throw outcome.error;
-      }
+      if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
       const { fetched } = outcome;
 
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {

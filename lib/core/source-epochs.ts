@@ -4,6 +4,7 @@
  * new one begins and stores a checkpoint there with the new epoch (Checkpointer.enterEpoch), so
  * a stored epoch always describes whatever a holder wrote past its checkpoint.
  */
+import { isReplicatorError } from "../errors.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { Gate, LeaseEnd, LeaseGuard } from "./held-lease.js";
 import type { FetchedRecords, MirrorRecord } from "./model.js";
@@ -87,6 +88,18 @@ export class EpochWatch {
     if (diverged === true) return "diverged";
     if (diverged !== false) return diverged;
     return this.#checkpoints.enterEpoch(part.from, part.epoch);
+  }
+
+  /**
+   * A fetch failed for good. Past the log's end, a truncation under what was read explains it
+   * ("diverged": the start-up resets it); anything else, or a log that is not ours, is thrown.
+   */
+  async failedRead(error: unknown, readTo: number): Promise<"diverged" | LeaseEnd> {
+    if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
+    const diverged = await this.diverged(readTo);
+    if (diverged === true) return "diverged";
+    if (diverged !== false) return diverged;
+    throw error;
   }
 
   /** Whether OffsetForLeaderEpoch proves the epoch we copy in ended below `readTo` (false when unknown). */
