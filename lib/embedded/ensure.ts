@@ -13,12 +13,12 @@ import {
   isProcessAlive,
   isServing,
   LOG_FILE,
-  prepareStateDir,
   readOrCreateSecret,
   readServerRecord,
   type ServerRecord,
   STATE_FILE_MODE,
 } from "./server-file.js";
+import { prepareStateDir } from "./state-dir.js";
 
 export interface EnsureLeaseServerOptions {
   /** @default 10 minutes */

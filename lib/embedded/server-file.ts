@@ -11,7 +11,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 
@@ -29,15 +29,6 @@ export const SECRET_FILE = "secret";
 export const SECRET_HEADER = "x-kafka-mirror-secret";
 export const STATE_DIR_MODE = 0o700;
 export const STATE_FILE_MODE = 0o600;
-
-/**
- * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
- * a directory someone else owns: such a directory is not ours to keep leases in.
- */
-export async function prepareStateDir(stateDir: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: STATE_DIR_MODE });
-  await chmod(stateDir, STATE_DIR_MODE);
-}
 
 /**
  * The directory's secret, created on first use. Several processes may race to create it: each

@@ -20,12 +20,12 @@ import { join } from "node:path";
 import dynalite from "dynalite";
 import {
   DATA_DIR,
-  prepareStateDir,
   readOrCreateSecret,
   removeServerRecord,
   SECRET_HEADER,
   writeServerRecord,
 } from "./server-file.js";
+import { prepareStateDir } from "./state-dir.js";
 
 export interface LeaseServerOptions {
   readonly stateDir: string;

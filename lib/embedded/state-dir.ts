@@ -1,0 +1,56 @@
+/**
+ * Creating the state directory (see server-file.ts for what it holds), with a `mkdir -p` that
+ * always ends.
+ *
+ * Node's own `mkdir(path, { recursive: true })` never returns when a parent exists but refuses
+ * to hold a new directory with ENOENT, as procfs does (`/proc/nope`) and a dangling symlink
+ * does: it makes the parent (EEXIST), tries the child again (ENOENT) and goes round for ever,
+ * about 1,300 times a second. `kafka-mirror status --state-dir /proc/nope` spun like that for
+ * ten minutes. The walk here makes each parent at most once, so such a path fails at once.
+ */
+import { chmod, mkdir, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { STATE_DIR_MODE } from "./server-file.js";
+
+/**
+ * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
+ * a directory someone else owns: such a directory is not ours to keep leases in.
+ */
+export async function prepareStateDir(stateDir: string): Promise<void> {
+  await makeDirectory(stateDir, STATE_DIR_MODE);
+  await chmod(stateDir, STATE_DIR_MODE);
+}
+
+/** `mkdir -p path`: each missing parent is made once, then `path` is tried once more, never again. */
+export async function makeDirectory(path: string, mode: number): Promise<void> {
+  try {
+    await mkdir(path, { mode });
+    return;
+  } catch (error) {
+    if (errnoOf(error) === "EEXIST") return requireDirectory(path);
+    if (errnoOf(error) !== "ENOENT" || dirname(path) === path) throw error;
+  }
+  await makeDirectory(dirname(path), mode);
+  try {
+    await mkdir(path, { mode });
+  } catch (error) {
+    // A second ENOENT, with the parent there, is final: the parent cannot hold directories.
+    if (errnoOf(error) !== "EEXIST") throw error;
+    await requireDirectory(path);
+  }
+}
+
+/** Something is at `path` already (made by a racing process, or a file): it must be a directory. */
+async function requireDirectory(path: string): Promise<void> {
+  if ((await stat(path)).isDirectory()) return;
+  throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${path}'`), {
+    code: "ENOTDIR",
+    syscall: "mkdir",
+    path,
+  });
+}
+
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
