@@ -18,7 +18,7 @@ import {
   type ServerRecord,
   STATE_FILE_MODE,
 } from "./server-file.js";
-import { prepareStateDir } from "./state-dir.js";
+import { prepareStateDir, stateDirError } from "./state-dir.js";
 
 export interface EnsureLeaseServerOptions {
   /** @default 10 minutes */
@@ -48,7 +48,7 @@ export async function ensureLeaseServer(
     // Before the server starts, so a racing client never sees a server without its secret.
     await readOrCreateSecret(dir);
   } catch (error) {
-    throw unavailable(dir, `cannot prepare the state directory: ${(error as Error).message}`, error);
+    throw stateDirError(dir, error);
   }
   const existing = await readServerRecord(dir);
   if (existing !== null && (await isServing(existing))) return existing;

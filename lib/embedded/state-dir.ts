@@ -10,7 +10,25 @@
  */
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { STATE_DIR_MODE } from "./server-file.js";
+
+/** fs failures that may pass by themselves: out of file descriptors, a busy or interrupted call. */
+const TRANSIENT_FS_CODES: ReadonlySet<string> = new Set(["EMFILE", "ENFILE", "EAGAIN", "EBUSY", "EINTR"]);
+
+/** What an errno says about the state directory, for the one line the operator reads. */
+const FS_REASONS: Readonly<Record<string, string>> = {
+  ENOENT: "a parent is missing or cannot hold directories",
+  ENOTDIR: "a file stands where a directory must be",
+  EACCES: "permission denied",
+  EPERM: "not permitted: another user's directory, or a file system that refuses it",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "disk quota exceeded",
+  ENAMETOOLONG: "path too long",
+  ELOOP: "too many symbolic links",
+  EISDIR: "a directory stands where a file must be",
+};
 
 /**
  * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
@@ -53,4 +71,30 @@ async function requireDirectory(path: string): Promise<void> {
 export function errnoOf(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * A failure to create or use the state directory as a ReplicatorError. Most are the operator's
+ * to fix (STATE_DIR_UNUSABLE, not retryable: trying again only repeats them); a transient one
+ * (EMFILE, EBUSY...) stays LEASE_STORE_UNAVAILABLE, retryable. A ReplicatorError passes as is.
+ */
+export function stateDirError(stateDir: string, error: unknown): ReplicatorError {
+  if (isReplicatorError(error)) return error;
+  const code = errnoOf(error);
+  const { syscall, path } = (error ?? {}) as NodeJS.ErrnoException;
+  const text = error instanceof Error ? error.message : String(error);
+  if (code === undefined || TRANSIENT_FS_CODES.has(code)) {
+    return new ReplicatorError(
+      "LEASE_STORE_UNAVAILABLE",
+      `embedded lease store in ${stateDir}: cannot prepare the state directory: ${text}`,
+      { cause: error, details: { stateDir, ...(code === undefined ? {} : { errno: code }) } },
+    );
+  }
+  const where = `${syscall ?? "using"} ${path ?? stateDir}`;
+  return new ReplicatorError(
+    "STATE_DIR_UNUSABLE",
+    `state directory ${stateDir} cannot be used: ${where}: ${code} (${FS_REASONS[code] ?? text}); ` +
+      "it must be a directory this user can create, or one it owns and can write",
+    { cause: error, details: { stateDir, path: path ?? stateDir, syscall, errno: code } },
+  );
 }

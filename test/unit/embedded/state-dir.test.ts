@@ -4,7 +4,8 @@ import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeDirectory } from "../../../lib/embedded/state-dir.js";
+import { makeDirectory, stateDirError } from "../../../lib/embedded/state-dir.js";
+import { ReplicatorError } from "../../../lib/errors.js";
 
 /** Node's recursive mkdir spun for ever on these; a working walk fails in milliseconds. */
 const FAILS_WITHIN_MS = 5_000;
@@ -47,5 +48,42 @@ describe("makeDirectory", () => {
     await writeFile(file, "");
     await assert.rejects(makeDirectory(join(file, "state"), 0o700), { code: "ENOTDIR" });
     await assert.rejects(makeDirectory(file, 0o700), { code: "ENOTDIR", path: file });
+  });
+});
+
+describe("stateDirError", () => {
+  const fsError = (code: string, path = "/srv/state"): NodeJS.ErrnoException =>
+    Object.assign(new Error(`${code}: ..., mkdir '${path}'`), { code, syscall: "mkdir", path });
+
+  for (const code of ["ENOENT", "ENOTDIR", "EACCES", "EPERM", "EROFS", "ENOSPC", "EEXIST"]) {
+    it(`makes ${code} STATE_DIR_UNUSABLE, not retryable, naming the path and the errno`, () => {
+      const error = stateDirError("/srv/state", fsError(code));
+      assert.equal(error.code, "STATE_DIR_UNUSABLE");
+      assert.equal(error.retryable, false);
+      assert.match(
+        error.message,
+        new RegExp(`^state directory /srv/state cannot be used: mkdir /srv/state: ${code} `),
+      );
+      assert.doesNotMatch(error.message, /\n/);
+      assert.deepEqual(error.details, {
+        stateDir: "/srv/state",
+        path: "/srv/state",
+        syscall: "mkdir",
+        errno: code,
+      });
+    });
+  }
+
+  for (const code of ["EMFILE", "ENFILE", "EAGAIN", "EBUSY", "EINTR"]) {
+    it(`keeps ${code}, which may pass by itself, LEASE_STORE_UNAVAILABLE and retryable`, () => {
+      const error = stateDirError("/srv/state", fsError(code));
+      assert.equal(error.code, "LEASE_STORE_UNAVAILABLE");
+      assert.equal(error.retryable, true);
+    });
+  }
+
+  it("passes a ReplicatorError through as it is", () => {
+    const original = new ReplicatorError("STATE_DIR_UNUSABLE", "already said");
+    assert.equal(stateDirError("/srv/state", original), original);
   });
 });
