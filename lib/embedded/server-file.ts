@@ -28,6 +28,16 @@ export const SECRET_FILE = "secret";
 /** The request header that carries the directory's secret. */
 export const SECRET_HEADER = "x-kafka-mirror-secret";
 export const STATE_DIR_MODE = 0o700;
+
+/**
+ * How the server process (daemon.ts) tells the process that started it why it did not start.
+ * Any other failure exits `notStarted`: most often a racing server won LevelDB's lock.
+ */
+export const SERVER_EXIT = {
+  notStarted: 3,
+  /** STATE_DIR_UNUSABLE: waiting for it to start would only repeat the failure. */
+  stateDirUnusable: 4,
+} as const;
 export const STATE_FILE_MODE = 0o600;
 
 /**

@@ -9,9 +9,9 @@
  * ten minutes. The walk here makes each parent at most once, so such a path fails at once.
  */
 import { chmod, mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { STATE_DIR_MODE } from "./server-file.js";
+import { DATA_DIR, STATE_DIR_MODE } from "./server-file.js";
 
 /** fs failures that may pass by themselves: out of file descriptors, a busy or interrupted call. */
 const TRANSIENT_FS_CODES: ReadonlySet<string> = new Set(["EMFILE", "ENFILE", "EAGAIN", "EBUSY", "EINTR"]);
@@ -32,11 +32,14 @@ const FS_REASONS: Readonly<Record<string, string>> = {
 
 /**
  * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
- * a directory someone else owns: such a directory is not ours to keep leases in.
+ * a directory someone else owns: such a directory is not ours to keep leases in. LevelDB's
+ * directory is made here too, so a file in its place fails now with its name, not later inside
+ * the server process as "Database is not open".
  */
 export async function prepareStateDir(stateDir: string): Promise<void> {
   await makeDirectory(stateDir, STATE_DIR_MODE);
   await chmod(stateDir, STATE_DIR_MODE);
+  await makeDirectory(join(stateDir, DATA_DIR), STATE_DIR_MODE);
 }
 
 /** `mkdir -p path`: each missing parent is made once, then `path` is tried once more, never again. */

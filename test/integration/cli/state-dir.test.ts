@@ -10,6 +10,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { DATA_DIR } from "../../../lib/embedded/server-file.js";
 import { type SpawnCliOptions, type SpawnedCliResult, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
@@ -71,6 +72,13 @@ describe("kafka-mirror with a state directory it cannot use", () => {
     await writeFile(file, "");
     const stateDir = join(file, "state");
     expectUnusable(await status(stateDir), stateDir, /ENOTDIR \(a file stands where a directory must be\)/);
+  });
+
+  it("with a file where the embedded store's data directory goes: the store does not start", async () => {
+    const stateDir = join(dir, "data-is-a-file");
+    await mkdir(stateDir);
+    await writeFile(join(stateDir, DATA_DIR), "");
+    expectUnusable(await status(stateDir), stateDir, new RegExp(`mkdir \\S+/${DATA_DIR}: ENOTDIR`));
   });
 
   it("in a directory this user cannot write", async () => {
