@@ -12,12 +12,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
+import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
 import { ensureLeaseServer, stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { DATA_DIR, LOG_FILE, SERVER_EXIT } from "../../../lib/embedded/server-file.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 
 /** Shorter than the race grace (3 s) that an unexpected server exit waits for. */
 const AT_ONCE_MS = 2_500;
+const TABLE = "start-failures";
 const DAEMON = fileURLToPath(new URL("../../../lib/embedded/daemon.ts", import.meta.url));
 
 describe("embedded lease server in a state directory it cannot use", () => {
@@ -59,6 +63,35 @@ describe("embedded lease server in a state directory it cannot use", () => {
     assert.ok(isReplicatorError(error, "STATE_DIR_UNUSABLE"), String(error));
     assert.match(error.message, new RegExp(`open \\S+/${LOG_FILE}: EISDIR`));
     assert.ok(elapsedMs < AT_ONCE_MS, `${elapsedMs} ms`);
+  });
+
+  it("fails a store call at once when the server it restarts finds the directory unusable", async () => {
+    // Prepare: a working store whose server then stops, and whose data directory is replaced.
+    const dir = join(root, "unusable-later");
+    const client = await createEmbeddedLeaseClient({ stateDir: dir });
+    try {
+      await createLeaseTable(client, TABLE);
+      const store = new DynamoDbLeaseStore({ client, tableName: TABLE });
+      await store.list();
+      await stopLeaseServer(dir);
+      await rm(join(dir, DATA_DIR), { recursive: true });
+      await writeFile(join(dir, DATA_DIR), "");
+
+      // Act
+      const startedAt = Date.now();
+      const error = await store.list().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+
+      // Assess: final, so neither the worker nor a pump retries it until its deadline.
+      assert.ok(isReplicatorError(error, "STATE_DIR_UNUSABLE"), String(error));
+      assert.equal(error.retryable, false);
+      assert.ok(Date.now() - startedAt < AT_ONCE_MS, `${Date.now() - startedAt} ms`);
+    } finally {
+      client.destroy();
+      await stopLeaseServer(dir);
+    }
   });
 
   it("has the server process exit with its own code and one line, so its starter need not wait", async () => {
