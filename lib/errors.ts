@@ -63,6 +63,11 @@ export const ErrorCodes = {
   LEASE_STORE_UNAVAILABLE: { retryable: true },
   /** The lease table exists but is not in the expected shape (missing, wrong key schema). */
   LEASE_STORE_INVALID: { retryable: false },
+  /**
+   * The CLI's state directory (the embedded lease store) cannot be created or used: a path under
+   * a file or under /proc, no permission, a read-only file system. `details.path` names where.
+   */
+  STATE_DIR_UNUSABLE: { retryable: false },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -2,7 +2,7 @@
  * What the operator sees when a command cannot go on: one message naming the problem, a
  * non-zero exit code, and the stack only with --debug.
  */
-import { isReplicatorError } from "../errors.js";
+import { type ErrorCode, isReplicatorError } from "../errors.js";
 import { isAuthenticationFailure } from "../kafka/security.js";
 
 /** Exit codes, documented in the README's CLI section. */
@@ -16,6 +16,13 @@ export const ExitCode = {
   UNREACHABLE: 3,
   INTERRUPTED: 130,
 } as const;
+
+/** Errors the operator fixes in the command line or the config: rerunning as is cannot help. */
+const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "CONFIG_INVALID",
+  "PATTERN_INVALID",
+  "STATE_DIR_UNUSABLE",
+]);
 
 export class CliError extends Error {
   readonly exitCode: number;
@@ -52,12 +59,11 @@ export function describeFailure(error: unknown, debug: boolean): { exitCode: num
     };
   }
   if (isReplicatorError(error)) {
-    const exitCode =
-      error.code === "CONFIG_INVALID" || error.code === "PATTERN_INVALID"
-        ? ExitCode.BAD_INPUT
-        : error.code === "LEASE_STORE_UNAVAILABLE"
-          ? ExitCode.UNREACHABLE
-          : ExitCode.FAILED;
+    const exitCode = BAD_INPUT_CODES.has(error.code)
+      ? ExitCode.BAD_INPUT
+      : error.code === "LEASE_STORE_UNAVAILABLE"
+        ? ExitCode.UNREACHABLE
+        : ExitCode.FAILED;
     return { exitCode, message: `${error.message} [${error.code}]${stack(error)}${causes(error)}` };
   }
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

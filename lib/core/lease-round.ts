@@ -1,9 +1,10 @@
 /**
  * The worker's lease round, outside the run loop: building the run's coordinator from the
- * worker's settings, and running a round (or a poll of awaited leases) so that a failure is
- * logged, never thrown: pumps of held leases go on while their leases last.
+ * worker's settings, and running a round (or a poll of awaited leases) so that a retryable
+ * failure is logged, not thrown: pumps of held leases go on while their leases last, and the
+ * next round tries again. A round that fails for good ends the run (see loggedRound).
  */
-import { describeError, isReplicatorError } from "../errors.js";
+import { describeError } from "../errors.js";
 import {
   type ClaimDecision,
   DEFAULT_MAX_CLAIMS_PER_ROUND,
@@ -12,6 +13,7 @@ import {
   type RebalanceResult,
 } from "./lease-coordinator.js";
 import type { Lease, LeaseStore, Logger } from "./ports.js";
+import { isRetryable } from "./retry.js";
 import type { WorkerSettings } from "./worker-settings.js";
 
 export interface RoundWiring {
@@ -41,7 +43,11 @@ export function leaseCoordinatorFor(o: RoundWiring, startedAt: number): LeaseCoo
   });
 }
 
-/** Runs one lease round; on failure logs it and returns null (nothing new taken). */
+/**
+ * Runs one lease round; on a retryable failure logs it and returns nothing taken. A failure that
+ * is not retryable (the table is gone or keyed wrong, access denied) is thrown after logging:
+ * every later round would only repeat it, every rebalance interval until the deadline.
+ */
 export async function loggedRound(
   o: RoundWiring,
   round: () => Promise<RebalanceResult>,
@@ -59,8 +65,11 @@ export async function loggedRound(
     }
     return { acquired, decision };
   } catch (error) {
-    const level = isReplicatorError(error) && error.retryable ? "warn" : "error";
-    o.logger[level]("taking leases failed", describeError(error));
+    if (!isRetryable(error)) {
+      o.logger.error("taking leases failed; ending the run", describeError(error));
+      throw error;
+    }
+    o.logger.warn("taking leases failed", describeError(error));
     return { acquired: [], decision: null };
   }
 }

@@ -181,9 +181,12 @@ class Run {
         return true;
       })) !== null;
     let endReason: RunEndReason = this.#options.signal?.aborted ? "aborted" : "deadline";
-    if (ensured) endReason = await this.#loop(stopAt);
-
-    await this.#windDown();
+    try {
+      if (ensured) endReason = await this.#loop(stopAt);
+    } finally {
+      // Also when a lease round failed for good: pumps finish their batch and leases are freed.
+      await this.#windDown();
+    }
     const summary = this.#tally.summary({
       workerId,
       startedAt: this.#startedAt,

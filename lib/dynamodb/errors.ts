@@ -4,7 +4,7 @@
  * means (lost lease, lost race, item already there) depends on the write, so each caller decides.
  */
 import { DynamoDBServiceException } from "@aws-sdk/client-dynamodb";
-import { ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 
 /**
  * Service errors that say "not now" rather than "never". DynamoDB marks some of them with
@@ -30,6 +30,9 @@ export function translateDynamoDbError(
   tableName: string,
   details: Record<string, unknown> = {},
 ): ReplicatorError {
+  // Translated already, by whatever the client runs before the request (the embedded store's
+  // start, lib/embedded/client.ts): wrapping it as "unreachable" would make it retryable.
+  if (isReplicatorError(error)) return error;
   const facts = { ...details, operation, tableName };
   if (!(error instanceof DynamoDBServiceException)) {
     // No service response at all: connection refused or reset, DNS, socket or request timeout

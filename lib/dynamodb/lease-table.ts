@@ -8,23 +8,31 @@ import {
   type DynamoDBClient,
   ResourceInUseException,
   type TableDescription,
-  waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
+import { systemClock } from "../core/clock.js";
+import type { Clock } from "../core/ports.js";
+import { type BackoffPolicy, isRetryable, retryUntil } from "../core/retry.js";
 import { ReplicatorError } from "../errors.js";
 import { translateDynamoDbError } from "./errors.js";
 
 /** The only key attribute: a string partition key, no sort key (one item per partition). */
 export const LEASE_KEY_ATTRIBUTE = "leaseKey";
 
-/** DescribeTable/CreateTable waits are bounded so a stuck table fails a deploy, not hangs it. */
-const CREATE_WAIT_SECONDS = 300;
+/** The wait for a new table to become ACTIVE is bounded so a stuck table fails a deploy, not hangs it. */
+const ACTIVE_WAIT_MS = 300_000;
+/** How often to look while it is not ACTIVE yet (the SDK waiter's 1 to 5 s). */
+const ACTIVE_POLL: BackoffPolicy = { initialMs: 1_000, maxMs: 5_000 };
 
 /**
  * Creates the lease table with on-demand billing and waits until it is ACTIVE. A table that
  * already exists is fine as long as it has the expected key schema; otherwise this throws
  * LEASE_STORE_INVALID.
  */
-export async function createLeaseTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function createLeaseTable(
+  client: DynamoDBClient,
+  tableName: string,
+  clock: Clock = systemClock,
+): Promise<void> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -41,18 +49,30 @@ export async function createLeaseTable(client: DynamoDBClient, tableName: string
       throw translateDynamoDbError(error, "CreateTable", tableName);
     }
   }
-  try {
-    await waitUntilTableExists(
-      { client, maxWaitTime: CREATE_WAIT_SECONDS, minDelay: 1, maxDelay: 5 },
-      { TableName: tableName },
-    );
-  } catch (error) {
-    throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", `lease table ${tableName} did not become ACTIVE`, {
-      cause: error,
-      details: { tableName },
-    });
-  }
-  await describeLeaseTable(client, tableName);
+  await untilActive(client, tableName, clock);
+}
+
+/**
+ * Looks at the table until it is ACTIVE, and checks its shape. Not the SDK's waitUntilTableExists:
+ * that one retries every error for its whole wait, a refused DescribeTable or a table deleted
+ * meanwhile too (five minutes for an answer that will not change). Here only a table still
+ * CREATING, or a retryable failure (throttled, unreachable), is looked at again.
+ */
+async function untilActive(client: DynamoDBClient, tableName: string, clock: Clock): Promise<void> {
+  await retryUntil(
+    async () => {
+      const status = (await describeLeaseTable(client, tableName)).TableStatus;
+      if (status === "ACTIVE") return;
+      throw new ReplicatorError(
+        "LEASE_STORE_UNAVAILABLE",
+        `lease table ${tableName} is ${status}, not ACTIVE`,
+        {
+          details: { tableName, status },
+        },
+      );
+    },
+    { clock, retryable: isRetryable, deadline: clock.now() + ACTIVE_WAIT_MS, backoff: ACTIVE_POLL },
+  );
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * Entry point of the detached lease server process: `daemon.ts <stateDir> <idleMs>`. Started by
- * ensureLeaseServer; exits 0 when idle or told to stop, 3 when another server owns the directory.
+ * ensureLeaseServer; exits 0 when idle or told to stop, SERVER_EXIT when it could not start.
  */
+import { isReplicatorError } from "../errors.js";
 import { startLeaseServer } from "./server.js";
+import { SERVER_EXIT } from "./server-file.js";
 
 // LevelDB creates its files with the process umask: 0600, like the rest of the state directory.
 process.umask(0o077);
@@ -21,5 +23,7 @@ try {
   process.exit(0);
 } catch (error) {
   process.stderr.write(`lease server ${process.pid} not started: ${(error as Error).message}\n`);
-  process.exit(3);
+  process.exit(
+    isReplicatorError(error, "STATE_DIR_UNUSABLE") ? SERVER_EXIT.stateDirUnusable : SERVER_EXIT.notStarted,
+  );
 }

@@ -4,8 +4,9 @@
  * them open the data, the others exit, and every caller waits until `server.json` names a live
  * server that answers.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, fchmodSync, openSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ReplicatorError } from "../errors.js";
@@ -13,12 +14,13 @@ import {
   isProcessAlive,
   isServing,
   LOG_FILE,
-  prepareStateDir,
   readOrCreateSecret,
   readServerRecord,
+  SERVER_EXIT,
   type ServerRecord,
   STATE_FILE_MODE,
 } from "./server-file.js";
+import { prepareStateDir, stateDirError } from "./state-dir.js";
 
 export interface EnsureLeaseServerOptions {
   /** @default 10 minutes */
@@ -48,22 +50,36 @@ export async function ensureLeaseServer(
     // Before the server starts, so a racing client never sees a server without its secret.
     await readOrCreateSecret(dir);
   } catch (error) {
-    throw unavailable(dir, `cannot prepare the state directory: ${(error as Error).message}`, error);
+    throw stateDirError(dir, error);
   }
   const existing = await readServerRecord(dir);
   if (existing !== null && (await isServing(existing))) return existing;
-  const child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
+  let child: ChildProcess;
+  try {
+    child = spawnServer(dir, options.idleMs ?? DEFAULT_IDLE_MS);
+  } catch (error) {
+    // Opening its log failed (a directory in its place, a full disk): it cannot start.
+    throw stateDirError(dir, error);
+  }
+  return waitForServer(dir, child, options.startTimeoutMs ?? 15_000);
+}
+
+/**
+ * Polls until `server.json` names a live server that answers: ours, or a racing process's that
+ * won the LevelDB lock. A server still starting is worth waiting for, up to `timeoutMs`; one that
+ * exited because the state directory is unusable is not, nor one that died otherwise with no
+ * racing server seen within RACE_GRACE_MS.
+ */
+async function waitForServer(dir: string, child: ChildProcess, timeoutMs: number): Promise<ServerRecord> {
   let childExit: number | null | undefined;
   let exitedAt = 0;
   child.once("exit", (code) => {
     childExit = code;
     exitedAt = Date.now();
   });
-  const timeoutMs = options.startTimeoutMs ?? 15_000;
   const giveUpAt = Date.now() + timeoutMs;
   while (Date.now() < giveUpAt) {
     const record = await readServerRecord(dir);
-    // Ours, or a racing process's server that won the LevelDB lock.
     if (
       record !== null &&
       (record.pid === child.pid || childExit !== undefined) &&
@@ -71,7 +87,12 @@ export async function ensureLeaseServer(
     ) {
       return record;
     }
-    if (childExit !== undefined && childExit !== 3 && Date.now() - exitedAt > RACE_GRACE_MS) {
+    if (childExit === SERVER_EXIT.stateDirUnusable) throw await unusable(dir, child.pid);
+    if (
+      childExit !== undefined &&
+      childExit !== SERVER_EXIT.notStarted &&
+      Date.now() - exitedAt > RACE_GRACE_MS
+    ) {
       throw unavailable(dir, `the lease server exited with code ${childExit}; see ${join(dir, LOG_FILE)}`);
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
@@ -123,6 +144,19 @@ function daemonEntry(): string[] {
     return ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("./daemon.ts", import.meta.url))];
   }
   return [fileURLToPath(new URL("./daemon.js", import.meta.url))];
+}
+
+/** The server's own one-line reason (daemon.ts writes it to the log), else a pointer to the log. */
+async function unusable(dir: string, pid: number | undefined): Promise<ReplicatorError> {
+  const log = join(dir, LOG_FILE);
+  const prefix = `lease server ${pid} not started: `;
+  const lines = (await readFile(log, "utf8").catch(() => "")).split("\n");
+  const reason = lines.reverse().find((line) => line.startsWith(prefix));
+  return new ReplicatorError(
+    "STATE_DIR_UNUSABLE",
+    reason?.slice(prefix.length) ?? `state directory ${dir} cannot be used by the lease server; see ${log}`,
+    { details: { stateDir: dir, log } },
+  );
 }
 
 function unavailable(dir: string, why: string, cause?: unknown): ReplicatorError {

@@ -11,7 +11,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 
@@ -28,16 +28,17 @@ export const SECRET_FILE = "secret";
 /** The request header that carries the directory's secret. */
 export const SECRET_HEADER = "x-kafka-mirror-secret";
 export const STATE_DIR_MODE = 0o700;
-export const STATE_FILE_MODE = 0o600;
 
 /**
- * Creates the state directory, or tightens an existing one, to 0700. chmod fails with EPERM on
- * a directory someone else owns: such a directory is not ours to keep leases in.
+ * How the server process (daemon.ts) tells the process that started it why it did not start.
+ * Any other failure exits `notStarted`: most often a racing server won LevelDB's lock.
  */
-export async function prepareStateDir(stateDir: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: STATE_DIR_MODE });
-  await chmod(stateDir, STATE_DIR_MODE);
-}
+export const SERVER_EXIT = {
+  notStarted: 3,
+  /** STATE_DIR_UNUSABLE: waiting for it to start would only repeat the failure. */
+  stateDirUnusable: 4,
+} as const;
+export const STATE_FILE_MODE = 0o600;
 
 /**
  * The directory's secret, created on first use. Several processes may race to create it: each

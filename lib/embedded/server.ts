@@ -20,12 +20,12 @@ import { join } from "node:path";
 import dynalite from "dynalite";
 import {
   DATA_DIR,
-  prepareStateDir,
   readOrCreateSecret,
   removeServerRecord,
   SECRET_HEADER,
   writeServerRecord,
 } from "./server-file.js";
+import { prepareStateDir, stateDirError } from "./state-dir.js";
 
 export interface LeaseServerOptions {
   readonly stateDir: string;
@@ -40,9 +40,13 @@ export interface RunningLeaseServer {
   stop(): Promise<void>;
 }
 
+/** Throws STATE_DIR_UNUSABLE when the directory cannot hold the server's files (daemon.ts exits 4). */
 export async function startLeaseServer(options: LeaseServerOptions): Promise<RunningLeaseServer> {
-  await prepareStateDir(options.stateDir);
-  const secret = await readOrCreateSecret(options.stateDir);
+  const secret = await prepareStateDir(options.stateDir)
+    .then(() => readOrCreateSecret(options.stateDir))
+    .catch((error: unknown) => {
+      throw stateDirError(options.stateDir, error);
+    });
   const server = dynalite({ path: join(options.stateDir, DATA_DIR), createTableMs: 0 });
   requireSecret(server, secret);
   server.listen(0, "127.0.0.1");
@@ -77,7 +81,10 @@ export async function startLeaseServer(options: LeaseServerOptions): Promise<Run
   };
   server.on("request", armIdle);
   armIdle();
-  await writeServerRecord(options.stateDir, { pid: process.pid, port });
+  await writeServerRecord(options.stateDir, { pid: process.pid, port }).catch(async (error: unknown) => {
+    await stop();
+    throw stateDirError(options.stateDir, error);
+  });
   return { port, stopped, stop };
 }
 

@@ -30,26 +30,41 @@ export async function runCliCaptured(args: readonly string[]): Promise<CliResult
 }
 
 export interface SpawnedCliResult {
-  /** null when the process was killed by a signal. */
+  /** null when the process was killed by a signal (`killAfterMs` included). */
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** From spawn to exit. */
+  readonly elapsedMs: number;
+}
+
+export interface SpawnCliOptions {
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly bin?: string;
+  /** Run as this user (the test runs as root): to meet a directory only root could write. */
+  readonly user?: { readonly uid: number; readonly gid: number };
+  /** SIGKILL after this long, so a CLI that never ends fails its test instead of hanging it. */
+  readonly killAfterMs?: number;
 }
 
 /**
  * Runs bin/kafka-mirror.js (or another `bin`, such as an installed package's) in a child process
  * of its own, as a user would, until it exits.
  */
-export function spawnCli(
-  args: readonly string[],
-  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv; readonly bin?: string } = {},
-): Promise<SpawnedCliResult> {
+export function spawnCli(args: readonly string[], options: SpawnCliOptions = {}): Promise<SpawnedCliResult> {
   return new Promise((resolve, reject) => {
+    const startedAt = Date.now();
     const child = spawn(process.execPath, [options.bin ?? CLI_BIN, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     });
+    const killer =
+      options.killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => child.kill("SIGKILL"), options.killAfterMs);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => {
@@ -59,6 +74,9 @@ export function spawnCli(
       stderr += c.toString("utf8");
     });
     child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.once("close", (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr, elapsedMs: Date.now() - startedAt });
+    });
   });
 }

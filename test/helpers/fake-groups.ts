@@ -30,6 +30,8 @@ export class FakeGroupAdmin implements GroupAdmin {
   /** Every commit that landed, in order (tests check what sync committed and when). */
   readonly commits: { groupId: string; offsets: { topic: string; partition: number; offset: number }[] }[] =
     [];
+  /** Calls made so far, by name, failed ones included (tests count a retry layer's attempts). */
+  readonly calls = new Map<keyof GroupAdmin, number>();
   closed = false;
 
   /** Declares a consumer group with active members (state "Stable" unless given). */
@@ -143,6 +145,7 @@ export class FakeGroupAdmin implements GroupAdmin {
   }
 
   #maybeFail(call: keyof GroupAdmin): void {
+    this.calls.set(call, (this.calls.get(call) ?? 0) + 1);
     const i = this.#failures.findIndex((f) => f.call === call);
     if (i === -1) return;
     const [failure] = this.#failures.splice(i, 1);

@@ -1,6 +1,7 @@
 /**
  * A ClusterAdmin or SourceReader (ours, not kafkajs) whose first calls fail with a retryable
- * KAFKA_RETRIABLE, as a broker that is briefly unavailable makes one attempt of the adapter fail.
+ * KAFKA_RETRIABLE, as a broker that is briefly unavailable makes one attempt of the adapter fail,
+ * or with the error a test gives (a refusal that no retry can change).
  */
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
 import { ReplicatorError } from "../../lib/errors.js";
@@ -15,6 +16,8 @@ export interface FlakyOptions {
   readonly failures?: number;
   /** Which methods fail. @default all of them */
   readonly methods?: readonly string[];
+  /** What a failing call throws. @default a retryable KAFKA_RETRIABLE naming the method */
+  readonly error?: (method: string) => Error;
 }
 
 function failing(method: string, options: FlakyOptions, flaky: Flaky): void {
@@ -22,7 +25,10 @@ function failing(method: string, options: FlakyOptions, flaky: Flaky): void {
   const n = flaky.failed.get(method) ?? 0;
   if (n >= (options.failures ?? 1)) return;
   flaky.failed.set(method, n + 1);
-  throw new ReplicatorError("KAFKA_RETRIABLE", `${method}: broker briefly unavailable (injected)`);
+  throw (
+    options.error?.(method) ??
+    new ReplicatorError("KAFKA_RETRIABLE", `${method}: broker briefly unavailable (injected)`)
+  );
 }
 
 /** `admin` with the first calls of its methods failing (see FlakyOptions). */

@@ -2,6 +2,7 @@
  * The commands retry a Kafka call that failed transiently (adapters make one attempt each):
  * brokers answer the first requests of one API with REQUEST_TIMED_OUT, a retriable error that
  * is not re-routed, and status and verify still succeed, saying on stderr what they retried.
+ * A failure no retry changes (an ACL) ends the command at the first attempt, in one line.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -19,6 +20,8 @@ import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka
 
 /** Kafka's REQUEST_TIMED_OUT: retriable, and not a reason to re-route within one attempt. */
 const REQUEST_TIMED_OUT = 7;
+/** Kafka's TOPIC_AUTHORIZATION_FAILED: not retriable, an ACL says no. */
+const TOPIC_AUTHORIZATION_FAILED = 29;
 const PARTITIONS = 2;
 const PER_PARTITION = 50;
 
@@ -111,5 +114,27 @@ describe("kafka-mirror commands retry transient Kafka failures", () => {
       ],
     );
     assert.match(verify.stderr, /fetching RETRY-\S+ failed, retrying/);
+  });
+
+  it("status stops at the first ListOffsets answered with TOPIC_AUTHORIZATION_FAILED", async () => {
+    // Prepare: more refusals than the retry budget could use, on the only broker.
+    const queued = 20;
+    const refusal = { code: TOPIC_AUTHORIZATION_FAILED, rttMs: 0 };
+    await source.pushBrokerRequestErrors(1, ApiKey.ListOffsets, Array(queued).fill(refusal));
+
+    // Act
+    const startedAt = Date.now();
+    const status = await cli(["status", "--config", config, "--state-dir", join(dir, "state")]);
+    const elapsedMs = Date.now() - startedAt;
+    // The refusals left stay queued on broker 1 (the launcher clears only the cluster-wide
+    // stack): keep this test the last of the file.
+    const left = await source.brokerErrorCount(1, ApiKey.ListOffsets);
+
+    // Assess: one attempt (its two ListOffsets requests, earliest and latest), no retry, one line.
+    assert.equal(status.code, 1, status.stderr);
+    assert.equal(queued - left, 2, `ListOffsets requests answered: ${queued - left}`);
+    assert.doesNotMatch(status.stderr, /retrying/);
+    assert.match(status.stderr, /^kafka-mirror: [^\n]*TOPIC_AUTHORIZATION_FAILED[^\n]*\n$/);
+    assert.ok(elapsedMs < 5_000, `${elapsedMs} ms`);
   });
 });

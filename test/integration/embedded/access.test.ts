@@ -146,7 +146,8 @@ describe("embedded lease store: a state directory someone else owns", () => {
         gid: NOBODY,
         cwd: process.cwd(),
       });
-      assert.equal(stdout.trim(), "LEASE_STORE_UNAVAILABLE");
+      // Not retryable: chmod will fail the same way every time.
+      assert.equal(stdout.trim(), "STATE_DIR_UNUSABLE");
     } finally {
       await stopLeaseServer(owned);
       await rm(owned, { recursive: true, force: true });

@@ -23,6 +23,13 @@ describe("describeFailure", () => {
     assert.match(message, /^authentication failed: fetch failed/);
   });
 
+  it("gives exit 2 for a state directory that cannot be used: the operator fixes --state-dir", () => {
+    const error = new ReplicatorError("STATE_DIR_UNUSABLE", "state directory /proc/nope cannot be used: ...");
+    const { exitCode, message } = describeFailure(error, false);
+    assert.equal(exitCode, ExitCode.BAD_INPUT);
+    assert.equal(message, "state directory /proc/nope cannot be used: ... [STATE_DIR_UNUSABLE]");
+  });
+
   it("keeps other Kafka failures at exit 1", () => {
     const { exitCode } = describeFailure(new ReplicatorError("KAFKA_FATAL", "fetch failed: CORRUPT"), false);
     assert.equal(exitCode, ExitCode.FAILED);

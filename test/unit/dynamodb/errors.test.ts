@@ -9,6 +9,7 @@ import {
   ThrottlingException,
 } from "@aws-sdk/client-dynamodb";
 import { translateDynamoDbError } from "../../../lib/dynamodb/errors.js";
+import { ReplicatorError } from "../../../lib/errors.js";
 
 const $metadata = { httpStatusCode: 400 };
 
@@ -29,6 +30,17 @@ describe("translateDynamoDbError", () => {
       assert.equal(error.details.awsError, sdkError.name);
     });
   }
+
+  // The embedded client starts its server inside the request: a state directory it cannot use
+  // must stay final, not become "could not be reached" and be retried until the deadline.
+  it("passes an error the client translated already through, retryable or not", () => {
+    const unusable = new ReplicatorError("STATE_DIR_UNUSABLE", "state directory /x cannot be used");
+
+    const error = translateDynamoDbError(unusable, "Scan", "leases");
+
+    assert.equal(error, unusable);
+    assert.equal(error.retryable, false);
+  });
 
   it("makes a network error without a service response a retryable LEASE_STORE_UNAVAILABLE", () => {
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });

@@ -1,11 +1,72 @@
-/** runGroupSync, the lag function's step: a failure of the whole step is counted, never thrown. */
+/**
+ * runGroupSync, the lag function's step: a failure of the whole step is counted, never thrown;
+ * a group whose commit is refused for good fails at the first attempt, the others go on.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { encodeProvenance } from "../../../lib/core/provenance.js";
+import type { KafkaRetry } from "../../../lib/core/retry.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { createGroupSelector } from "../../../lib/offsets/group-selection.js";
 import { runGroupSync } from "../../../lib/offsets/sync-step.js";
 import { FakeGroupAdmin } from "../../helpers/fake-groups.js";
-import { CapturingLogger, FakeClock, fakeMapping, InMemoryCluster } from "../../helpers/fakes.js";
+import {
+  CapturingLogger,
+  FakeClock,
+  fakeMapping,
+  InMemoryCluster,
+  leaseOf,
+  makeRecords,
+} from "../../helpers/fakes.js";
+
+const HEADER = Buffer.from("kafka-mirror.provenance");
+
+/**
+ * Source `orders/0` (10 records) copied to `A.orders/0`, offset for offset; groups `billing` and
+ * `audit` committed 4 on the source. The step retries each call for up to a minute of fake time.
+ */
+function syncWorld() {
+  const clock = new FakeClock();
+  const source = new InMemoryCluster(clock);
+  const target = new InMemoryCluster(clock);
+  const tp = { topic: "orders", partition: 0 };
+  source.createTopic("orders", 1);
+  target.createTopic("A.orders", 1);
+  source.append(tp, makeRecords(10, 0));
+  for (let offset = 0; offset < 10; offset++) {
+    const stamp = encodeProvenance({ alias: "A", partition: 0, offset });
+    target.append({ topic: "A.orders", partition: 0 }, [
+      { timestamp: 0, key: null, value: null, headers: [{ key: HEADER, value: stamp }] },
+    ]);
+  }
+  const lease = leaseOf(tp, {
+    checkpoint: 10,
+    targetOffset: 10,
+    offsetMap: [{ source: 0, target: 0, origin: true }],
+  });
+  const sourceGroups = new FakeGroupAdmin();
+  for (const group of ["audit", "billing"]) sourceGroups.setCommitted(group, "orders", 0, 4);
+  const targetGroups = new FakeGroupAdmin();
+  targetGroups.setPartitions("A.orders", 1);
+  const step = {
+    sourceGroups,
+    targetGroups,
+    targetReader: target,
+    targetAdmin: target,
+    selector: createGroupSelector({ whitelist: ".*" }),
+    header: HEADER,
+    sourceAlias: "A",
+  };
+  const retry: KafkaRetry = { clock, deadline: () => clock.now() + 60_000 };
+  const context = {
+    sourceAdmin: source,
+    leases: { list: async () => [lease] },
+    mapping: fakeMapping({ rename: (t) => `A.${t}` }),
+    logger: new CapturingLogger(),
+    retry,
+  };
+  return { clock, step, context, targetGroups };
+}
 
 describe("runGroupSync", () => {
   it("counts an unreachable group list as one failure and logs it", async () => {
@@ -38,5 +99,45 @@ describe("runGroupSync", () => {
 
     assert.deepEqual(report, { groups: [], synced: 0, failed: 1, active: 0, maxNotCopied: 0 });
     assert.ok(logger.entries.some((e) => e.level === "error" && e.message === "group offset sync failed"));
+  });
+
+  it("fails a group whose commit is refused for good at the first attempt, and syncs the next", async () => {
+    // Prepare: the first commit (audit's) is refused by an ACL, which no retry changes; a second
+    // attempt at it would pass.
+    const { clock, step, context, targetGroups } = syncWorld();
+    const refused = new ReplicatorError("GROUP_ADMIN_FAILED", "committing: GROUP_AUTHORIZATION_FAILED", {
+      retryable: false,
+    });
+    targetGroups.failNext("commitOffsets", refused);
+    const startedAt = clock.now();
+
+    // Act
+    const report = await runGroupSync(step, context);
+
+    // Assess: audit failed on its one commit, billing synced with the next, no pause between.
+    assert.deepEqual(
+      report.groups.map((g) => [g.groupId, g.status]),
+      [
+        ["audit", "failed"],
+        ["billing", "synced"],
+      ],
+    );
+    assert.equal(targetGroups.calls.get("commitOffsets"), 2);
+    assert.equal(clock.now(), startedAt);
+  });
+
+  it("retries a commit that fails retryably (the twin of the case above)", async () => {
+    const { step, context, targetGroups } = syncWorld();
+    for (let i = 0; i < 2; i++) {
+      targetGroups.failNext("commitOffsets", new ReplicatorError("GROUP_ADMIN_FAILED", "NOT_COORDINATOR"));
+    }
+
+    const report = await runGroupSync(step, context);
+
+    assert.deepEqual(
+      report.groups.map((g) => g.status),
+      ["synced", "synced"],
+    );
+    assert.equal(targetGroups.calls.get("commitOffsets"), 4);
   });
 });
