@@ -4,9 +4,8 @@
  * until the deadline (or until drained), then checkpoint and give the leases back.
  *
  * Safety rests on three rules, each enforced in one place:
- *  - a checkpoint moves only past records the target acknowledged (PartitionPump), so a kill at
- *    any instant loses nothing; duplicates are possible and bounded (see partition-pump.ts);
- *  - every lease expiry is min(now + duration, deadline) (leaseExpiry), so a holder that stalls
+ *  - a checkpoint moves only past records the target acknowledged (PartitionPump);
+ *  - every lease expiry is min(now + duration, deadline) (leaseExpiry): a holder that stalls
  *    past its deadline no longer holds anything;
  *  - a write starts only if it can finish writeSafetyMarginMs before the lease expires, judged
  *    by this worker's own clock, which keeps a worker that cannot reach the lease store from
@@ -382,10 +381,7 @@ class Run {
     return true;
   }
 
-  /**
-   * Pumps finish the write they are in (it was started only if it fits before expiry) and
-   * checkpoint it; then every lease still ours is released so others can take it at once.
-   */
+  /** Pumps finish their write in flight and checkpoint; every lease still ours is then released. */
   async #windDown(): Promise<void> {
     this.#stopping = true;
     await this.#watch.stop();
