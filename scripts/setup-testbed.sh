@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Builds everything the tests and the demo need into .testbed/ (ignored by git): librdkafka's
-# mock Kafka cluster behind our launcher, and DynamoDB Local. Each step skips itself when its
-# output is already there, so running this before every test run is cheap.
+# mock Kafka cluster behind our launcher, DynamoDB Local, and a real Apache Kafka's jars. Each
+# step skips itself when its output is already there, so running this before every test run is
+# cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages: a C toolchain and zlib headers for the mock broker, kcat as an independent
-# (non-kafkajs) client, a JRE for DynamoDB Local, stunnel and openssl for the TLS tests. Installed here rather than only in CI so that
+# (non-kafkajs) client, a JRE for DynamoDB Local and Apache Kafka, Maven to fetch Kafka's jars,
+# stunnel and openssl for the TLS tests. Installed here rather than only in CI so that
 # the README's Quickstart works on a fresh machine too.
 missing=()
 command -v gcc >/dev/null || missing+=(gcc)
 command -v make >/dev/null || missing+=(make)
 command -v kcat >/dev/null || missing+=(kcat)
 command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || missing+=(maven) # fetches Apache Kafka's jars from Maven Central
+command -v setpriv >/dev/null || missing+=(util-linux) # ties each test broker's JVM to its test process
 command -v stunnel4 >/dev/null || missing+=(stunnel4) # TLS terminator for test/integration/kafka/tls.test.ts
 command -v openssl >/dev/null || missing+=(openssl)   # test certificates for the same
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
@@ -31,3 +35,4 @@ fi
 
 bash scripts/testbed/build-mock-kafka.sh
 bash scripts/testbed/fetch-dynamodb-local.sh
+bash scripts/testbed/fetch-kafka.sh
