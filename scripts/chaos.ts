@@ -4,6 +4,7 @@
  * altered, or fewer faults than promised happened. Settings (environment): CHAOS_SEED,
  * CHAOS_FAULT_MS, CHAOS_RECORDS (per partition), CHAOS_STORE_DELAYS (latency bursts per run),
  * CHAOS_FREEZES (worker freezes per run, SIGSTOP then SIGCONT, some past the lease; default 12),
+ * CHAOS_LEADER_MOVES (clean leader changes of source partitions per run; default 14),
  * CHAOS_TARGET_ISOLATION (read_committed, the default, or read_uncommitted: how the comparison
  * reads the target) and CHAOS_FENCING (the workers' target.fencing: transactional, the default,
  * or none, the old idempotent mode, which cannot fence a frozen worker); CHAOS_KEEP_LOGS=1 keeps
@@ -16,6 +17,7 @@ import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./cha
 const MIN_KILLS = 25;
 const MIN_STORE_DELAYS = 10;
 const MIN_FREEZES = 10;
+const MIN_LEADER_MOVES = 10;
 const ISOLATION_LEVELS: readonly SourceIsolationLevel[] = ["read_committed", "read_uncommitted"];
 
 /** A whole number >= 0 from the environment, or `fallback` when unset. */
@@ -60,6 +62,7 @@ const options: ChaosOptions = {
     count: count("CHAOS_STORE_DELAYS", DEFAULT_CHAOS.storeDelays.count),
   },
   freezes: { ...DEFAULT_CHAOS.freezes, count: count("CHAOS_FREEZES", DEFAULT_CHAOS.freezes.count) },
+  leaderMoves: count("CHAOS_LEADER_MOVES", DEFAULT_CHAOS.leaderMoves),
   targetIsolation: oneOf("CHAOS_TARGET_ISOLATION", ISOLATION_LEVELS, DEFAULT_CHAOS.targetIsolation),
   fencing: oneOf("CHAOS_FENCING", FENCING_MODES, DEFAULT_CHAOS.fencing),
   keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
@@ -76,6 +79,7 @@ const failed =
   result.extra > 0 ||
   result.kills < MIN_KILLS ||
   result.store_delays < Math.min(MIN_STORE_DELAYS, options.storeDelays.count) ||
-  result.freezes < Math.min(MIN_FREEZES, options.freezes.count);
+  result.freezes < Math.min(MIN_FREEZES, options.freezes.count) ||
+  result.leader_moves < Math.min(MIN_LEADER_MOVES, options.leaderMoves);
 console.log(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 1000) }));
 process.exit(failed ? 1 : 0);

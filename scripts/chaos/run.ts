@@ -28,6 +28,7 @@ import {
   type FreezeOptions,
   freezeWorkers,
   killWorkers,
+  moveLeaders,
   type Range,
   sleep,
   storeDelays,
@@ -55,6 +56,8 @@ export interface ChaosOptions {
   readonly storeDelays: BurstOptions;
   /** Worker freezes, SIGSTOP then SIGCONT (count 0: none). */
   readonly freezes: FreezeOptions;
+  /** Clean leader changes of source partitions during the fault phase (0: none). */
+  readonly leaderMoves: number;
   /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
   readonly dieAfterAck: number;
   /**
@@ -101,6 +104,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   // On by default: with fencing "transactional" a frozen worker's late produce is refused by the
   // broker once the next holder's InitProducerId fenced it. With "none" it may land a duplicate.
   freezes: { count: 12, shortMs: [500, LEASE_DURATION_MS - 1_000], longShare: 0.4, inWriteShare: 0.5 },
+  leaderMoves: 14,
   dieAfterAck: 0.01,
   budgetMs: [6_000, 15_000],
   catchUpTimeoutMs: 240_000,
@@ -164,7 +168,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     await runFaults(o, w, topics, pool, result, timeline);
     timeline(
-      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes; catching up`,
+      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes, ${result.leader_moves} source leader moves; catching up`,
     );
     await waitForCatchUp(
       w.src,
@@ -261,6 +265,7 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     freezes: 0,
     freezes_past_lease: 0,
     freezes_in_write: 0,
+    leader_moves: 0,
     fenced_writes: 0,
     retention_losses: 0,
     recoveries: 0,
@@ -303,6 +308,14 @@ async function runFaults(
     dynamoOutages(ctx, stream(o.seed, 3), w.db, o.dynamoOutages),
     storeDelays(ctx, stream(o.seed, 4), w.proxy, o.storeDelays),
     freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
+    moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+      mover: {
+        brokers: 3,
+        moveLeader: (topic, partition, broker) => w.src.setLeader(topic, partition, broker),
+      },
+      topics,
+      partitions: o.partitions,
+    }),
   ]);
   for (const cluster of [w.src, w.dst]) {
     for (let b = 1; b <= 3; b++) {

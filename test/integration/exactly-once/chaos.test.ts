@@ -1,7 +1,8 @@
 /**
  * A short chaos run (scripts/chaos/run.ts) in the regular test suite: worker processes SIGKILLed
  * at random instants, broker faults on both clusters, a DynamoDB Local restart, lease-store
- * latency bursts and a few worker freezes past the lease, the workers writing fenced
+ * latency bursts, clean leader changes of source partitions and a few worker freezes past the
+ * lease, the workers writing fenced
  * (target.fencing "transactional"), then every partition compared with its source, read
  * read_committed. `npm run chaos` is the long version.
  */
@@ -24,6 +25,7 @@ describe("chaos, short", () => {
       storeDelays: { ...DEFAULT_CHAOS.storeDelays, count: 5 },
       // This seed draws all three past the lease, two of them inside a write.
       freezes: { ...DEFAULT_CHAOS.freezes, count: 3 },
+      leaderMoves: 5,
       // High enough that kills after an ack (and the recoveries they need) happen often, and at
       // the third ack of a run for certain until one has: in a clean-clone run the random draws
       // alone once gave none.
@@ -37,6 +39,7 @@ describe("chaos, short", () => {
     assert.equal(result.store_delays, 5, JSON.stringify(result));
     assert.equal(result.freezes, 3, JSON.stringify(result));
     assert.equal(result.freezes_past_lease, 3, JSON.stringify(result));
+    assert.equal(result.leader_moves, 5, JSON.stringify(result));
     assert.equal(result.target_isolation, "read_committed");
     assert.equal(result.fencing, "transactional");
     // Some kills hit between a target ack and its checkpoint, and the next holder found and
