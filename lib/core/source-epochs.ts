@@ -87,6 +87,16 @@ export class EpochWatch {
     const diverged = await this.diverged(part.from);
     if (diverged === true) return "diverged";
     if (diverged !== false) return diverged;
+    const last = this.#checkpoints.epoch;
+    if (last !== null) {
+      const fields = {
+        ...this.#guard.held.logFields(),
+        leaderEpoch: part.epoch,
+        previous: last,
+        offset: part.from,
+      };
+      this.#deps.logger.info("source leader changed; checkpointing where the new epoch begins", fields);
+    }
     return this.#checkpoints.enterEpoch(part.from, part.epoch);
   }
 
