@@ -46,11 +46,19 @@ export type Broker = KafkajsBroker;
 export type BrokerConnection = KafkajsConnection;
 export type { BodyApi };
 
-/** Answers meaning "this broker is not the partition's leader (any more)": look it up again. */
+/**
+ * Answers meaning "this broker is not the partition's leader (any more)": look it up again. The
+ * two epoch answers (KIP-320) say our leader epoch and the broker's differ: FENCED_LEADER_EPOCH,
+ * ours is older (the leader moved, maybe back); UNKNOWN_LEADER_EPOCH, the broker's is older (it
+ * has not heard of the change yet, or it is a deposed leader that does not know). Either way the
+ * metadata we routed by is stale, and fresh metadata brings the right leader and its epoch.
+ */
 const REROUTE_CODES: ReadonlySet<number> = new Set([
   KafkaErrorCode.NOT_LEADER_OR_FOLLOWER,
   KafkaErrorCode.LEADER_NOT_AVAILABLE,
   KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  KafkaErrorCode.FENCED_LEADER_EPOCH,
+  KafkaErrorCode.UNKNOWN_LEADER_EPOCH,
 ]);
 
 /**
