@@ -74,7 +74,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {
       log("kcat -C -e | kcat -P");
-      const elapsedMs = await runKcatPipeline({
+      const { elapsedMs } = await runKcatPipeline({
         sourceBrokers: source.bootstrapServers,
         targetBrokers: target.bootstrapServers,
         sourceTopic: DATA_TOPIC,

@@ -18,11 +18,12 @@
 // `source->target.producer.linger.ms`); `quickJit` for functional runs, off for measurements.
 // What mm2.properties holds and why: mirror-maker2-config.ts.
 //
-// start resolves once the MirrorSourceConnector and at least one of its tasks are RUNNING in
+// startMirrorMaker2 resolves once the MirrorSourceConnector and at least one of its tasks are RUNNING in
 // Connect's status topic on the target (`mm2-status.<source alias>.internal`): the flow is set up
 // and its tasks have their consumers. MM2 makes no task without a partition to copy, so at least
 // one matching source topic must exist before the start. It fails early, with the end of MM2's
-// log, when the JVM exits or a task FAILED.
+// log, when the JVM exits or a task FAILED. launchMirrorMaker2 returns at spawn instead, with a
+// `ready` promise for the same moment, for a caller that watches the JVM from its first instant.
 //
 // Lifetime: the JVM runs under `setpriv --pdeathsig KILL` (as the brokers, real-kafka-node.ts),
 // so the kernel kills it when the process that started it dies, however it dies. stop() is a
@@ -162,6 +163,21 @@ class MirrorMaker2Process implements MirrorMaker2 {
 
 /** Starts one dedicated MM2 node and resolves once its flow's tasks run (see the header). */
 export async function startMirrorMaker2(opts: MirrorMaker2Options): Promise<MirrorMaker2> {
+  const mm2 = await launchMirrorMaker2(opts);
+  await mm2.ready;
+  return mm2;
+}
+
+export interface LaunchedMirrorMaker2 extends MirrorMaker2 {
+  /** Resolves as startMirrorMaker2 does; rejects, with MM2's logs, after killing it. */
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Spawns MM2 and returns at once, its pid known, for a caller that watches the JVM from its first
+ * instant (the bench reads its CPU time from /proc); `ready` then says when the flow runs.
+ */
+export async function launchMirrorMaker2(opts: MirrorMaker2Options): Promise<LaunchedMirrorMaker2> {
   requireMm2Jars();
   const sourceAlias = opts.sourceAlias ?? "source";
   const targetAlias = opts.targetAlias ?? "target";
@@ -199,15 +215,19 @@ export async function startMirrorMaker2(opts: MirrorMaker2Options): Promise<Mirr
     closeSync(out);
   }
   const started = performance.now();
-  try {
-    await waitUntilCopying(mm2, opts.target, sourceAlias, opts.startTimeoutMs ?? 180_000);
-  } catch (error) {
-    const logs = mm2.logTail();
-    await mm2.kill();
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`);
-  }
-  mm2.startMs = Math.round(performance.now() - started);
-  return mm2;
+  const ready = waitUntilCopying(mm2, opts.target, sourceAlias, opts.startTimeoutMs ?? 180_000).then(
+    () => {
+      mm2.startMs = Math.round(performance.now() - started);
+    },
+    async (error: unknown) => {
+      const logs = mm2.logTail();
+      await mm2.kill();
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`);
+    },
+  );
+  // A caller that stops MM2 before it is ready still gets the rejection through `ready`.
+  ready.catch(() => undefined);
+  return Object.assign(mm2, { ready });
 }
 
 async function waitUntilCopying(

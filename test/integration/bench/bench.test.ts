@@ -60,7 +60,18 @@ describe("npm run bench (tiny)", () => {
   it("refuses unknown and malformed options, naming them", () => {
     assert.throws(() => parseBenchOptions(["--recrods", "5"]), /unknown option --recrods/);
     assert.throws(() => parseBenchOptions(["--rate", "fast"]), /--rate needs a positive integer, got fast/);
+    assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
+    assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--brokers", "2"]),
+      /--brokers needs 1 or 3, got 2/,
+    );
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--skip-kcat"]),
+      /apply to the mock bench only/,
+    );
     assert.deepEqual(parseBenchOptions([]), DEFAULT_OPTIONS);
+    assert.equal(parseBenchOptions(["--kafka", "real", "--brokers", "3"]).brokers, 3);
   });
 
   // Regression: a producer that fell behind (8,139 of 10,000 records/s on a slow VM) made the
