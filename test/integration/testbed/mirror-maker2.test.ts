@@ -2,13 +2,16 @@
 // 1-broker source arrive byte for byte on a 1-broker target under the same topic name, read back
 // with kcat (librdkafka, no code shared with the runner or MM2) at read_committed; records of an
 // aborted source transaction are not copied (MM2's source consumer reads read_committed); the
-// copy is written in transactions (exactly-once support on: commit markers on the target); and
-// records produced after the start follow. How long MM2 takes to start and to begin copying is
-// printed as test diagnostics.
+// copy is written in transactions (exactly-once support on: commit markers on the target);
+// records produced after the start follow; the JVM dies with the process that started it. How
+// long MM2 takes to start and to begin copying is printed as test diagnostics.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { eventually } from "../../helpers/group-client.js";
 import { type KcatRecord, kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { type MirrorMaker2, startMirrorMaker2 } from "../../helpers/mirror-maker2.js";
@@ -170,6 +173,44 @@ describe("MirrorMaker 2 beside us: 1-broker source to 1-broker target", () => {
       );
     } finally {
       await view.close();
+    }
+  });
+
+  it("dies with the process that started it, however that one dies (SIGKILL)", {
+    timeout: STARTUP_MS,
+  }, async () => {
+    const runner = pathToFileURL(new URL("../../helpers/mirror-maker2.ts", import.meta.url).pathname).href;
+    // Aliases of its own and no topic to copy: a second node in this suite's group or flow would
+    // rebalance or duplicate the copy under test.
+    const options = {
+      source: { bootstrapServers: source.bootstrapServers, brokerIds: [1] },
+      target: { bootstrapServers: target.bootstrapServers, brokerIds: [1] },
+      topics: "orphan-nothing",
+      sourceAlias: "orphan-src",
+      targetAlias: "orphan-tgt",
+    };
+    const script = `const { launchMirrorMaker2 } = await import(${JSON.stringify(runner)});
+      const mm2 = await launchMirrorMaker2(${JSON.stringify(options)});
+      console.log(JSON.stringify({ pid: mm2.pid, dir: mm2.dir }));
+      setInterval(() => undefined, 60_000);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const lines = createInterface({ input: child.stdout });
+    const first = await lines[Symbol.asyncIterator]().next();
+    lines.close();
+    const { pid, dir } = JSON.parse(String(first.value)) as { pid: number; dir: string };
+    try {
+      assert.ok(isRunning(pid), "MM2 running before the kill");
+
+      child.kill("SIGKILL");
+      await exited;
+
+      await eventually("the orphaned MM2 to die", async () => (isRunning(pid) ? undefined : true), 10_000);
+    } finally {
+      if (isRunning(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
