@@ -54,6 +54,37 @@ const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
   LEVELS: { NOTHING: number; ERROR: number; WARN: number; INFO: number; DEBUG: number };
 };
 
+interface ConnectionPrototype {
+  connect(this: object): Promise<boolean>;
+  [CONNECT_ONCE]?: true;
+}
+const CONNECT_ONCE = Symbol.for("kafka-mirror.connect-once");
+const Connection = require("kafkajs/src/network/connection.js") as { prototype: ConnectionPrototype };
+
+/**
+ * kafkajs 2.2.4's Connection.connect() opens a new socket whenever it is called before the
+ * connection is up, and its ConnectionPool calls it from every request that finds the connection
+ * down. After a broker restart, N requests to it in the same moment opened N sockets; the
+ * connection kept the last and its disconnect() ended only that one, so the others stayed open
+ * for the life of the process (chaos workers on real Kafka finished their run and never exited).
+ * Connects of one connection that overlap now share the first one's socket. Patched on the
+ * prototype because kafkajs's own requests (its Broker's typed calls) reach connect() too.
+ */
+function connectOnce(prototype: ConnectionPrototype): void {
+  if (prototype[CONNECT_ONCE]) return;
+  const connect = prototype.connect;
+  const inFlight = new WeakMap<object, Promise<boolean>>();
+  prototype.connect = function (this: object): Promise<boolean> {
+    const pending = inFlight.get(this);
+    if (pending !== undefined) return pending;
+    const attempt = connect.call(this).finally(() => inFlight.delete(this));
+    inFlight.set(this, attempt);
+    return attempt;
+  };
+  prototype[CONNECT_ONCE] = true;
+}
+connectOnce(Connection.prototype);
+
 export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsCluster {
   return new Cluster({
     logger: kafkajsLogger(options.logger),
