@@ -1,7 +1,11 @@
 /**
  * The chaos run's verdict (scripts/chaos/run.ts): wait until every lease checkpoint reached its
- * source partition's end, then compare each target partition with its source, record for record,
- * by the provenance headers, and name the first anomalies found.
+ * source partition's end (MirrorMaker 2: until every source record has a copy, or the target
+ * stopped growing), then compare each target partition with its source, record for record, and
+ * name the first anomalies found. kafka-mirror's copies name their source offset in the
+ * provenance header; MirrorMaker 2's carry nothing of the kind, so each is matched to its source
+ * record by content (key, value, headers, timestamp: every source record of a partition differs,
+ * its headers hold its sequence number).
  */
 import { systemClock } from "../../lib/core/clock.js";
 import type { MirrorRecord } from "../../lib/core/model.js";
@@ -11,7 +15,6 @@ import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
 import type { DynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import type { MockKafka } from "../../test/helpers/mock-kafka.js";
 import { ClusterView, recordImage } from "../../test/helpers/partition-data.js";
 import { sleep } from "./faults.js";
 
@@ -30,8 +33,16 @@ export interface Tally {
   anomalies: string[];
 }
 
+/** A cluster as the checks see it: mock or real. */
+export interface Bootstrap {
+  readonly bootstrapServers: string[];
+}
+
+/** How a target record is traced to its source record. */
+export type Matching = "provenance" | "content";
+
 export async function waitForCatchUp(
-  src: MockKafka,
+  src: Bootstrap,
   db: DynamoDbLocal,
   table: string,
   partitionsOf: { topics: readonly string[]; partitions: number; timeoutMs: number },
@@ -81,11 +92,12 @@ export async function waitForCatchUp(
 
 /** Reads every partition of both sides (the target at `targetIsolation`) and tallies them. */
 export async function compare(
-  src: MockKafka,
-  dst: MockKafka,
+  src: Bootstrap,
+  dst: Bootstrap,
   partitionsOf: { topics: readonly string[]; partitions: number },
   targetIsolation: SourceIsolationLevel,
   result: Tally,
+  matching: Matching = "provenance",
 ): Promise<void> {
   const s = new ClusterView(src.bootstrapServers, "chaos-compare");
   const t = new ClusterView(dst.bootstrapServers, "chaos-compare", targetIsolation);
@@ -94,7 +106,7 @@ export async function compare(
       for (let partition = 0; partition < partitionsOf.partitions; partition++) {
         const tp = { topic, partition };
         const [fromSource, fromTarget] = await Promise.all([s.read(tp), t.read(tp)]);
-        tally(fromSource, fromTarget, result, `${topic}/${partition}`);
+        tally(fromSource, fromTarget, result, `${topic}/${partition}`, matching);
       }
     }
   } finally {
@@ -102,14 +114,19 @@ export async function compare(
   }
 }
 
-/** Compares one partition pair by the source offsets the target's provenance headers name. */
+/**
+ * Compares one partition pair by the source offset each target record is a copy of: the one its
+ * provenance header names, or (matching "content") the first source record with the same content
+ * not matched yet, the last one matched when all are (a duplicate).
+ */
 export function tally(
   fromSource: readonly MirrorRecord[],
   fromTarget: readonly MirrorRecord[],
   result: Tally,
   name = "?",
+  matching: Matching = "provenance",
 ): void {
-  const bySourceOffset = new Map(fromSource.map((r) => [r.offset, r]));
+  const originOf = matching === "provenance" ? byProvenance(fromSource) : byContent(fromSource);
   const copies = new Map<number, number[]>();
   const note = (line: string) => {
     if (result.anomalies.length < MAX_ANOMALIES) result.anomalies.push(`${name} ${line}`);
@@ -119,23 +136,28 @@ export function tally(
   let previous = -1;
   result.records += fromSource.length;
   for (const copy of fromTarget) {
-    const p = lastProvenance(copy, HEADER);
-    if (p === null) {
+    const origin = originOf(copy);
+    if (origin.kind === "extra") {
       result.extra++;
       note(`target offset ${copy.offset}: no provenance header`);
       continue;
     }
-    const original = bySourceOffset.get(p.offset);
-    if (original === undefined || recordImage(original) !== recordImage(copy)) {
+    if (origin.kind === "unmatched") {
       result.altered++;
-      note(`offset ${p.offset}: altered copy at target offset ${copy.offset}`);
+      note(`target offset ${copy.offset}: matches no source record`);
+      continue;
     }
-    if (p.offset < previous) {
+    const offset = origin.offset;
+    if (origin.altered) {
+      result.altered++;
+      note(`offset ${offset}: altered copy at target offset ${copy.offset}`);
+    }
+    if (offset < previous) {
       result.out_of_order++;
       behind.push(copy.offset);
     }
-    previous = Math.max(previous, p.offset);
-    copies.set(p.offset, [...(copies.get(p.offset) ?? []), copy.offset]);
+    previous = Math.max(previous, offset);
+    copies.set(offset, [...(copies.get(offset) ?? []), copy.offset]);
   }
   const lost: number[] = [];
   const duplicated: number[] = [];
@@ -154,6 +176,45 @@ export function tally(
     note(`offsets ${first}-${last}: copied more than once, at target offsets ${at(first)} .. ${at(last)}`);
   }
   for (const [first, last] of runs(behind)) note(`target offsets ${first}-${last}: behind an earlier copy`);
+}
+
+/**
+ * The source record a target record copies (altered: its content differs), or none: no provenance
+ * header (extra), no source record of the same content (unmatched, counted as altered).
+ */
+type Origin = { kind: "copy"; offset: number; altered: boolean } | { kind: "unmatched" } | { kind: "extra" };
+
+function byProvenance(fromSource: readonly MirrorRecord[]): (copy: MirrorRecord) => Origin {
+  const bySourceOffset = new Map(fromSource.map((r) => [r.offset, r]));
+  return (copy) => {
+    const p = lastProvenance(copy, HEADER);
+    if (p === null) return { kind: "extra" };
+    const original = bySourceOffset.get(p.offset);
+    const altered = original === undefined || recordImage(original) !== recordImage(copy);
+    return { kind: "copy", offset: p.offset, altered };
+  };
+}
+
+/**
+ * Content matching: a copy with no source record of the same content is altered (or foreign: the
+ * two cannot be told apart without provenance). Source records of the same content (a producer
+ * retry that landed twice) are matched in order, so each still needs a copy of its own.
+ */
+function byContent(fromSource: readonly MirrorRecord[]): (copy: MirrorRecord) => Origin {
+  const byImage = new Map<string, { offsets: number[]; next: number }>();
+  for (const r of fromSource) {
+    const image = recordImage(r);
+    const entry = byImage.get(image);
+    if (entry === undefined) byImage.set(image, { offsets: [r.offset], next: 0 });
+    else entry.offsets.push(r.offset);
+  }
+  return (copy) => {
+    const entry = byImage.get(recordImage(copy));
+    if (entry === undefined) return { kind: "unmatched" };
+    const offset = entry.offsets[Math.min(entry.next, entry.offsets.length - 1)] ?? -1;
+    entry.next++;
+    return { kind: "copy", offset, altered: false };
+  };
 }
 
 /** Runs of consecutive numbers in an ascending list, as [first, last] pairs. */
