@@ -23,7 +23,9 @@
 // and its tasks have their consumers. MM2 makes no task without a partition to copy, so at least
 // one matching source topic must exist before the start. It fails early, with the end of MM2's
 // log, when the JVM exits or a task FAILED. launchMirrorMaker2 returns at spawn instead, with a
-// `ready` promise for the same moment, for a caller that watches the JVM from its first instant.
+// `ready` promise for the same moment, for a caller that watches the JVM from its first instant
+// (`awaitTasks: false` makes `ready` resolve at spawn, for a new start after a crash: the status
+// topic then still holds the old node's states).
 //
 // Lifetime: the JVM runs under `setpriv --pdeathsig KILL` (as the brokers, real-kafka-node.ts),
 // so the kernel kills it when the process that started it dies, however it dies. stop() is a
@@ -80,6 +82,13 @@ export interface MirrorMaker2Options {
   readonly heap?: string;
   /** @default 180000 */
   readonly startTimeoutMs?: number;
+  /**
+   * Whether `ready` waits for the flow's tasks RUNNING in Connect's status topic (and kills MM2
+   * when one FAILED). Off for a new start after a crash on the same target: the status topic
+   * still holds the crashed node's states, RUNNING or FAILED, until the new node writes its own,
+   * so `ready` would resolve at once, or kill a healthy start for an old failure. @default true
+   */
+  readonly awaitTasks?: boolean;
   /** How long stop() waits after SIGTERM before a SIGKILL. @default 30000 */
   readonly stopTimeoutMs?: number;
 }
@@ -215,7 +224,11 @@ export async function launchMirrorMaker2(opts: MirrorMaker2Options): Promise<Lau
     closeSync(out);
   }
   const started = performance.now();
-  const ready = waitUntilCopying(mm2, opts.target, sourceAlias, opts.startTimeoutMs ?? 180_000).then(
+  const watched =
+    opts.awaitTasks === false
+      ? Promise.resolve()
+      : waitUntilCopying(mm2, opts.target, sourceAlias, opts.startTimeoutMs ?? 180_000);
+  const ready = watched.then(
     () => {
       mm2.startMs = Math.round(performance.now() - started);
     },
