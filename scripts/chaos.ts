@@ -1,7 +1,10 @@
 /**
  * `npm run chaos`: the exactly-once claim under fire (see scripts/chaos/run.ts). Prints one JSON
  * line with the outcome and exits non-zero when any record was lost, duplicated, reordered or
- * altered, or fewer faults than promised happened. Settings (environment): CHAOS_SEED,
+ * altered, or fewer faults than promised happened. Options: `--kafka mock|real` (CHAOS_KAFKA;
+ * librdkafka's mock clusters, the default, or two 3-broker Apache Kafka 4.1.2 clusters, sized as
+ * REAL_KAFKA_CHAOS says) and `--replicator kafka-mirror|mm2` (CHAOS_REPLICATOR; MirrorMaker 2
+ * under the same worker and broker faults, real Kafka only). Settings (environment): CHAOS_SEED,
  * CHAOS_FAULT_MS, CHAOS_RECORDS (per partition), CHAOS_STORE_DELAYS (latency bursts per run),
  * CHAOS_FREEZES (worker freezes per run, SIGSTOP then SIGCONT, some past the lease; default 12),
  * CHAOS_LEADER_MOVES (clean leader changes of source partitions per run; default 14),
@@ -12,13 +15,26 @@
  */
 import { ReplicatorError } from "../lib/errors.js";
 import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
-import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./chaos/run.js";
+import { CHAOS_KAFKAS, CHAOS_REPLICATORS, type ChaosKafka, type ChaosReplicator } from "./chaos/options.js";
+import {
+  type ChaosOptions,
+  type ChaosResult,
+  DEFAULT_CHAOS,
+  FENCING_MODES,
+  REAL_KAFKA_CHAOS,
+  runChaos,
+} from "./chaos/run.js";
 
 const MIN_KILLS = 25;
 const MIN_STORE_DELAYS = 10;
 const MIN_FREEZES = 10;
 const MIN_LEADER_MOVES = 10;
+const MIN_BROKER_KILLS = 3;
 const ISOLATION_LEVELS: readonly SourceIsolationLevel[] = ["read_committed", "read_uncommitted"];
+
+function invalid(name: string, message: string, details: object): never {
+  throw new ReplicatorError("CONFIG_INVALID", `${name} ${message}`, { details: { name, ...details } });
+}
 
 /** A whole number >= 0 from the environment, or `fallback` when unset. */
 function count(name: string, fallback: number): number {
@@ -26,60 +42,99 @@ function count(name: string, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new ReplicatorError(
-      "CONFIG_INVALID",
-      `${name} must be a whole number >= 0, got ${JSON.stringify(raw)}`,
-      {
-        details: { name, input: raw },
-      },
-    );
+    invalid(name, `must be a whole number >= 0, got ${JSON.stringify(raw)}`, { input: raw });
   }
   return n;
 }
 
-/** One of `allowed` from the environment, or `fallback` when unset. */
-function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-  const raw = process.env[name];
+/** One of `allowed`, from `raw` (named `name`), or `fallback` when unset. */
+function oneOf<T extends string>(
+  name: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (raw === undefined || raw === "") return fallback;
   const value = allowed.find((a) => a === raw);
   if (value === undefined) {
-    throw new ReplicatorError(
-      "CONFIG_INVALID",
-      `${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`,
-      { details: { name, input: raw, allowed } },
-    );
+    invalid(name, `must be one of ${allowed.join(", ")}, got ${JSON.stringify(raw)}`, {
+      input: raw,
+      allowed,
+    });
   }
   return value;
 }
 
+/** `--kafka` and `--replicator` from the command line, each falling back to its variable. */
+function choices(argv: readonly string[]): { kafka: ChaosKafka; replicator: ChaosReplicator } {
+  const given = new Map<string, string | undefined>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg !== "--kafka" && arg !== "--replicator")
+      invalid(arg, "is not an option (--kafka, --replicator)", {});
+    const value = argv[++i];
+    if (value === undefined) invalid(arg, "needs a value", {});
+    given.set(arg, value);
+  }
+  const kafkaRaw = given.has("--kafka") ? given.get("--kafka") : process.env.CHAOS_KAFKA;
+  const replicatorRaw = given.has("--replicator") ? given.get("--replicator") : process.env.CHAOS_REPLICATOR;
+  return {
+    kafka: oneOf("--kafka / CHAOS_KAFKA", kafkaRaw ?? "", CHAOS_KAFKAS, "mock"),
+    replicator: oneOf(
+      "--replicator / CHAOS_REPLICATOR",
+      replicatorRaw ?? "",
+      CHAOS_REPLICATORS,
+      "kafka-mirror",
+    ),
+  };
+}
+
+/** The faults a run promises and did not make, e.g. "broker_kills 2 < 3". */
+function tooFew(r: ChaosResult, o: ChaosOptions): string[] {
+  const mm2 = o.replicator === "mm2";
+  // MM2 gets a fixed number of kills and freezes (a restart takes it ~20 s): all of them.
+  const minimums: [string, number, number][] = [
+    ["kills", r.kills, mm2 ? o.mm2.kills : MIN_KILLS],
+    ["freezes", r.freezes, mm2 ? o.mm2.freezes + o.mm2.longFreezes : Math.min(MIN_FREEZES, o.freezes.count)],
+    ["leader_moves", r.leader_moves, Math.min(MIN_LEADER_MOVES, o.leaderMoves)],
+  ];
+  if (!mm2) minimums.push(["store_delays", r.store_delays, Math.min(MIN_STORE_DELAYS, o.storeDelays.count)]);
+  if (o.kafka === "real") minimums.push(["broker_kills", r.broker_kills, MIN_BROKER_KILLS]);
+  return minimums.filter(([, n, min]) => n < min).map(([name, n, min]) => `${name} ${n} < ${min}`);
+}
+
+const { kafka, replicator } = choices(process.argv.slice(2));
+const base = kafka === "real" ? REAL_KAFKA_CHAOS : DEFAULT_CHAOS;
 const options: ChaosOptions = {
-  ...DEFAULT_CHAOS,
-  seed: count("CHAOS_SEED", DEFAULT_CHAOS.seed),
-  faultPhaseMs: count("CHAOS_FAULT_MS", DEFAULT_CHAOS.faultPhaseMs),
-  recordsPerPartition: count("CHAOS_RECORDS", DEFAULT_CHAOS.recordsPerPartition),
-  storeDelays: {
-    ...DEFAULT_CHAOS.storeDelays,
-    count: count("CHAOS_STORE_DELAYS", DEFAULT_CHAOS.storeDelays.count),
-  },
-  freezes: { ...DEFAULT_CHAOS.freezes, count: count("CHAOS_FREEZES", DEFAULT_CHAOS.freezes.count) },
-  leaderMoves: count("CHAOS_LEADER_MOVES", DEFAULT_CHAOS.leaderMoves),
-  targetIsolation: oneOf("CHAOS_TARGET_ISOLATION", ISOLATION_LEVELS, DEFAULT_CHAOS.targetIsolation),
-  fencing: oneOf("CHAOS_FENCING", FENCING_MODES, DEFAULT_CHAOS.fencing),
+  ...base,
+  replicator,
+  seed: count("CHAOS_SEED", base.seed),
+  faultPhaseMs: count("CHAOS_FAULT_MS", base.faultPhaseMs),
+  recordsPerPartition: count("CHAOS_RECORDS", base.recordsPerPartition),
+  storeDelays: { ...base.storeDelays, count: count("CHAOS_STORE_DELAYS", base.storeDelays.count) },
+  freezes: { ...base.freezes, count: count("CHAOS_FREEZES", base.freezes.count) },
+  leaderMoves: count("CHAOS_LEADER_MOVES", base.leaderMoves),
+  targetIsolation: oneOf(
+    "CHAOS_TARGET_ISOLATION",
+    process.env.CHAOS_TARGET_ISOLATION,
+    ISOLATION_LEVELS,
+    base.targetIsolation,
+  ),
+  fencing: oneOf("CHAOS_FENCING", process.env.CHAOS_FENCING, FENCING_MODES, base.fencing),
   keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };
 
 const started = Date.now();
 const result = await runChaos(options);
+const missing = tooFew(result, options);
+if (missing.length > 0) console.error(`[chaos] fewer faults than promised: ${missing.join(", ")}`);
 const failed =
   result.lost > 0 ||
   result.duplicated > 0 ||
   result.out_of_order > 0 ||
   result.altered > 0 ||
   result.extra > 0 ||
-  result.kills < MIN_KILLS ||
-  result.store_delays < Math.min(MIN_STORE_DELAYS, options.storeDelays.count) ||
-  result.freezes < Math.min(MIN_FREEZES, options.freezes.count) ||
-  result.leader_moves < Math.min(MIN_LEADER_MOVES, options.leaderMoves);
+  missing.length > 0;
 console.log(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 1000) }));
 process.exit(failed ? 1 : 0);

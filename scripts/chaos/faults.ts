@@ -45,6 +45,12 @@ export interface FaultCounts {
   freezes_in_write: number;
   /** Clean leader changes of source partitions (the leader epoch bumps, nothing is truncated). */
   leader_moves: number;
+  /** Real Kafka: brokers SIGKILLed (then restarted), on either cluster. */
+  broker_kills: number;
+  /** Real Kafka: brokers SIGSTOPped (then SIGCONTed), on either cluster. */
+  broker_freezes: number;
+  /** Real Kafka: preferred-leader elections after a broker came back (leaders move back to it). */
+  preferred_elections: number;
 }
 
 /** One PRNG per fault loop, all derived from the run's seed. */
@@ -136,8 +142,12 @@ export async function brokerFaults(
 export interface LeaderMover {
   /** Broker ids 1..brokers. */
   readonly brokers: number;
-  /** Makes `broker` the partition's leader: a leader election, so the leader epoch bumps. */
-  moveLeader(topic: string, partition: number, broker: number): Promise<void>;
+  /**
+   * Makes `broker`, or another replica when `broker` cannot lead it now (it leads already, or is
+   * out of the ISR), the partition's leader: a leader election, so the leader epoch bumps.
+   * Resolves to the broker that leads it now.
+   */
+  moveLeader(topic: string, partition: number, broker: number): Promise<number>;
 }
 
 /**
@@ -166,10 +176,10 @@ export async function moveLeaders(
     let broker = 1 + Math.floor(random() * mover.brokers);
     if (broker === last) broker = (broker % mover.brokers) + 1;
     try {
-      await mover.moveLeader(topic, partition, broker);
-      leaders.set(key, broker);
+      const leader = await mover.moveLeader(topic, partition, broker);
+      leaders.set(key, leader);
       ctx.counts.leader_moves++;
-      ctx.log(`leader move: source ${key} to broker ${broker}`);
+      ctx.log(`leader move: source ${key} to broker ${leader}`);
     } catch (error) {
       ctx.log(`leader move failed: ${String(error)}`);
     }
@@ -308,7 +318,7 @@ export async function freezeWorkers(
 /**
  * Stops one running worker, the `pickAt` share of the way through the list, and marks it frozen.
  * In a write when asked and it writes soon enough, else at once. Undefined when fewer than two
- * unfrozen workers ran for 20 s.
+ * unfrozen workers ran for longer than the longest freeze.
  */
 async function freezeOne(
   ctx: FaultContext,
@@ -317,8 +327,9 @@ async function freezeOne(
 ): Promise<{ victim: ChildProcess; how: string } | undefined> {
   // Right after a kill there may be no worker yet: wait for the next one. One worker always stays
   // unfrozen, to take over what the frozen ones hold (else no fence is ever raised against them).
-  // 20 s: longer than the longest freeze (2 leases), so one of the frozen is let go meanwhile.
-  for (let tries = 0; tries < 200; tries++) {
+  // Longer than the longest freeze (2 leases), so one of the frozen is let go meanwhile.
+  const tries = Math.ceil((2 * ctx.leaseDurationMs + 4_000) / 100);
+  for (let attempt = 0; attempt < tries; attempt++) {
     const alive = ctx.alive().filter((c) => !ctx.frozen.has(c));
     const victim = alive.length < 2 ? undefined : alive[Math.floor(pickAt * alive.length)];
     if (victim === undefined) {

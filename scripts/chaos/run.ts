@@ -1,137 +1,85 @@
 /**
- * The chaos run behind `npm run chaos` (and, scaled down, a test in `npm test`): worker
- * PROCESSES with short budgets copy 3 topics x 8 partitions between two 3-broker mock clusters
- * while a producer writes to the source and the fault loops (scripts/chaos/faults.ts) SIGKILL
- * workers at random instants, take brokers of both clusters down and up, move partition leaders,
- * inject retriable request errors and RTT, stop DynamoDB Local and restart it on its data, delay
- * the workers' lease-store traffic in bursts (a proxy in front of DynamoDB Local) and, when asked,
- * freeze workers (SIGSTOP/SIGCONT). Then every target partition is compared with its source,
- * record for record, by the provenance headers (scripts/chaos/compare.ts).
+ * The chaos run behind `npm run chaos` (and, scaled down, a test in `npm test`): a replicator
+ * copies 3 topics x 8 partitions between two 3-broker clusters while a producer writes to the
+ * source and the fault loops SIGKILL and freeze the replicator's processes and fault the brokers
+ * of both clusters. Then every target partition is compared with its source, record for record
+ * (scripts/chaos/compare.ts).
+ * - Clusters (`kafka`): librdkafka's mock, where brokers go down and up, leaders move, requests
+ *   fail and slow down (faults.ts); or real Apache Kafka 4.1.2, where brokers are SIGKILLed and
+ *   restarted or SIGSTOPped, one per cluster at a time, and leaders move through the Admin API
+ *   (real-faults.ts).
+ * - Replicator: kafka-mirror's worker PROCESSES with short budgets (workers.ts), under SIGKILLs,
+ *   freezes (some inside a write), DynamoDB Local outages and lease-store latency bursts (a proxy
+ *   in front of DynamoDB Local); or one MirrorMaker 2 node (mm2.ts, real Kafka only), SIGKILLed
+ *   and started again, or frozen.
  */
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Kafka, logLevel } from "kafkajs";
-import type { MirrorConfig, MirrorConfigInput } from "../../lib/config/schema.js";
-import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
+import type { MirrorConfigInput } from "../../lib/config/schema.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
-import { type DelayProxy, startDelayProxy } from "../../test/helpers/delay-proxy.js";
-import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
+import { restoreBrokers, startClusterFaults } from "./cluster-faults.js";
 import { compare, type Tally, waitForCatchUp } from "./compare.js";
 import {
-  type BurstOptions,
-  brokerFaults,
   dynamoOutages,
   type FaultContext,
   type FaultCounts,
-  type FreezeOptions,
   freezeWorkers,
   killWorkers,
   moveLeaders,
-  type Range,
-  sleep,
   storeDelays,
   stream,
 } from "./faults.js";
-import { WorkerPool } from "./workers.js";
+import { type Mm2Counts, Mm2Node, mm2Faults, mm2TaskStates, waitForMm2CatchUp } from "./mm2.js";
+import type { ChaosKafka, ChaosOptions, ChaosReplicator, TargetFencing } from "./options.js";
+import { produce } from "./producer.js";
+import { type PoolCounts, WorkerPool } from "./workers.js";
+import {
+  type Clusters,
+  type LeaseStore,
+  type Started,
+  startClusters,
+  startLeaseStore,
+  stopWorld,
+} from "./world.js";
 
 export { tally } from "./compare.js";
+export {
+  type ChaosOptions,
+  DEFAULT_CHAOS,
+  FENCING_MODES,
+  REAL_KAFKA_CHAOS,
+  type TargetFencing,
+} from "./options.js";
 
-export interface ChaosOptions {
-  readonly topics: number;
-  readonly partitions: number;
-  /** Records produced per partition during the fault phase. */
-  readonly recordsPerPartition: number;
-  readonly workers: number;
-  /** How long faults and kills go on. */
-  readonly faultPhaseMs: number;
-  /** Random pause between two SIGKILLs. */
-  readonly killEveryMs: Range;
-  /** Random pause between two broker faults. */
-  readonly faultEveryMs: Range;
-  /** DynamoDB Local outages (stop, then restart on its data) during the fault phase. */
-  readonly dynamoOutages: number;
-  /** Lease-store latency bursts through the proxy in front of DynamoDB Local (count 0: none). */
-  readonly storeDelays: BurstOptions;
-  /** Worker freezes, SIGSTOP then SIGCONT (count 0: none). */
-  readonly freezes: FreezeOptions;
-  /** Clean leader changes of source partitions during the fault phase (0: none). */
-  readonly leaderMoves: number;
-  /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
-  readonly dieAfterAck: number;
-  /**
-   * Until some worker has died right after an ack, each new worker run SIGKILLs itself right after
-   * its Nth acknowledged write (0 or absent: never), so a run takes the recovery path at least
-   * once whatever the random draws.
-   */
-  readonly dieAtAck?: number;
-  /** Random budget of one worker process. */
-  readonly budgetMs: Range;
-  /** Longest wait for the workers to catch up once faults stop. */
-  readonly catchUpTimeoutMs: number;
-  /** How the comparison reads the target. */
-  readonly targetIsolation: SourceIsolationLevel;
-  /** The workers' `target.fencing`: "none" runs the old idempotent mode, which cannot fence. */
-  readonly fencing: TargetFencing;
-  readonly seed: number;
-  /** Keep the worker and driver logs even when nothing was wrong (they are kept when something was). */
-  readonly keepLogs?: boolean;
-  readonly log?: (line: string) => void;
-}
-
-/** The workers' `target.fencing` setting. */
-export type TargetFencing = MirrorConfig["target"]["fencing"];
-export const FENCING_MODES: readonly TargetFencing[] = ["transactional", "none"];
-
-/** Lease duration of the run's workers: long bursts and long freezes are measured against it. */
-const LEASE_DURATION_MS = 8_000;
-
-export const DEFAULT_CHAOS: ChaosOptions = {
-  topics: 3,
-  partitions: 8,
-  recordsPerPartition: 2_500,
-  workers: 3,
-  // 120 s, not 90: a third or more of the kill draws land on a frozen worker and are skipped,
-  // and at 90 s a run with many long freezes made only 27 kills.
-  faultPhaseMs: 120_000,
-  // Kills that land on a frozen worker are skipped (a third or more): this still makes >= 25
-  // (~40-50; [500, 2_500] made 26 once).
-  killEveryMs: [400, 2_000],
-  faultEveryMs: [1_500, 4_000],
-  dynamoOutages: 2,
-  storeDelays: { count: 14, shortMs: [300, 4_000], longShare: 0.35 },
-  // On by default: with fencing "transactional" a frozen worker's late produce is refused by the
-  // broker once the next holder's InitProducerId fenced it. With "none" it may land a duplicate.
-  freezes: { count: 12, shortMs: [500, LEASE_DURATION_MS - 1_000], longShare: 0.4, inWriteShare: 0.5 },
-  leaderMoves: 14,
-  dieAfterAck: 0.01,
-  budgetMs: [6_000, 15_000],
-  catchUpTimeoutMs: 240_000,
-  targetIsolation: "read_committed",
-  fencing: "transactional",
-  seed: Date.now() % 1_000_000,
-};
-
-export interface ChaosResult extends Tally, FaultCounts {
-  /** SIGKILLs workers did to themselves right after a target ack, before its checkpoint. */
-  kills_after_ack: number;
-  /** Writes the broker refused because a newer holder had fenced the writer (PRODUCER_FENCED). */
-  fenced_writes: number;
-  retention_losses: number;
-  /** Takeovers that found records of an unfinished write in the target (a kill between ack and checkpoint). */
-  recoveries: number;
-  worker_runs: number;
+export interface ChaosResult extends Tally, FaultCounts, PoolCounts, Partial<Mm2Counts> {
+  kafka: ChaosKafka;
+  replicator: ChaosReplicator;
   /** How the comparison read the target. */
   target_isolation: SourceIsolationLevel;
-  /** The workers' target.fencing. */
-  fencing: TargetFencing;
+  /** The workers' target.fencing (kafka-mirror only). */
+  fencing?: TargetFencing;
   seed: number;
 }
 
+type RealClusters = Extract<Clusters, { kind: "real" }>;
+
 const TABLE = "chaos-leases";
+/** MirrorMaker 2's topics regex: the data topics, as kafka-mirror's whitelist. */
+const TOPICS_PATTERN = "CHAOS-.*";
+
+/** What the driver's signal handler must end: worker processes are not children that die with it. */
+interface Running {
+  pool?: WorkerPool;
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const o = options;
+  if (o.replicator === "mm2" && o.kafka !== "real") {
+    // Tried: MM2 4.1.2's admin client reads the mock's ApiVersions, then sends nothing more until
+    // its cluster id lookup times out and MM2 exits.
+    throw new Error("MirrorMaker 2 runs against real Kafka only (--kafka real): it cannot talk to the mock");
+  }
   const log = o.log ?? (() => {});
   const topics = Array.from({ length: o.topics }, (_, i) => `CHAOS-${i}`);
   const dbPath = mkdtempSync(join(tmpdir(), "kafka-mirror-chaos-"));
@@ -141,108 +89,200 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     log(line);
   };
   const result = emptyResult(o);
-  const world: Partial<World> = {};
-  let pool: WorkerPool | undefined;
-  // A Ctrl-C or kill of the driver must not leave worker processes behind.
+  const started: Started = { clusters: [] };
+  const running: Running = {};
+  // A Ctrl-C or kill of the driver must not leave worker processes behind (the JVMs die with it).
   const onSignal = (signal: NodeJS.Signals) => {
-    pool?.killAll();
+    running.pool?.killAll();
     process.kill(process.pid, signal);
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   let keepLogs = true;
   try {
-    const w = await startWorld(o, topics, dbPath, world);
-    const config = mirrorConfig(w, o.fencing);
-    // Longer than the longest burst: a held request lands late instead of being given up.
-    const dynamodbTimeoutMs = Math.round(LEASE_DURATION_MS * 1.6) + 5_000;
-    pool = new WorkerPool(
-      { dynamodb: w.proxy.endpoint, dynamodbTimeoutMs },
-      config,
-      o,
-      result,
-      logDir,
-      timeline,
-    );
-    for (let i = 0; i < o.workers; i++) pool.spawn();
-
-    await runFaults(o, w, topics, pool, result, timeline);
-    timeline(
-      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes, ${result.leader_moves} source leader moves; catching up`,
-    );
-    await waitForCatchUp(
-      w.src,
-      w.db,
-      TABLE,
-      { topics, partitions: o.partitions, timeoutMs: o.catchUpTimeoutMs },
-      log,
-    );
-    await pool.stop();
-    const held = w.proxy.stats();
-    timeline(
-      `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client, ${held.orphaned} with their server`,
-    );
-    await compare(w.src, w.dst, { topics, partitions: o.partitions }, o.targetIsolation, result);
-    pool.logErrors(log);
+    if (o.kafka === "real") timeline("starting two 3-broker Apache Kafka 4.1.2 clusters");
+    const env = { o, topics, logDir, result, log, timeline };
+    if (o.replicator === "kafka-mirror") {
+      const [clusters, store] = await startBoth(
+        startClusters(o.kafka, topics, o.partitions, started),
+        startLeaseStore(dbPath, TABLE, started),
+      );
+      await copyWithKafkaMirror(env, clusters, store, running);
+      await compare(
+        clusters.src,
+        clusters.dst,
+        { topics, partitions: o.partitions },
+        o.targetIsolation,
+        result,
+      );
+      running.pool?.logErrors(log);
+    } else {
+      const clusters = await startClusters(o.kafka, topics, o.partitions, started);
+      if (clusters.kind !== "real") throw new Error("MirrorMaker 2 needs real clusters");
+      await copyWithMm2(env, clusters);
+      const partitionsOf = { topics, partitions: o.partitions };
+      await compare(clusters.src, clusters.dst, partitionsOf, o.targetIsolation, result, "content");
+    }
     keepLogs = o.keepLogs === true || result.anomalies.length > 0;
     return result;
   } finally {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
-    pool?.killAll();
-    await Promise.allSettled([world.proxy?.stop(), world.src?.stop(), world.dst?.stop(), world.db?.stop()]);
+    running.pool?.killAll();
+    await stopWorld(started);
     rmSync(dbPath, { recursive: true, force: true });
     if (keepLogs) log(`worker and driver logs kept in ${logDir}`);
     else rmSync(logDir, { recursive: true, force: true });
   }
 }
 
-interface World {
-  src: MockKafka;
-  dst: MockKafka;
-  db: DynamoDbLocal;
-  /** In front of DynamoDB Local: the workers talk to it, the driver's own checks do not. */
-  proxy: DelayProxy;
+/** Both started side by side; either failure fails the run (what did start is in `started`). */
+async function startBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [x, y] = await Promise.allSettled([a, b]);
+  if (x.status === "rejected") throw x.reason;
+  if (y.status === "rejected") throw y.reason;
+  return [x.value, y.value];
 }
 
-/** Starts clusters, DynamoDB Local and the proxy; fills `world` as it goes so a failure stops them. */
-async function startWorld(
-  o: ChaosOptions,
-  topics: readonly string[],
-  dbPath: string,
-  world: Partial<World>,
-): Promise<World> {
-  const started = await Promise.allSettled([
-    startMockKafka({ brokers: 3 }),
-    startMockKafka({ brokers: 3 }),
-    startDynamoDbLocal({ dbPath }),
+interface RunEnv {
+  readonly o: ChaosOptions;
+  readonly topics: readonly string[];
+  readonly logDir: string;
+  readonly result: ChaosResult;
+  readonly log: (line: string) => void;
+  /** Logs and writes to driver.log. */
+  readonly timeline: (line: string) => void;
+}
+
+/** kafka-mirror's workers under every fault, until their checkpoints reached the source's end. */
+async function copyWithKafkaMirror(env: RunEnv, clusters: Clusters, store: LeaseStore, running: Running) {
+  const { o, topics, result, timeline } = env;
+  // Longer than the longest burst: a held request lands late instead of being given up.
+  const dynamodbTimeoutMs = Math.round(o.leaseDurationMs * 1.6) + 5_000;
+  const pool = new WorkerPool(
+    { dynamodb: store.proxy.endpoint, dynamodbTimeoutMs },
+    mirrorConfig(o, clusters),
+    o,
+    result,
+    env.logDir,
+    timeline,
+  );
+  running.pool = pool;
+  for (let i = 0; i < o.workers; i++) pool.spawn();
+  const ctx = faultContext(o, result, timeline, {
+    alive: () => pool.alive(),
+    freezeInWrite: (child, withinMs) => pool.freezeInWrite(child, withinMs),
+  });
+  const brokers = startClusterFaults(o, clusters, ctx, topics);
+  await Promise.all([
+    produce(clusters.src.bootstrapServers, topics, o, timeline),
+    killWorkers(ctx, stream(o.seed, 1), o.killEveryMs, pool.killedByUs),
+    ...brokers.loops,
+    dynamoOutages(ctx, stream(o.seed, 3), store.db, o.dynamoOutages),
+    storeDelays(ctx, stream(o.seed, 4), store.proxy, o.storeDelays),
+    freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
+    moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+      mover: brokers.sourceMover,
+      topics,
+      partitions: o.partitions,
+    }),
   ]);
-  const [s, d, db] = started;
-  if (s.status === "fulfilled") world.src = s.value;
-  if (d.status === "fulfilled") world.dst = d.value;
-  if (db.status === "fulfilled") world.db = db.value;
-  for (const r of started) if (r.status === "rejected") throw r.reason;
-  const { src, dst, db: dynamo } = world as Required<Pick<World, "src" | "dst" | "db">>;
-  world.proxy = await startDelayProxy({ upstreamPort: dynamo.port });
-  for (const topic of topics) {
-    await src.createTopic(topic, o.partitions, 3);
-    await dst.createTopic(topic, o.partitions, 3);
-  }
-  const setupClient = dynamo.client();
-  await createLeaseTable(setupClient, TABLE);
-  setupClient.destroy();
-  return { src, dst, db: dynamo, proxy: world.proxy };
+  await restoreBrokers(o, clusters, timeline);
+  timeline(`faults over: ${faultSummary(result)}; catching up`);
+  const partitionsOf = { topics, partitions: o.partitions, timeoutMs: o.catchUpTimeoutMs };
+  await waitForCatchUp(clusters.src, store.db, TABLE, partitionsOf, env.log);
+  await pool.stop();
+  const held = store.proxy.stats();
+  timeline(
+    `store delays held ${held.held} chunks: ${held.delivered} delivered late, ${held.dropped} dropped with their client, ${held.orphaned} with their server`,
+  );
 }
 
-function mirrorConfig(w: World, fencing: TargetFencing): MirrorConfigInput {
+/** One MirrorMaker 2 node under kills, freezes and the broker faults, until it copied everything. */
+async function copyWithMm2(env: RunEnv, clusters: RealClusters): Promise<void> {
+  const { o, topics, result, timeline } = env;
+  const counts: Mm2Counts = { mm2_starts: 0, mm2_exits: 0, freezes_past_txn_timeout: 0, mm2_tasks: "" };
+  const node = new Mm2Node(
+    // 512 MiB, not the shipped 2 GiB: seven JVMs share the machine, and the data is small.
+    { source: clusters.src, target: clusters.dst, topics: TOPICS_PATTERN, tasks: o.mm2.tasks, heap: "512m" },
+    env.logDir,
+    counts,
+    timeline,
+  );
+  try {
+    // Before the faults: kills during MM2's first start would test nothing but its start.
+    await node.start();
+    const ctx = faultContext(o, result, timeline, { alive: () => [], freezeInWrite: async () => false });
+    const brokers = startClusterFaults(o, clusters, ctx, topics);
+    await Promise.all([
+      produce(clusters.src.bootstrapServers, topics, o, timeline),
+      mm2Faults(ctx, stream(o.seed, 1), node, o.mm2, counts),
+      ...brokers.loops,
+      moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+        mover: brokers.sourceMover,
+        topics,
+        partitions: o.partitions,
+      }),
+    ]);
+    await restoreBrokers(o, clusters, timeline);
+    timeline(`faults over: ${faultSummary(result)}; waiting for MirrorMaker 2`);
+    const partitionsOf = { topics, partitions: o.partitions };
+    const limits = { timeoutMs: o.catchUpTimeoutMs, stallMs: o.mm2.stallMs };
+    await waitForMm2CatchUp(clusters.src, clusters.dst, partitionsOf, limits, timeline);
+    counts.mm2_tasks = await mm2TaskStates(clusters.dst);
+    timeline(`MirrorMaker 2 tasks at the end: ${counts.mm2_tasks}`);
+  } finally {
+    await node.stop();
+    Object.assign(result, counts);
+  }
+}
+
+function faultSummary(r: ChaosResult): string {
+  return [
+    `${r.kills} kills`,
+    `${r.freezes} freezes`,
+    `${r.broker_faults} broker faults (${r.broker_kills} kills, ${r.broker_freezes} freezes)`,
+    `${r.leader_moves} source leader moves`,
+    `${r.dynamodb_outages} DynamoDB outages`,
+    `${r.store_delays} store delays`,
+  ].join(", ");
+}
+
+function faultContext(
+  o: ChaosOptions,
+  counts: FaultCounts,
+  log: (line: string) => void,
+  workers: Pick<FaultContext, "alive" | "freezeInWrite">,
+): FaultContext {
   return {
-    source: { brokers: w.src.bootstrapServers, alias: "chaos-src", requestTimeoutMs: 5_000 },
-    target: { brokers: w.dst.bootstrapServers, alias: "chaos-dst", requestTimeoutMs: 2_000, fencing },
-    topics: { whitelist: "CHAOS-.*" },
+    faultsEnd: Date.now() + o.faultPhaseMs,
+    faultPhaseMs: o.faultPhaseMs,
+    leaseDurationMs: o.leaseDurationMs,
+    counts,
+    log,
+    frozen: new Set(),
+    ...workers,
+  };
+}
+
+function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
+  return {
+    source: {
+      brokers: clusters.src.bootstrapServers,
+      alias: "chaos-src",
+      requestTimeoutMs: o.requestTimeoutMs.source,
+    },
+    target: {
+      brokers: clusters.dst.bootstrapServers,
+      alias: "chaos-dst",
+      requestTimeoutMs: o.requestTimeoutMs.target,
+      fencing: o.fencing,
+    },
+    topics: { whitelist: TOPICS_PATTERN },
     batch: { maxRecords: 500, maxWaitMs: 200 },
     leases: {
       table: TABLE,
-      durationMs: LEASE_DURATION_MS,
+      durationMs: o.leaseDurationMs,
       renewIntervalMs: 1_000,
       rebalanceIntervalMs: 1_000,
     },
@@ -251,6 +291,8 @@ function mirrorConfig(w: World, fencing: TargetFencing): MirrorConfigInput {
 
 function emptyResult(o: ChaosOptions): ChaosResult {
   return {
+    kafka: o.kafka,
+    replicator: o.replicator,
     records: 0,
     lost: 0,
     duplicated: 0,
@@ -260,6 +302,9 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     kills: 0,
     kills_after_ack: 0,
     broker_faults: 0,
+    broker_kills: 0,
+    broker_freezes: 0,
+    preferred_elections: 0,
     dynamodb_outages: 0,
     store_delays: 0,
     freezes: 0,
@@ -271,121 +316,8 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     recoveries: 0,
     worker_runs: 0,
     target_isolation: o.targetIsolation,
-    fencing: o.fencing,
+    ...(o.replicator === "kafka-mirror" ? { fencing: o.fencing } : {}),
     anomalies: [],
     seed: o.seed,
   };
-}
-
-/** The producer and every fault loop, each on its own PRNG stream; resolves when all are done. */
-async function runFaults(
-  o: ChaosOptions,
-  w: World,
-  topics: readonly string[],
-  pool: WorkerPool,
-  counts: FaultCounts,
-  log: (line: string) => void,
-): Promise<void> {
-  const ctx: FaultContext = {
-    faultsEnd: Date.now() + o.faultPhaseMs,
-    faultPhaseMs: o.faultPhaseMs,
-    leaseDurationMs: LEASE_DURATION_MS,
-    counts,
-    log,
-    alive: () => pool.alive(),
-    frozen: new Set(),
-    freezeInWrite: (child, withinMs) => pool.freezeInWrite(child, withinMs),
-  };
-  await Promise.all([
-    produce(w.src.bootstrapServers, topics, o, log),
-    killWorkers(ctx, stream(o.seed, 1), o.killEveryMs, pool.killedByUs),
-    brokerFaults(ctx, stream(o.seed, 2), o.faultEveryMs, {
-      src: w.src,
-      dst: w.dst,
-      topics,
-      partitions: o.partitions,
-    }),
-    dynamoOutages(ctx, stream(o.seed, 3), w.db, o.dynamoOutages),
-    storeDelays(ctx, stream(o.seed, 4), w.proxy, o.storeDelays),
-    freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
-    moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
-      mover: {
-        brokers: 3,
-        moveLeader: (topic, partition, broker) => w.src.setLeader(topic, partition, broker),
-      },
-      topics,
-      partitions: o.partitions,
-    }),
-  ]);
-  for (const cluster of [w.src, w.dst]) {
-    for (let b = 1; b <= 3; b++) {
-      await cluster.brokerUp(b);
-      await cluster.setRtt(b, 0);
-    }
-  }
-}
-
-/** A record whose value names its topic, partition and sequence number; never text-decoded later. */
-function chaosValue(topic: number, partition: number, seq: number): Buffer {
-  const out = Buffer.alloc(24);
-  out[0] = 0xff;
-  out.writeUInt16BE(topic, 1);
-  out.writeUInt16BE(partition, 3);
-  out.writeUInt32BE(seq, 5);
-  out.fill(seq & 0xff, 9);
-  return out;
-}
-
-async function produce(
-  brokers: string[],
-  topics: readonly string[],
-  o: ChaosOptions,
-  log: (line: string) => void,
-): Promise<void> {
-  const kafka = new Kafka({
-    clientId: "chaos-producer",
-    brokers,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 2_000 },
-  });
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const perRound = 50;
-  const rounds = Math.ceil(o.recordsPerPartition / perRound);
-  const pause = Math.max(0, Math.floor((o.faultPhaseMs * 0.8) / rounds));
-  try {
-    for (let round = 0; round < rounds; round++) {
-      const start = round * perRound;
-      const end = Math.min(o.recordsPerPartition, start + perRound);
-      await Promise.all(
-        topics.map(async (topic, t) => {
-          const messages = [];
-          for (let p = 0; p < o.partitions; p++) {
-            for (let seq = start; seq < end; seq++) {
-              messages.push({
-                partition: p,
-                key: seq % 9 === 0 ? null : Buffer.from([0xfe, p, seq & 0xff]),
-                value: seq % 13 === 0 ? null : chaosValue(t, p, seq),
-                headers: { seq: Buffer.from(String(seq)), bin: Buffer.from([0xc3, 0x28, seq & 0xff]) },
-              });
-            }
-          }
-          for (;;) {
-            try {
-              await producer.send({ topic, acks: -1, messages });
-              return;
-            } catch (error) {
-              // A failed send may have landed in part: the comparison is against what the
-              // source holds, so a repeat here is data like any other.
-              log(`producer send failed, retrying: ${String(error)}`);
-              await sleep(500);
-            }
-          }
-        }),
-      );
-      await sleep(pause);
-    }
-  } finally {
-    await producer.disconnect();
-  }
 }
