@@ -21,9 +21,9 @@
  * `retryingReader` (lib/core/retrying-ports.ts, `retryRetryable`); never give those to the pump.
  *
  * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch), the admin
- * (listTopics, createTopics, listOffsets, describeTopicConfigs, alterTopicConfigs,
- * createPartitions) and the group admin (every call) make one attempt through the cluster client
- * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
+ * (listTopics, createTopics, listOffsets, describeTopicConfigs, describeBrokerConfigs,
+ * alterTopicConfigs, createPartitions) and the group admin (every call) make one attempt through
+ * the cluster client (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
  * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
  *
  * In lib/dynamodb: one store call is one SDK call bounded by LEASE_STORE_MAX_ATTEMPTS (2) ×
@@ -88,6 +88,25 @@ export type CheckpointResetReason = "topic-recreated" | "log-truncated";
  */
 export type WriteDeadline = () => number;
 
+/**
+ * The transaction.timeout.ms fenced writes ask for, settled at the start of a run against the
+ * target brokers' cap (transaction-timeout.ts), with the values an error about it names.
+ */
+export interface TransactionTimeout {
+  /** What every InitProducerId asks for from now on: min(wantedMs, capMs). */
+  readonly ms: number;
+  /** Three lease durations, at most 15 minutes, never below minimumMs. */
+  readonly wantedMs: number;
+  /** The lowest transaction.max.timeout.ms of the target brokers; null when they did not say. */
+  readonly capMs: number | null;
+  /** The shortest timeout a write's transaction can live with (transaction-timeout.ts). */
+  readonly minimumMs: number;
+  readonly leaseDurationMs: number;
+  readonly renewIntervalMs: number;
+  /** 2 × target.requestTimeoutMs (WorkerSettings.writeSafetyMarginMs). */
+  readonly writeSafetyMarginMs: number;
+}
+
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
   /**
@@ -130,6 +149,11 @@ export interface TargetWriter {
    * time and by the lease gate.
    */
   fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
+  /**
+   * With fencing: the transaction.timeout.ms every later InitProducerId asks for, and the values
+   * to name when the brokers refuse it. Without fencing: ignored.
+   */
+  useTransactionTimeout(timeout: TransactionTimeout): void;
   close(): Promise<void>;
 }
 
@@ -157,6 +181,13 @@ export interface ClusterAdmin {
    * topics are absent from the answer. Throws TOPIC_CONFIG_FAILED naming the topic otherwise.
    */
   describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
+  /**
+   * Broker-level configs `names` as each broker has them (DescribeConfigs of its BROKER resource,
+   * asked of that broker: static, dynamic and default values alike): broker id -> name -> value,
+   * a name the broker did not report left out. A broker that did not answer is absent; throws
+   * (KAFKA_RETRIABLE, KAFKA_FATAL) only when none did.
+   */
+  describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>>;
   /**
    * Sets the given configs (IncrementalAlterConfigs SET only): never deletes or replaces other
    * settings. Throws TOPIC_CONFIG_FAILED naming the first topic the cluster refused.

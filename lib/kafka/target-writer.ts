@@ -19,7 +19,7 @@
  */
 import { systemClock } from "../core/clock.js";
 import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../core/model.js";
-import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
+import type { Logger, TargetWriter, TransactionTimeout, WriteDeadline } from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
 import { ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
@@ -138,6 +138,10 @@ export class KafkaTargetWriter implements TargetWriter {
       const until = Math.min(this.now() + this.retryDeadlineMs, deadline() - this.requestTimeoutMs);
       await transactions.fence(tp, until);
     });
+  }
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.session.transactions?.useTimeout(timeout);
   }
 
   /** Runs `job` after every earlier write and fence of `tp` settled: one at a time per partition. */

@@ -11,9 +11,14 @@
  * continuing within the epoch), EndTxn(commit). A write whose outcome is unknown drops the
  * partition's identity; the next write (or fence) calls InitProducerId again, which aborts the
  * transaction if it is still open.
+ *
+ * The transaction timeout is asked for with each InitProducerId: the configured one until the
+ * worker settles it against the target brokers' cap at a run's start (useTimeout).
  */
 import { partitionKey, type TopicPartition } from "../core/model.js";
-import type { Logger } from "../core/ports.js";
+import type { Logger, TransactionTimeout } from "../core/ports.js";
+import { transactionTimeoutRefused } from "../core/transaction-timeout.js";
+import { isReplicatorError } from "../errors.js";
 import type { KafkaClusterClient } from "./cluster-client.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
@@ -42,9 +47,20 @@ interface PartitionProducer {
 export class TransactionProducers {
   readonly #options: TransactionProducersOptions;
   readonly #producers = new Map<string, PartitionProducer>();
+  /** Settled by the worker; null: options.transactionTimeoutMs, with no values to name. */
+  #timeout: TransactionTimeout | null = null;
 
   constructor(options: TransactionProducersOptions) {
     this.#options = options;
+  }
+
+  /** The transaction timeout later InitProducerIds ask for (identities already held keep theirs). */
+  useTimeout(timeout: TransactionTimeout): void {
+    this.#timeout = timeout;
+  }
+
+  get timeoutMs(): number {
+    return this.#timeout?.ms ?? this.#options.transactionTimeoutMs;
   }
 
   transactionalIdOf(tp: TopicPartition): string {
@@ -105,13 +121,19 @@ export class TransactionProducers {
   }
 
   async #init(tp: TopicPartition, producer: PartitionProducer, deadline: number): Promise<ProducerIdentity> {
-    const fresh = await producer.coordinator.initProducer(deadline);
+    const timeoutMs = this.timeoutMs;
+    const fresh = await producer.coordinator.initProducer(deadline, timeoutMs).catch((error: unknown) => {
+      const timeout = this.#timeout;
+      const refused = isReplicatorError(error) && error.details.kafkaError === "INVALID_TRANSACTION_TIMEOUT";
+      throw refused && timeout !== null ? transactionTimeoutRefused(timeout, error) : error;
+    });
     this.#options.logger?.info("transactional producer initialised (earlier writers fenced)", {
       topic: tp.topic,
       partition: tp.partition,
       transactionalId: fresh.transactionalId,
       producerId: String(fresh.producerId),
       producerEpoch: fresh.producerEpoch,
+      transactionTimeoutMs: timeoutMs,
     });
     return producer.state.adopt(fresh.producerId, fresh.producerEpoch);
   }

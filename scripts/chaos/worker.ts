@@ -118,6 +118,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
     return result;
   },
   fence: (tp, deadline) => writer.fence(tp, deadline),
+  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
   close: () => writer.close(),
 });
 

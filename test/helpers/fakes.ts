@@ -30,6 +30,7 @@ import type {
   TableSnapshot,
   TargetWriter,
   TopicMapping,
+  TransactionTimeout,
   WorkerHeartbeat,
   WorkerRecord,
   WriteDeadline,
@@ -164,6 +165,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   createTopicCalls: TopicSpec[] = [];
   alterConfigCalls: { topic: string; set: ReadonlyMap<string, string> }[] = [];
   createPartitionCalls: { topic: string; count: number }[] = [];
+  /**
+   * What describeBrokerConfigs answers for each of the cluster's one broker (id 1): Kafka's
+   * default cap on transaction timeouts unless a test sets another, or "refused" for a cluster
+   * that does not let us describe its brokers.
+   */
+  brokerConfigs: ReadonlyMap<string, string> | "refused" = new Map([
+    ["transaction.max.timeout.ms", "900000"],
+  ]);
   closed = false;
 
   constructor(clock: Clock) {
@@ -387,6 +396,20 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return answer;
   }
 
+  async describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>> {
+    const configs = this.brokerConfigs;
+    if (configs === "refused") {
+      throw new ReplicatorError(
+        "KAFKA_FATAL",
+        "describe configs of broker 1 failed: CLUSTER_AUTHORIZATION_FAILED",
+        {
+          details: { brokerId: 1, kafkaErrorCode: 31, kafkaError: "CLUSTER_AUTHORIZATION_FAILED" },
+        },
+      );
+    }
+    return new Map([[1, new Map([...configs].filter(([name]) => names.includes(name)))]]);
+  }
+
   /**
    * As KafkaClusterAdmin over Kafka's IncrementalAlterConfigs: each topic is applied on its own (a
    * known topic changes even when another of the request is unknown), then the first failure is
@@ -440,6 +463,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
   readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
+  useTransactionTimeout(_timeout: TransactionTimeout): void {}
 
   async close(): Promise<void> {
     this.closed = true;
@@ -889,6 +913,12 @@ export class FencedWriter implements TargetWriter {
   }
 
   readonly fences = true;
+  /** What the worker settled at the run's start (Kafka would refuse one above its cap). */
+  transactionTimeout: TransactionTimeout | null = null;
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.transactionTimeout = timeout;
+  }
 
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();

@@ -75,6 +75,7 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
     }
   },
   fence: (tp, deadline) => writer.fence(tp, deadline),
+  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
   close: () => writer.close(),
 });
 

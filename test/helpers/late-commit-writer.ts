@@ -16,7 +16,13 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
-import type { ClusterAdmin, SourceReader, TargetWriter, WriteDeadline } from "../../lib/core/ports.js";
+import type {
+  ClusterAdmin,
+  SourceReader,
+  TargetWriter,
+  TransactionTimeout,
+  WriteDeadline,
+} from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
 import type { InMemoryCluster } from "./fakes.js";
@@ -80,6 +86,12 @@ export class LateCommitWriter implements TargetWriter {
   }
 
   readonly fences = true;
+  /** What the worker settled at the run's start. */
+  transactionTimeout: TransactionTimeout | null = null;
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.transactionTimeout = timeout;
+  }
 
   async fence(tp: TopicPartition): Promise<void> {
     this.events.push("fence");
@@ -103,6 +115,7 @@ export class LateCommitWriter implements TargetWriter {
         return answer;
       },
       describeTopicConfigs: (topics) => cluster.describeTopicConfigs(topics),
+      describeBrokerConfigs: (names) => cluster.describeBrokerConfigs(names),
       alterTopicConfigs: (changes) => cluster.alterTopicConfigs(changes),
       createPartitions: (changes) => cluster.createPartitions(changes),
       close: () => cluster.close(),

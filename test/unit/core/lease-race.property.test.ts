@@ -201,6 +201,7 @@ function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): Targe
       await node.alive();
       await writer.fence(tp);
     },
+    useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
     close: () => writer.close(),
   };
 }

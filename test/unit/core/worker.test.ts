@@ -187,6 +187,7 @@ describe("Worker", () => {
         return e.target.write(tp, records, stamp, deadline);
       },
       fence: (tp, deadline) => e.target.fence(tp, deadline),
+      useTransactionTimeout: () => {},
       close: () => e.target.close(),
     };
     let n = 0;
