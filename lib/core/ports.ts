@@ -107,6 +107,13 @@ export interface TransactionTimeout {
   readonly writeSafetyMarginMs: number;
 }
 
+/**
+ * What TargetWriter.endOpenTransaction did: nothing of ours was open; the open transaction is
+ * aborted; or no request fitted before the deadline, so it waits for the next holder's fence or
+ * the coordinator's transaction timeout.
+ */
+export type OpenTransactionEnd = "none" | "aborted" | "no-time";
+
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
   /**
@@ -129,12 +136,20 @@ export interface TargetWriter {
    * It rejects only when the outcome is unknown (a request that may have landed could not be
    * confirmed in time, or the producer session was lost) or for a non-retryable error; with
    * PRODUCER_FENCED when another writer fenced `tp` (see fence): the partition is no longer ours.
+   *
+   * With fencing a write is one transaction, committed before the write resolves: nothing of a
+   * resolved write is left open. The commit may outlast the lease (a successor's fence refuses
+   * it, or its look sees it) but not `runDeadline` (epoch ms, the run's hard deadline: the
+   * process may be gone after it): a transaction is begun only with a request's time left for
+   * its commit, and a commit not answered by then fails the write as of unknown outcome.
+   * @default none: the commit is bounded by its retries and the transaction's timeout only
    */
   write(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult>;
   /**
    * Fences every earlier writer of `tp` (target.fencing "transactional"): once it resolves,
@@ -149,6 +164,15 @@ export interface TargetWriter {
    * time and by the lease gate.
    */
   fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
+  /**
+   * Ends the transaction a failed write left open on `tp` (target.fencing "transactional"), so
+   * a holder lets the partition go with nothing open: until the next holder's fence or the
+   * transaction timeout, an open transaction holds every read_committed consumer of `tp` at its
+   * first record (the last stable offset). Runs after the partition's write in flight, which
+   * commits or fails on its own. Like fence(), it sends nothing that could still be outstanding
+   * after `deadline()`: only a holder may end it. Resolves "none" at once without fencing.
+   */
+  endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd>;
   /**
    * With fencing: the transaction.timeout.ms every later InitProducerId asks for, and the values
    * to name when the brokers refuse it. Without fencing: ignored.

@@ -10,7 +10,8 @@
  * Each write is one transaction: AddPartitionsToTxn, the write's batches (pipelined, sequences
  * continuing within the epoch), EndTxn(commit). A write whose outcome is unknown drops the
  * partition's identity; the next write (or fence) calls InitProducerId again, which aborts the
- * transaction if it is still open.
+ * transaction if it is still open. Until then the partition notes that one may be open
+ * (mayBeOpen), so its holder can end it before letting the partition go.
  *
  * The transaction timeout is asked for with each InitProducerId: the configured one until the
  * worker settles it against the target brokers' cap at a run's start (useTimeout).
@@ -42,6 +43,11 @@ interface PartitionProducer {
   /** This partition's identity and sequence: the producer is the partition's own. */
   readonly state: ProducerState;
   initializing: Promise<ProducerIdentity> | undefined;
+  /**
+   * From AddPartitionsToTxn until its EndTxn succeeded or an InitProducerId (ours or a newer
+   * holder's) ended it: a transaction of ours may be open on the partition.
+   */
+  open: boolean;
 }
 
 export class TransactionProducers {
@@ -97,7 +103,10 @@ export class TransactionProducers {
 
   /** AddPartitionsToTxn: opens the write's transaction on `tp`. */
   begin(tp: TopicPartition, identity: ProducerIdentity, deadline: number): Promise<void> {
-    return this.#producer(tp).coordinator.addPartition(
+    const producer = this.#producer(tp);
+    // Before the request: once sent, it may have opened the transaction whatever the answer.
+    producer.open = true;
+    return producer.coordinator.addPartition(
       this.#transactional(tp, identity),
       tp.topic,
       tp.partition,
@@ -106,18 +115,30 @@ export class TransactionProducers {
   }
 
   /** EndTxn: commits (or aborts) the write's transaction. */
-  end(
+  async end(
     tp: TopicPartition,
     identity: ProducerIdentity,
     result: TransactionResult,
     deadline: number,
   ): Promise<void> {
-    return this.#producer(tp).coordinator.endTransaction(this.#transactional(tp, identity), result, deadline);
+    const producer = this.#producer(tp);
+    await producer.coordinator.endTransaction(this.#transactional(tp, identity), result, deadline);
+    producer.open = false;
   }
 
-  /** Drops `identity` after a write of unknown outcome, so nothing else is sent under it. */
-  forget(tp: TopicPartition, identity: ProducerIdentity): void {
-    this.#producer(tp).state.reset(partitionKey(tp), identity);
+  /** Whether a transaction of ours may be open on `tp` (see PartitionProducer.open). */
+  mayBeOpen(tp: TopicPartition): boolean {
+    return this.#producer(tp).open;
+  }
+
+  /**
+   * Drops `identity` after a failed write, so nothing else is sent under it. Its transaction stays
+   * open (mayBeOpen) unless a newer holder fenced us, which ended it.
+   */
+  forget(tp: TopicPartition, identity: ProducerIdentity, fencedByAnother: boolean): void {
+    const producer = this.#producer(tp);
+    producer.state.reset(partitionKey(tp), identity);
+    if (fencedByAnother) producer.open = false;
   }
 
   async #init(tp: TopicPartition, producer: PartitionProducer, deadline: number): Promise<ProducerIdentity> {
@@ -127,6 +148,8 @@ export class TransactionProducers {
       const refused = isReplicatorError(error) && error.details.kafkaError === "INVALID_TRANSACTION_TIMEOUT";
       throw refused && timeout !== null ? transactionTimeoutRefused(timeout, error) : error;
     });
+    // The coordinator answers only once it has aborted (or completed) the id's open transaction.
+    producer.open = false;
     this.#options.logger?.info("transactional producer initialised (earlier writers fenced)", {
       topic: tp.topic,
       partition: tp.partition,
@@ -161,6 +184,7 @@ export class TransactionProducers {
         }),
         state: new ProducerState(),
         initializing: undefined,
+        open: false,
       };
       this.#producers.set(key, producer);
     }

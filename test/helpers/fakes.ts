@@ -24,6 +24,7 @@ import type {
   LeaseStore,
   LogFields,
   Logger,
+  OpenTransactionEnd,
   PartitionIdentity,
   ReplicationMetrics,
   SourceReader,
@@ -332,6 +333,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     unstamped: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
+    /** Writes here have no commit that could outlast the run: nothing to bound. */
+    _runDeadline?: number,
   ): Promise<WriteResult> {
     this.writes++;
     const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
@@ -464,6 +467,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
   useTransactionTimeout(_timeout: TransactionTimeout): void {}
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -920,6 +926,11 @@ export class FencedWriter implements TargetWriter {
     this.transactionTimeout = timeout;
   }
 
+  /** Its writes land whole or not at all: nothing is ever left open. */
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
+
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();
     const next = (epochs.get(keyOf(tp)) ?? 0) + 1;
@@ -932,6 +943,7 @@ export class FencedWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult> {
     if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
     if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
@@ -939,7 +951,7 @@ export class FencedWriter implements TargetWriter {
         details: { ...tp },
       });
     }
-    return this.#cluster.write(tp, records, stamp, deadline);
+    return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
   }
 
   close(): Promise<void> {
