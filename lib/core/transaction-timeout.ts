@@ -12,9 +12,9 @@
  * margin left, and a lease renewed just before is a whole leases.durationMs ahead), then commits
  * with one more request, and AddPartitionsToTxn opened it with one. Hence
  *   minimum = leases.durationMs + writeSafetyMarginMs (2 × target.requestTimeoutMs).
- * The writer also ends a transaction's requests a commit before its timeout (target-writer.ts),
- * so renewals that carry the lease on during one write cannot outrun it either; at the minimum
- * that bound never cuts a write the lease would not cut.
+ * The writer also ends a transaction's requests a commit before its timeout
+ * (transactional-write.ts), so renewals that carry the lease on during one write cannot outrun it
+ * either; at the minimum that bound never cuts a write the lease would not cut.
  */
 import { describeError, ReplicatorError } from "../errors.js";
 import type { ClusterAdmin, Logger, TargetWriter, TransactionTimeout } from "./ports.js";

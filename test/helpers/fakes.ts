@@ -167,13 +167,13 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   alterConfigCalls: { topic: string; set: ReadonlyMap<string, string> }[] = [];
   createPartitionCalls: { topic: string; count: number }[] = [];
   /**
-   * What describeBrokerConfigs answers for each of the cluster's one broker (id 1): Kafka's
-   * default cap on transaction timeouts unless a test sets another, or "refused" for a cluster
-   * that does not let us describe its brokers.
+   * The broker configs describeBrokerConfigs answers, one map per broker (ids 1, 2, ...): one
+   * broker with Kafka's default cap on transaction timeouts unless a test sets others, or
+   * "refused" for a cluster that does not let us describe its brokers.
    */
-  brokerConfigs: ReadonlyMap<string, string> | "refused" = new Map([
-    ["transaction.max.timeout.ms", "900000"],
-  ]);
+  brokerConfigs: readonly ReadonlyMap<string, string>[] | "refused" = [
+    new Map([["transaction.max.timeout.ms", "900000"]]),
+  ];
   closed = false;
 
   constructor(clock: Clock) {
@@ -410,7 +410,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         },
       );
     }
-    return new Map([[1, new Map([...configs].filter(([name]) => names.includes(name)))]]);
+    const asked = (broker: ReadonlyMap<string, string>) =>
+      new Map([...broker].filter(([name]) => names.includes(name)));
+    return new Map(configs.map((broker, i) => [i + 1, asked(broker)]));
   }
 
   /**

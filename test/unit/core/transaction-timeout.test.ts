@@ -96,16 +96,16 @@ describe("transactionTimeoutRefused", () => {
 });
 
 describe("targetTransactionCap", () => {
-  it("is the lowest cap of the brokers that answered", async () => {
+  it("is the lowest cap of the brokers, any of which may coordinate a transactional id", async () => {
     const world = inMemoryWorld();
-    world.target.brokerConfigs = new Map([[CAP, "300000"]]);
+    world.target.brokerConfigs = [new Map([[CAP, "900000"]]), new Map([[CAP, "300000"]]), new Map()];
 
     assert.equal(await targetTransactionCap(world.target, world.logger), 300_000);
     assert.deepEqual(world.logger.at("warn"), []);
   });
 
   it("is null, with one warning, when the brokers refuse to say or say nothing", async () => {
-    for (const answer of ["refused", new Map()] as const) {
+    for (const answer of ["refused", [new Map()]] as const) {
       const world = inMemoryWorld();
       world.target.brokerConfigs = answer;
 
@@ -132,7 +132,7 @@ describe("a run's start with fenced writes", () => {
     const world = inMemoryWorld();
     world.source.createTopic("orders", 1);
     world.source.append({ topic: "orders", partition: 0 }, makeRecords(10, 0));
-    world.target.brokerConfigs = new Map([[CAP, cap]]);
+    world.target.brokerConfigs = [new Map([[CAP, cap]])];
     const writer = new FencedWriter(world.target);
     const worker = new Worker({
       workerId: "w1",
