@@ -311,14 +311,15 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     let bytes = 0;
     let nextOffset = offset;
     const epochs: EpochStart[] = [];
+    let full = false;
     for (const slot of log.slots) {
       if (slot.offset < offset) continue;
       if (slot.offset >= stable) break;
       if (slot.record !== null) {
         const size = recordBytes(slot.record);
-        if (records.length >= limits.maxRecords) break;
         // At least one record even when it alone exceeds maxBytes, as Kafka does.
-        if (records.length > 0 && bytes + size > limits.maxBytes) break;
+        full = records.length >= limits.maxRecords || (records.length > 0 && bytes + size > limits.maxBytes);
+        if (full) break;
         records.push(slot.record);
         bytes += size;
       }
@@ -327,6 +328,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         epochs.push({ offset: epochs.length === 0 ? offset : nextOffset, epoch: slot.epoch });
       nextOffset = slot.offset + 1;
     }
+    // Offsets up to the end that hold nothing (compacted away, then the log truncated there) are
+    // stepped over, as the empty batch Kafka keeps for them would be.
+    if (!full && !log.slots.some((s) => s.offset >= nextOffset && s.offset < stable))
+      nextOffset = Math.max(nextOffset, stable);
     return { records, nextOffset, highWatermark: stable, logStartOffset: log.logStart, bytes, epochs };
   }
 
