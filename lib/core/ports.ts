@@ -177,7 +177,8 @@ export interface ClusterAdmin {
  * says so), AUTHENTICATION_FAILED; CONFIG_INVALID, before anything is sent, for an empty group id
  * or a commit offset that is not a non-negative safe integer (fetchOffsets' -1 included) or names
  * a partition twice. Both rebalance protocols are covered: classic groups and KIP-848 ("consumer")
- * groups, whose members only ConsumerGroupDescribe sees.
+ * groups, whose members only ConsumerGroupDescribe sees. Whether a described group is in use is
+ * decided in one place, lib/offsets/group-liveness.ts.
  */
 export interface GroupAdmin {
   /**
