@@ -45,7 +45,10 @@ describe("offset sync and failover into real Kafka with KIP-848 and classic grou
 
   before(
     async () => {
-      [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startRealKafka({ brokers: 1 })]);
+      // One after the other: a cluster started beside one that failed to start would be left
+      // unassigned, so never stopped, and keep the test process alive.
+      source = await startMockKafka({ brokers: 1 });
+      target = await startRealKafka({ brokers: 1 });
       sourceGroups = new KafkaGroupAdmin({ brokers: source.bootstrapServers });
       members = new GroupMembers(target.bootstrapServers);
       dir = await mkdtemp(join(tmpdir(), "kafka-mirror-failover-real-"));
