@@ -231,17 +231,21 @@ export interface ClusterAdmin {
  * ReplicatorErrors naming the group: GROUP_NOT_EMPTY, GROUP_ADMIN_FAILED (retryable when Kafka
  * says so), AUTHENTICATION_FAILED; CONFIG_INVALID, before anything is sent, for an empty group id
  * or a commit offset that is not a non-negative safe integer (fetchOffsets' -1 included) or names
- * a partition twice.
+ * a partition twice. Both rebalance protocols are covered: classic groups and KIP-848 ("consumer")
+ * groups, whose members only ConsumerGroupDescribe sees. Whether a described group is in use is
+ * decided in one place, lib/offsets/group-liveness.ts.
  */
 export interface GroupAdmin {
-  /** Every consumer group of the cluster with its state ("Empty", "Stable", ...), protocolType "consumer" ones and others. */
-  listGroups(): Promise<
-    { readonly groupId: string; readonly protocolType: string; readonly state: string }[]
-  >;
-  /** State and active member count of each group (Kafka "Dead" + 0 members for unknown ids). */
-  describeGroups(
-    groupIds: readonly string[],
-  ): Promise<{ readonly groupId: string; readonly state: string; readonly members: number }[]>;
+  /**
+   * Every classic and KIP-848 consumer group of the cluster with its state ("Empty", "Stable",
+   * ...) and type. Share and streams groups are not listed: their members are invisible here.
+   */
+  listGroups(): Promise<GroupListing[]>;
+  /**
+   * State and member count of each group, as its own protocol describes it (Kafka "Dead" + 0
+   * members for unknown ids).
+   */
+  describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]>;
   /** Committed offsets of a group (all its partitions, or the given topics'); offset -1 means none committed. */
   fetchOffsets(
     groupId: string,
@@ -257,7 +261,8 @@ export interface GroupAdmin {
   /**
    * Commits offsets for a group with no active members (OffsetCommit with generation -1, as
    * Kafka's admin client does). Throws GROUP_NOT_EMPTY (a typed error naming the group) when the
-   * coordinator refuses because the group has members; other failures typed too.
+   * coordinator refuses because the group has members (classic and KIP-848 coordinators alike
+   * answer UNKNOWN_MEMBER_ID); other failures typed too.
    */
   commitOffsets(
     groupId: string,
@@ -269,6 +274,27 @@ export interface GroupAdmin {
     }[],
   ): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The rebalance protocol a group runs: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848). */
+export type GroupType = "classic" | "consumer";
+
+export interface GroupListing {
+  readonly groupId: string;
+  /** "consumer" for consumers of either protocol, "" for a group that only has committed offsets. */
+  readonly protocolType: string;
+  readonly state: string;
+  /** "classic" too from a broker without ListGroups v5 (which came with KIP-848): it has no other kind. */
+  readonly type: GroupType;
+}
+
+export interface GroupDescription {
+  readonly groupId: string;
+  readonly state: string;
+  /** Members the coordinator holds now. */
+  readonly members: number;
+  /** "consumer" when ConsumerGroupDescribe answered for it, else "classic" (unknown ids too). */
+  readonly type: GroupType;
 }
 
 // The lease store's port and its items: lease-ports.ts.
