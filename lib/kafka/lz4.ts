@@ -5,16 +5,34 @@
  * decode the blocks: lz4js 0.2.0's own frame reader looks for a block checksum before the block
  * instead of after it. Checksums are skipped, not verified: the batch CRC already covers the bytes.
  * The output of a frame is one contiguous buffer, so linked blocks (back references into the
- * previous block) resolve as well as independent ones. We write what lz4js writes: independent
- * 4 MiB blocks without checksums, which the Java client and librdkafka both read.
+ * previous block) resolve as well as independent ones.
+ *
+ * We write frames as Kafka's Java producer does (KafkaLZ4BlockOutputStream): 64 KiB blocks, each
+ * compressed on its own, the block-independence flag set, no checksums. Kafka's broker refuses
+ * any other frame ("Dependent block stream is unsupported", UNKNOWN_SERVER_ERROR to the producer)
+ * when it validates a batch, and lz4js's own frame writer leaves that flag clear. The test bed's
+ * mock never decompressed what it stored; real Kafka (test/integration/replication.test.ts) does.
  */
 import { createRequire } from "node:module";
 
 interface Lz4Js {
-  compress(data: Uint8Array): Uint8Array;
+  compressBound(length: number): number;
+  /**
+   * Compresses `src[sIndex, sIndex + sLength)` into `dst` from 0; returns its length, 0 when it
+   * found nothing to compress. Matches only positions the hash table holds (1-based, 0 = none).
+   */
+  compressBlock(
+    src: Uint8Array,
+    dst: Uint8Array,
+    sIndex: number,
+    sLength: number,
+    hashTable: Uint32Array,
+  ): number;
   /** Decodes one block of `src[sIndex, sIndex + sLength)` into `dst` at `dIndex`; returns the new end. */
   decompressBlock(src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, dIndex: number): number;
 }
+
+type Xxh32 = (seed: number, src: Uint8Array, index: number, length: number) => number;
 
 const require = createRequire(import.meta.url);
 let lz4js: Lz4Js | undefined;
@@ -23,11 +41,17 @@ function lib(): Lz4Js {
   lz4js ??= require("lz4js") as Lz4Js;
   return lz4js;
 }
+let xxh32: Xxh32 | undefined;
+function headerHash(): Xxh32 {
+  xxh32 ??= (require("lz4js/xxh32.js") as { hash: Xxh32 }).hash;
+  return xxh32;
+}
 
 const FRAME_MAGIC = 0x184d2204;
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
 const VERSION_01 = 0x40;
+const FLAG_BLOCK_INDEPENDENCE = 0x20;
 const FLAG_BLOCK_CHECKSUM = 0x10;
 const FLAG_CONTENT_SIZE = 0x08;
 const FLAG_CONTENT_CHECKSUM = 0x04;
@@ -40,9 +64,42 @@ const BLOCK_MAX_SIZES: Readonly<Record<number, number>> = {
   7: 0x400000,
 };
 
+/** Block size code 4 in the frame descriptor: 64 KiB, the Java producer's. */
+const WRITE_BLOCK_CODE = 4;
+const WRITE_BLOCK_SIZE = 0x10000;
+const HASH_TABLE_SIZE = 1 << 16;
+
+/** One frame of independent 64 KiB blocks, each stored uncompressed when that is smaller. */
 export function lz4Compress(data: Buffer): Buffer {
-  const frame = lib().compress(data);
-  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  const lz4 = lib();
+  const blocks = Math.ceil(data.length / WRITE_BLOCK_SIZE);
+  // Header, one length word per block, the blocks at most as long as their input, end mark.
+  const out = Buffer.allocUnsafe(7 + 4 * blocks + data.length + 4);
+  out.writeUInt32LE(FRAME_MAGIC, 0);
+  out[4] = VERSION_01 | FLAG_BLOCK_INDEPENDENCE;
+  out[5] = WRITE_BLOCK_CODE << 4;
+  // The descriptor checksum: byte 1 of xxh32 (seed 0) over the flag and block descriptor bytes.
+  out[6] = (headerHash()(0, out, 4, 2) >>> 8) & 0xff;
+  let pos = 7;
+  const scratch = new Uint8Array(lz4.compressBound(WRITE_BLOCK_SIZE));
+  const hashTable = new Uint32Array(HASH_TABLE_SIZE);
+  for (let start = 0; start < data.length; start += WRITE_BLOCK_SIZE) {
+    const length = Math.min(WRITE_BLOCK_SIZE, data.length - start);
+    // A fresh table per block: no match can reach back into the block before (independence).
+    hashTable.fill(0);
+    const packed = lz4.compressBlock(data, scratch, start, length, hashTable);
+    if (packed > 0 && packed < length) {
+      out.writeUInt32LE(packed, pos);
+      out.set(scratch.subarray(0, packed), pos + 4);
+      pos += 4 + packed;
+    } else {
+      out.writeUInt32LE((UNCOMPRESSED_BIT | length) >>> 0, pos);
+      data.copy(out, pos + 4, start, start + length);
+      pos += 4 + length;
+    }
+  }
+  out.writeUInt32LE(0, pos);
+  return out.subarray(0, pos + 4);
 }
 
 /** Throws a plain Error on malformed input; the caller turns it into CORRUPT_BATCH. */
