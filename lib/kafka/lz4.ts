@@ -8,26 +8,16 @@
  * previous block) resolve as well as independent ones.
  *
  * We write frames as Kafka's Java producer does (KafkaLZ4BlockOutputStream): 64 KiB blocks, each
- * compressed on its own, the block-independence flag set, no checksums. Kafka's broker refuses
- * any other frame ("Dependent block stream is unsupported", UNKNOWN_SERVER_ERROR to the producer)
- * when it validates a batch, and lz4js's own frame writer leaves that flag clear. The test bed's
- * mock never decompressed what it stored; real Kafka (test/integration/replication.test.ts) does.
+ * compressed on its own (lz4-block.ts), the block-independence flag set, no checksums. Kafka's
+ * broker decompresses every batch it validates and refuses any other frame ("Dependent block
+ * stream is unsupported", UNKNOWN_SERVER_ERROR to the producer); lz4js's frame writer leaves that
+ * flag clear and its block writer breaks the format's end rules. The test bed's mock never
+ * decompressed what it stored; real Kafka (test/integration/replication.test.ts) does.
  */
 import { createRequire } from "node:module";
+import { lz4BlockBound, lz4CompressBlock } from "./lz4-block.js";
 
 interface Lz4Js {
-  compressBound(length: number): number;
-  /**
-   * Compresses `src[sIndex, sIndex + sLength)` into `dst` from 0; returns its length, 0 when it
-   * found nothing to compress. Matches only positions the hash table holds (1-based, 0 = none).
-   */
-  compressBlock(
-    src: Uint8Array,
-    dst: Uint8Array,
-    sIndex: number,
-    sLength: number,
-    hashTable: Uint32Array,
-  ): number;
   /** Decodes one block of `src[sIndex, sIndex + sLength)` into `dst` at `dIndex`; returns the new end. */
   decompressBlock(src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, dIndex: number): number;
 }
@@ -71,7 +61,6 @@ const HASH_TABLE_SIZE = 1 << 16;
 
 /** One frame of independent 64 KiB blocks, each stored uncompressed when that is smaller. */
 export function lz4Compress(data: Buffer): Buffer {
-  const lz4 = lib();
   const blocks = Math.ceil(data.length / WRITE_BLOCK_SIZE);
   // Header, one length word per block, the blocks at most as long as their input, end mark.
   const out = Buffer.allocUnsafe(7 + 4 * blocks + data.length + 4);
@@ -81,16 +70,14 @@ export function lz4Compress(data: Buffer): Buffer {
   // The descriptor checksum: byte 1 of xxh32 (seed 0) over the flag and block descriptor bytes.
   out[6] = (headerHash()(0, out, 4, 2) >>> 8) & 0xff;
   let pos = 7;
-  const scratch = new Uint8Array(lz4.compressBound(WRITE_BLOCK_SIZE));
-  const hashTable = new Uint32Array(HASH_TABLE_SIZE);
+  const scratch = Buffer.allocUnsafe(lz4BlockBound(WRITE_BLOCK_SIZE));
+  const hashTable = new Int32Array(HASH_TABLE_SIZE);
   for (let start = 0; start < data.length; start += WRITE_BLOCK_SIZE) {
     const length = Math.min(WRITE_BLOCK_SIZE, data.length - start);
-    // A fresh table per block: no match can reach back into the block before (independence).
-    hashTable.fill(0);
-    const packed = lz4.compressBlock(data, scratch, start, length, hashTable);
-    if (packed > 0 && packed < length) {
+    const packed = lz4CompressBlock(data, start, start + length, scratch, hashTable);
+    if (packed < length) {
       out.writeUInt32LE(packed, pos);
-      out.set(scratch.subarray(0, packed), pos + 4);
+      scratch.copy(out, pos + 4, 0, packed);
       pos += 4 + packed;
     } else {
       out.writeUInt32LE((UNCOMPRESSED_BIT | length) >>> 0, pos);
