@@ -1,5 +1,6 @@
 /**
- * Shared set-up of the exactly-once integration tests: mock Kafka clusters by alias, DynamoDB
+ * Shared set-up of the exactly-once integration tests: Kafka clusters by alias (the mock or real
+ * Kafka, per KAFKA_TESTBED: test/helpers/kafka-testbed.ts), DynamoDB
  * Local with a table per replicator, and helpers to produce, replicate until caught up and read
  * a partition back. Everything opened is closed by `close()`.
  */
@@ -16,7 +17,7 @@ import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 
 /**
@@ -34,7 +35,7 @@ export function useMirrorRig(aliases: readonly string[], topic: string): MirrorR
 }
 
 export class MirrorRig {
-  readonly clusters = new Map<string, MockKafka>();
+  readonly clusters = new Map<string, TestKafka>();
   dynamo: DynamoDbLocal | undefined;
   readonly #closers: (() => Promise<unknown>)[] = [];
   readonly #tables = new Map<string, string>();
@@ -42,13 +43,13 @@ export class MirrorRig {
   async start(aliases: readonly string[]): Promise<void> {
     const started = await Promise.all([
       startDynamoDbLocal(),
-      ...aliases.map(() => startMockKafka({ brokers: 1 })),
+      ...aliases.map(() => startTestKafka({ brokers: 1 })),
     ]);
     this.dynamo = started[0] as DynamoDbLocal;
-    for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as MockKafka);
+    for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as TestKafka);
   }
 
-  cluster(alias: string): MockKafka {
+  cluster(alias: string): TestKafka {
     const c = this.clusters.get(alias);
     if (c === undefined) throw new Error(`no cluster ${alias}`);
     return c;
