@@ -84,7 +84,8 @@ function realOptions(opts: TestKafkaOptions) {
   };
 }
 
-function mockTestKafka(mock: MockKafka): TestKafka {
+/** A mock a test started itself (with options of its own), behind the common interface. */
+export function mockTestKafka(mock: MockKafka): TestKafka {
   const brokerIds = mock.bootstrapServers.map((_, i) => i + 1);
   return {
     kind: "mock",
