@@ -63,7 +63,7 @@ export interface RealKafka {
   readonly dataDir: string;
   /** The JVM's pid while the broker runs. */
   pid(brokerId: number): number | undefined;
-  /** Replication factor defaults to min(3, brokers); resolves once every partition has a leader. */
+  /** Replication factor defaults to min(3, brokers); resolves once every partition's leader serves it. */
   createTopic(
     name: string,
     partitions: number,
@@ -145,6 +145,13 @@ class RealKafkaCluster implements RealKafka {
     };
     const created = await this.#admin.createTopics({ topics: [topic], waitForLeaders: true });
     if (!created) throw new Error(`createTopic ${name}: TOPIC_ALREADY_EXISTS`);
+    // Metadata names a leader as soon as the controller chose one; the leader itself may not have
+    // applied that record yet and answers UNKNOWN_TOPIC_OR_PARTITION (a producer that starts at
+    // once then fails, once its few retries are spent). Ready when every leader answers ListOffsets.
+    await waitFor(`the leaders of ${name} to serve it`, 30_000, [], async () => {
+      await this.listOffsets(name);
+      return true;
+    });
   }
 
   /** ListOffsets through kafkajs: answered by each partition's leader. */
