@@ -6,11 +6,13 @@
  * CHAOS_FREEZES (worker freezes per run, SIGSTOP then SIGCONT, some past the lease; default 12),
  * CHAOS_TARGET_ISOLATION (read_committed, the default, or read_uncommitted: how the comparison
  * reads the target) and CHAOS_FENCING (the workers' target.fencing: transactional, the default,
- * or none, the old idempotent mode, which cannot fence a frozen worker); CHAOS_KEEP_LOGS=1 keeps
+ * or none, the old idempotent mode, which cannot fence a frozen worker); KAFKA_TESTBED=real runs
+ * it against real Kafka (no broker faults there); CHAOS_KEEP_LOGS=1 keeps
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
 import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
+import { KAFKA_TESTBED } from "../test/helpers/kafka-testbed.js";
 import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./chaos/run.js";
 
 const MIN_KILLS = 25;
@@ -52,6 +54,8 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
 
 const options: ChaosOptions = {
   ...DEFAULT_CHAOS,
+  // Real Kafka gets no broker faults (scripts/chaos/run.ts): one JVM per cluster is enough.
+  brokers: KAFKA_TESTBED === "real" ? 1 : DEFAULT_CHAOS.brokers,
   seed: count("CHAOS_SEED", DEFAULT_CHAOS.seed),
   faultPhaseMs: count("CHAOS_FAULT_MS", DEFAULT_CHAOS.faultPhaseMs),
   recordsPerPartition: count("CHAOS_RECORDS", DEFAULT_CHAOS.recordsPerPartition),

@@ -18,5 +18,6 @@ export const CONTRACT_TESTS = [
   "test/integration/offsets/failover.test.ts",
   "test/integration/security/cli-secured.test.ts",
   "test/integration/exactly-once/frozen-writer.test.ts",
+  "test/integration/exactly-once/chaos.test.ts",
   "test/integration/replication.test.ts",
 ];
