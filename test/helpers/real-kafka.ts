@@ -85,6 +85,12 @@ export interface RealKafka {
   /** Preferred-replica election for every partition of `topic`, or of the cluster. */
   electPreferredLeaders(topic?: string): Promise<void>;
   /**
+   * ElectLeaders UNCLEAN for a partition whose in-sync replicas are all gone: a live replica out of
+   * the ISR leads with its own, shorter log (what only the ISR had is lost), at a new leader epoch.
+   * Resolves once a broker leads it.
+   */
+  uncleanElection(topic: string, partition: number): Promise<void>;
+  /**
    * Makes `brokerId` (an in-sync replica) the leader: reorders the replicas so it comes first
    * (AlterPartitionReassignments, no data moves) and runs a preferred election. Bumps the epoch.
    */
@@ -218,6 +224,22 @@ class RealKafkaCluster implements RealKafka {
       const what = failed.map((f) => `${f.topic}[${f.partition}]: ${f.errorCode} ${f.message ?? ""}`);
       throw new Error(`preferred leader election failed: ${what.join("; ")}`);
     }
+  }
+
+  async uncleanElection(topic: string, partition: number): Promise<void> {
+    await waitFor(`an unclean leader for ${topic}[${partition}]`, 30_000, [], async () => {
+      const [result] = await electLeaders(this.#anyAddress(), ElectionType.unclean, [
+        { topic, partitions: [partition] },
+      ]);
+      if (result !== undefined && result.errorCode !== 0 && result.errorCode !== ELECTION_NOT_NEEDED) {
+        throw new Error(
+          `unclean election of ${topic}[${partition}]: ${result.errorCode} ${result.message ?? ""}`,
+        );
+      }
+      // The dead leader stays in Metadata until the controller fences it: wait for a live one.
+      const { leader } = await this.partitionState(topic, partition);
+      return this.#nodes.get(leader)?.answering === true;
+    });
   }
 
   async moveLeader(topic: string, partition: number, brokerId: number): Promise<void> {

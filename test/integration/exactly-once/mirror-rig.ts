@@ -40,10 +40,11 @@ export class MirrorRig {
   readonly #closers: (() => Promise<unknown>)[] = [];
   readonly #tables = new Map<string, string>();
 
-  async start(aliases: readonly string[]): Promise<void> {
+  /** `brokers` per alias: 1 unless given (3 where a test kills or moves a replica). */
+  async start(aliases: readonly string[], brokers: Readonly<Record<string, 1 | 3>> = {}): Promise<void> {
     const started = await Promise.all([
       startDynamoDbLocal(),
-      ...aliases.map(() => startTestKafka({ brokers: 1 })),
+      ...aliases.map((alias) => startTestKafka({ brokers: brokers[alias] ?? 1 })),
     ]);
     this.dynamo = started[0] as DynamoDbLocal;
     for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as TestKafka);

@@ -1,12 +1,14 @@
 /**
  * A source log that diverges under a checkpoint is never read on silently: a topic deleted and
- * created again (the mock gives it a new topic id) is copied again from its start, all of it,
- * and the offsets whose copies no longer match the source are counted in recordsLost.
+ * created again (a new topic id, on the mock and on real Kafka) is copied again from its start,
+ * all of it, and the offsets whose copies no longer match the source are counted in recordsLost.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
-import { useMirrorRig } from "./mirror-rig.js";
+import { KAFKA_TESTBED } from "../../helpers/kafka-testbed.js";
+import type { RealKafka } from "../../helpers/real-kafka.js";
+import { MirrorRig, useMirrorRig } from "./mirror-rig.js";
 
 const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const TOPIC = "EVENTS";
@@ -48,17 +50,32 @@ describe("the source topic is re-created under a checkpoint", () => {
 });
 
 describe("the source log is truncated under a checkpoint (unclean leader election)", () => {
-  const rig = useMirrorRig(["src", "dst"], TOPIC);
+  // On real Kafka a real unclean election: three brokers, the topic on two of them, the third
+  // keeping the controller quorum while both replicas are down at once. The mock shortens the
+  // log with our launcher's `truncate-log` (a new leader epoch, as an election gives).
+  const rig = new MirrorRig();
+  before(async () => {
+    await rig.start(["src", "dst"], { src: KAFKA_TESTBED === "real" ? 3 : 1 });
+    await rig.cluster("src").createTopic(TOPIC, 1, KAFKA_TESTBED === "real" ? 2 : 1);
+    await rig.cluster("dst").createTopic(TOPIC, 1, 1);
+  });
+  after(() => rig.close());
 
-  it("resumes where the log diverged, copies the new records at reused offsets and counts the loss", async () => {
-    // Prepare: two batches, 0..29 and 30..49, copied and checkpointed at 50
+  it("resumes where the log diverged, copies the new records at reused offsets and counts the loss", {
+    timeout: 180_000,
+  }, async () => {
+    // Prepare: two batches, 0..29 and 30..49, copied and checkpointed at 50 (on real Kafka the
+    // second one lands on the leader alone, its follower down and out of the ISR)
     const whitelist = { topics: { whitelist: TOPIC } };
+    const src = rig.cluster("src");
     await rig.produce("src", TOPIC, 0, 30, 1);
+    const replicas = src.kind === "real" ? await leaveLeaderAlone(src.real) : undefined;
     await rig.produce("src", TOPIC, 0, 20, 2);
     await rig.replicate("src", "dst", whitelist);
-    // The new leader's log ends at 30 (launcher `truncate-log`, epoch + 1); 25 new records follow,
-    // so offsets 30..49 now hold different records and resuming at 50 would skip them.
-    await rig.cluster("src").command(`truncate-log ${TOPIC} 0 30`);
+    // The new leader's log ends at 30, at a new leader epoch; 25 new records follow, so offsets
+    // 30..49 now hold different records and resuming at 50 would skip them.
+    if (src.kind === "real" && replicas !== undefined) await electShortReplica(src.real, replicas);
+    if (src.kind === "mock") await src.mock.command(`truncate-log ${TOPIC} 0 30`);
     await rig.produce("src", TOPIC, 0, 25, 3);
 
     // Act
@@ -79,3 +96,40 @@ describe("the source log is truncated under a checkpoint (unclean leader electio
     );
   });
 });
+
+interface Replicas {
+  readonly leader: number;
+  readonly follower: number;
+}
+
+/** Real Kafka: the follower killed and, once the controller fenced it, out of the ISR. */
+async function leaveLeaderAlone(kafka: RealKafka): Promise<Replicas> {
+  const { leader, replicas } = await kafka.partitionState(TOPIC, 0);
+  const follower = replicas.find((r) => r !== leader);
+  assert.ok(follower !== undefined && leader > 0, `replicas ${replicas}, leader ${leader}`);
+  await kafka.killBroker(follower);
+  await until(`${TOPIC}[0]'s ISR down to its leader`, async () => {
+    const { isr } = await kafka.partitionState(TOPIC, 0);
+    return isr.length === 1 && isr[0] === leader;
+  });
+  return { leader, follower };
+}
+
+/**
+ * The leader dies too; the follower comes back with the log it had (30 records) and, the only
+ * replica left, is elected uncleanly: what only the leader had, offsets 30..49, is gone.
+ */
+async function electShortReplica(kafka: RealKafka, { leader, follower }: Replicas): Promise<void> {
+  await kafka.killBroker(leader);
+  await kafka.restartBroker(follower);
+  await kafka.uncleanElection(TOPIC, 0);
+  assert.equal(await kafka.leaderOf(TOPIC, 0), follower);
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
