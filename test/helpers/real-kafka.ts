@@ -149,7 +149,9 @@ class RealKafkaCluster implements RealKafka {
       replicationFactor: replicationFactor ?? Math.min(3, this.brokerIds.length),
       configEntries,
     };
-    const created = await this.#admin.createTopics({ topics: [topic], waitForLeaders: true });
+    // kafkajs's own wait for leaders gives up on the UNKNOWN_TOPIC_OR_PARTITION of a broker that
+    // has not applied the new topic yet; ours polls until it has.
+    const created = await this.#admin.createTopics({ topics: [topic], waitForLeaders: false });
     if (!created) throw new Error(`createTopic ${name}: TOPIC_ALREADY_EXISTS`);
     // Metadata names a leader as soon as the controller chose one; the leader itself may not have
     // applied that record yet and answers UNKNOWN_TOPIC_OR_PARTITION (a producer that starts at

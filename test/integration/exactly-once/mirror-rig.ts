@@ -90,19 +90,21 @@ export class MirrorRig {
     return table;
   }
 
-  /** A replicator from one cluster to another (a lease table per direction), run until caught up. */
+  /** A replicator from one cluster to another (a lease table per mirror), run until caught up. */
   async replicate(
     from: string,
     to: string,
     config: Partial<MirrorConfigInput> & { topics: MirrorConfigInput["topics"] },
   ): Promise<{ summary: RunSummary; logger: CapturingLogger; metrics: CapturingMetrics }> {
-    // One table per direction, kept across runs: a later run resumes from the checkpoints.
-    let table = this.#tables.get(`${from}>${to}`);
+    // One table per mirror (direction and whitelist), kept across runs: a later run of the same
+    // mirror resumes from its checkpoints, and two mirrors of one rig never share leases.
+    const key = mirrorKey(from, to, config.topics);
+    let table = this.#tables.get(key);
     const client = this.client();
     if (table === undefined) {
       table = `leases-${from}-${to}-${randomUUID()}`;
       await createLeaseTable(client, table);
-      this.#tables.set(`${from}>${to}`, table);
+      this.#tables.set(key, table);
     }
     const logger = new CapturingLogger();
     const metrics = new CapturingMetrics();
@@ -124,9 +126,9 @@ export class MirrorRig {
     }
   }
 
-  /** The lease item of `tp` in the table of the direction `from` > `to` (null before any run). */
+  /** The lease item of `tp` in the table of the mirror `from` > `to` whose whitelist is `tp.topic` (null before any run). */
   async lease(from: string, to: string, tp: TopicPartition): Promise<Lease | null> {
-    const tableName = this.#tables.get(`${from}>${to}`);
+    const tableName = this.#tables.get(mirrorKey(from, to, { whitelist: tp.topic }));
     if (tableName === undefined) return null;
     return new DynamoDbLeaseStore({ client: this.client(), tableName }).lease(tp);
   }
@@ -144,4 +146,9 @@ export class MirrorRig {
     for (const close of this.#closers.reverse()) await close();
     await Promise.allSettled([...[...this.clusters.values()].map((c) => c.stop()), this.dynamo?.stop()]);
   }
+}
+
+/** A mirror is its direction and its topic selection. */
+function mirrorKey(from: string, to: string, topics: unknown): string {
+  return `${from}>${to}>${JSON.stringify(topics ?? null)}`;
 }
