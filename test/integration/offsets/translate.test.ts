@@ -31,8 +31,8 @@ const REQUEST_TIMEOUT_MS = 2_000;
  * The other writer's transaction.timeout.ms in the real-Kafka case: long enough that its
  * transaction is still open when the command starts (checked), shorter than the command's budget.
  */
-const OTHER_TIMEOUT_MS = 20_000;
-const LONG_REQUEST_TIMEOUT_MS = 12_000;
+const OTHER_TIMEOUT_MS = 15_000;
+const LONG_REQUEST_TIMEOUT_MS = 10_000;
 
 describe("kafka-mirror offsets with another writer's transaction open on the target", () => {
   let source: TestKafka;
