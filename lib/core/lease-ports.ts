@@ -45,10 +45,12 @@ export interface Lease {
   /**
    * Leader epoch of the source records copied from `checkpoint` on: the epoch of the last record
    * before it, or, for a checkpoint stored where a new epoch begins, that epoch (a holder stores
-   * one there before writing any of its records, Checkpointer.enterEpoch). So whatever a holder
-   * wrote past its stored checkpoint is of this epoch, and OffsetForLeaderEpoch of it tells a
-   * clean leader change from a truncation under those records (source-continuity.ts). Null or
-   * absent when unknown.
+   * one there before writing any of its records, Checkpointer.enterEpoch); after a reset for a
+   * truncation, the epoch that ended at the reset's offset (the next records start a new one).
+   * So whatever a holder wrote past its stored checkpoint is of this epoch, and
+   * OffsetForLeaderEpoch of it tells a clean leader change from a truncation under those records
+   * (source-continuity.ts). Null or absent when unknown, and in a store item whose checkpoint
+   * was moved without it (an older version of this code: lib/dynamodb/lease-item.ts).
    */
   readonly sourceEpoch?: number | null;
   /**

@@ -64,8 +64,9 @@ export interface FetchedRecords {
   /**
    * The partition leader epochs of the batches this fetch covered (control batches included), as
    * the offsets where each begins, in offset order: the first entry is at the requested offset,
-   * one more per change of epoch before `nextOffset`. Epoch -1: batches that carry none (magic
-   * 0/1). Empty or absent when nothing was read or the reader cannot tell.
+   * one more per change of epoch before `nextOffset`, where the batch before it ended (a gap that
+   * compaction left belongs to the newer epoch, as in Kafka's epoch cache). Epoch -1: batches
+   * that carry none (magic 0/1). Empty or absent when nothing was read or the reader cannot tell.
    */
   readonly epochs?: readonly EpochStart[];
 }

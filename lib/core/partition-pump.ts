@@ -41,7 +41,7 @@ import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } f
 import { findStart, pinStart, type StartFrom } from "./pump-start.js";
 import type { ReadAheadBudget } from "./read-ahead.js";
 import type { BackoffPolicy } from "./retry.js";
-import { EpochWatch, epochParts } from "./source-epochs.js";
+import { EpochWatch, epochParts, unexplainedDivergence } from "./source-epochs.js";
 import { SourceFeed } from "./source-feed.js";
 import { TargetTail, type TargetTailDeps } from "./target-tail.js";
 
@@ -49,25 +49,15 @@ export interface PumpSettings {
   readonly batch: FetchLimits;
   /** Where a partition without a checkpoint starts: the log start or the log end. */
   readonly startFrom: StartFrom;
-  /**
-   * A write starts only if now + this margin is still before the lease expiry. Must be at least
-   * the writer's request timeout (retries included), so a write that started in time also ends
-   * before another worker may take the lease.
-   */
+  /** A write starts only this long before the lease expiry: at least a request timeout, retries included. */
   readonly writeSafetyMarginMs: number;
-  /**
-   * At most one routine checkpoint per partition per this many ms (see Checkpointer); a stop
-   * still checkpoints at once. @default 0 (a checkpoint per batch)
-   */
+  /** At most one routine checkpoint per this many ms (Checkpointer). @default 0 (one per batch) */
   readonly checkpointIntervalMs?: number;
   /** Back-off for retryable failures. @default { initialMs: 100, maxMs: 5000 } */
   readonly retry?: BackoffPolicy;
   /** How often to look again at a lease too close to expiry to write, waiting for a renewal. @default 100 */
   readonly leasePollMs?: number;
-  /**
-   * Exactly-once mode: provenance headers on every copied record and the target tail read
-   * before writes. Needs PumpDeps.targetTail. Null or absent: at-least-once.
-   */
+  /** Exactly-once: provenance headers and the target tail (needs PumpDeps.targetTail). Null: at-least-once. */
   readonly provenance?: ProvenanceSettings | null;
 }
 
@@ -189,13 +179,13 @@ export class PartitionPump {
       this.#fail(error);
     }
     try {
-      if ((await this.#checkpoints.settled()) === "lost" && this.#stopReason !== "error") {
+      if ((await this.#checkpoints.settled()) === "lost" && this.#stopReason !== "error")
         this.#stopReason = "lease-lost";
-      }
     } catch (error) {
       if (this.#stopReason !== "error") this.#fail(error);
     }
     await this.#checkpoints.flush(this.#nextOffset);
+    await this.#guard.endOpenTransaction(this.#deps.target);
     if (this.#stopReason === "lease-lost") {
       this.#deps.logger.warn("lease lost, partition stopped", this.#held.logFields());
     } else {
@@ -218,9 +208,13 @@ export class PartitionPump {
       // A partition that appeared while the mirror ran starts at its first record (PartitionRoute.startFrom).
       startFrom: this.#held.route.startFrom ?? this.#settings.startFrom,
     };
+    let divergedAt: number | null = null;
     for (;;) {
       const found = await findStart(start);
       if (typeof found === "string") return found;
+      // The start-up found no truncation where the reads saw one: never go round again.
+      if (divergedAt !== null && found.offset >= divergedAt)
+        throw unexplainedDivergence(this.#held, divergedAt);
       this.#nextOffset = found.offset;
       const pinned = await pinStart(start, found);
       if (pinned !== "ok") return pinned;
@@ -233,6 +227,7 @@ export class PartitionPump {
         feed.close();
       }
       if (ended !== "diverged") return ended;
+      divergedAt = this.#nextOffset;
       // Stored where we got to, the start-up sees how far the copy went past the truncation
       // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
       const stored = await this.#checkpoints.storeNow(this.#nextOffset);
@@ -272,9 +267,8 @@ export class PartitionPump {
       // Not overlapped when caught up (nothing to overlap with), when handing over (which must
       // follow the checkpoint), or in at-least-once mode, where a crash would then repeat two
       // batches instead of one; in exactly-once mode the target tail makes either harmless.
-      if (atEnd || held.signal.aborted || this.#tail === null) {
-        if ((await checkpoints.settled()) === "lost") return "lease-lost";
-      }
+      if ((atEnd || held.signal.aborted || this.#tail === null) && (await checkpoints.settled()) === "lost")
+        return "lease-lost";
       this.#caughtUp = atEnd && checkpoints.checkpoint === fetched.nextOffset;
       if (held.signal.aborted) return held.end();
     }
@@ -338,8 +332,9 @@ export class PartitionPump {
       if (pending.length === 0) return [];
       const gate = await this.#guard.allowsWrite();
       if (gate !== "ok") return gate;
+      const { route, hardDeadline } = this.#held;
       const result = await this.#deps.target
-        .write(this.#held.route.target, pending, this.#stamp, () => this.#guard.writeDeadline())
+        .write(route.target, pending, this.#stamp, () => this.#guard.writeDeadline(), hardDeadline)
         .catch((error: unknown) => {
           tail?.writeFailed();
           throw error;

@@ -4,9 +4,9 @@
  * new one begins and stores a checkpoint there with the new epoch (Checkpointer.enterEpoch), so
  * a stored epoch always describes whatever a holder wrote past its checkpoint.
  */
-import { isReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { Checkpointer } from "./checkpointer.js";
-import type { Gate, LeaseEnd, LeaseGuard } from "./held-lease.js";
+import type { Gate, HeldLease, LeaseEnd, LeaseGuard } from "./held-lease.js";
 import type { FetchedRecords, MirrorRecord } from "./model.js";
 import type { Logger, SourceReader } from "./ports.js";
 
@@ -87,6 +87,16 @@ export class EpochWatch {
     const diverged = await this.diverged(part.from);
     if (diverged === true) return "diverged";
     if (diverged !== false) return diverged;
+    const last = this.#checkpoints.epoch;
+    if (last !== null) {
+      const fields = {
+        ...this.#guard.held.logFields(),
+        leaderEpoch: part.epoch,
+        previous: last,
+        offset: part.from,
+      };
+      this.#deps.logger.info("source leader changed; checkpointing where the new epoch begins", fields);
+    }
     return this.#checkpoints.enterEpoch(part.from, part.epoch);
   }
 
@@ -120,4 +130,14 @@ export class EpochWatch {
     });
     return true;
   }
+}
+
+/** A divergence seen while copying that the start-up's continuity check does not confirm. */
+export function unexplainedDivergence(held: HeldLease, offset: number): ReplicatorError {
+  const { topic, partition } = held.route.source;
+  return new ReplicatorError(
+    "KAFKA_FATAL",
+    `source ${topic}/${partition}: a leader epoch ended below offset ${offset} read in it, but OffsetForLeaderEpoch on taking the partition again shows no truncation; stopping the partition rather than reading on`,
+    { details: { topic, partition, offset } },
+  );
 }

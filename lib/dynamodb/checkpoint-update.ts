@@ -45,7 +45,7 @@ export function checkpointUpdate(
     };
     update.set("offsetMap", encodeOffsetMap(withPoint(held.offsetMap ?? [], point)));
   }
-  if (position.source !== undefined) withSource(update, "checkpoint", position.source);
+  if (position.source !== undefined) withSource(update, "checkpoint", position.source, nextOffset);
   return update;
 }
 
@@ -80,22 +80,22 @@ export function resetCheckpointUpdate(
     update
       .set("targetOffset", targetOffset)
       .set("offsetMap", encodeOffsetMap([{ source: nextOffset, target: targetOffset }]));
-  return withSource(update, operation, position.source, "reset");
+  return withSource(update, operation, position.source, nextOffset, "reset");
 }
 
 /**
  * Sets the source position on `update`. An unknown topic id (a cluster without ids) is kept as
  * stored by a checkpoint and removed by a reset (the old one describes the log the reset left).
- * The epoch is always the checkpointer's current one (Lease.sourceEpoch), null removing it: a
- * stored epoch left behind by a checkpoint it does not belong to is what made a clean leader
- * change look like a truncation. `sourceLeaderEpoch`, the attribute of the same name from before
- * the epoch was kept this way, is removed on every write, so an old, possibly stale value
- * never counts.
+ * The epoch is always the checkpointer's current one (Lease.sourceEpoch), null removing it, and
+ * goes with the checkpoint it is stored with (`sourceEpochAt`, lease-item.ts): an epoch paired
+ * with a checkpoint it does not belong to is what made a clean leader change look like a
+ * truncation. Older versions' `sourceLeaderEpoch` is never read; it is removed here to tidy.
  */
 function withSource(
   update: LeaseUpdate,
   operation: string,
   source: SourcePosition,
+  nextOffset: number,
   kind?: "reset",
 ): LeaseUpdate {
   if (source.topicId === "") {
@@ -104,7 +104,8 @@ function withSource(
   if (source.leaderEpoch !== null) requireOffset(operation, "source.leaderEpoch", source.leaderEpoch);
   if (source.topicId !== null) update.set("sourceTopicId", source.topicId);
   else if (kind === "reset") update.remove("sourceTopicId");
-  if (source.leaderEpoch !== null) update.set("sourceEpoch", source.leaderEpoch);
-  else update.remove("sourceEpoch");
+  if (source.leaderEpoch !== null)
+    update.set("sourceEpoch", source.leaderEpoch).set("sourceEpochAt", nextOffset);
+  else update.remove("sourceEpoch", "sourceEpochAt");
   return update.remove("legacySourceLeaderEpoch");
 }

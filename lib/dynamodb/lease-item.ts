@@ -18,8 +18,11 @@
  *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
  *   sourceTopicId   S  source topic id when the checkpoint was stored; absent on older items
  *   sourceEpoch     N  leader epoch of the source records copied from the checkpoint on (Lease.sourceEpoch);
- *                      absent when unknown. Items of older versions kept `sourceLeaderEpoch` instead, which
- *                      could be stale after a leader change: it is ignored, and removed by the next write
+ *                      absent when unknown
+ *   sourceEpochAt   N  the checkpoint `sourceEpoch` was stored with: an older version moves the checkpoint
+ *                      without touching either (it kept `sourceLeaderEpoch`, which could be stale after a
+ *                      leader change and is never read), so an epoch counts only while its checkpoint is
+ *                      still the item's (a fleet in the middle of a deploy runs both versions)
  *   offsetMap       S  past (checkpoint, targetOffset) pairs, "c:t c:t ..." (offset-map-attribute.ts);
  *                      absent before the first exactly-once checkpoint
  */
@@ -53,6 +56,7 @@ export const Attr = {
   targetOffset: "targetOffset",
   sourceTopicId: "sourceTopicId",
   sourceEpoch: "sourceEpoch",
+  sourceEpochAt: "sourceEpochAt",
   /** Older versions' epoch, which could be stale: never read, removed by checkpoints and resets. */
   legacySourceLeaderEpoch: "sourceLeaderEpoch",
   // Worker items (coordination-item.ts).
@@ -166,8 +170,21 @@ export function leaseFromItem(item: Item): Lease {
     handoffTo: string(Attr.handoffTo),
     targetOffset: integer(Attr.targetOffset),
     sourceTopicId: string(Attr.sourceTopicId),
-    sourceEpoch: integer(Attr.sourceEpoch),
+    sourceEpoch: storedEpoch(
+      integer(Attr.sourceEpoch),
+      integer(Attr.sourceEpochAt),
+      integer(Attr.checkpoint),
+    ),
     // Absent rather than empty when not stored, like the lease the fakes build.
     ...offsetMapOf(string(Attr.offsetMap), (problem) => invalid(Attr.offsetMap, problem)),
   };
+}
+
+/** A stored source epoch counts only with the checkpoint it was stored with (see sourceEpochAt above). */
+export function storedEpoch(
+  epoch: number | null,
+  at: number | null,
+  checkpoint: number | null,
+): number | null {
+  return epoch !== null && at !== null && at === checkpoint ? epoch : null;
 }

@@ -1,7 +1,8 @@
 /**
  * The one cluster client, as platformatic/kafka's Base client: it owns a kafkajs Cluster (one
- * connect at a time), metadata refresh, leader lookup, version negotiation and the re-route of
- * one attempt after a leader change or a lost connection. The reader, the writer (its producer
+ * connect at a time), metadata refresh, leader lookup (with each leader's epoch, for requests
+ * that carry one: leader-epochs.ts), version negotiation and the re-route of one attempt after a
+ * leader change, a leader epoch refusal or a lost connection. The reader, the writer (its producer
  * session and transaction coordinators) and the admin each hold an instance of their own and
  * never touch kafkajs: their connections are their own, so a long-polling Fetch never queues a
  * Produce or an admin call behind it, and closing one adapter closes only its connections.
@@ -15,7 +16,7 @@ import type { TopicPartition } from "../core/model.js";
 import type { Clock, Logger } from "../core/ports.js";
 import { describeError, ReplicatorError } from "../errors.js";
 import { isTransientKafkajsError, type KafkaConnectionOptions, protocolErrorCode } from "./connection.js";
-import { KafkaErrorCode } from "./error-codes.js";
+import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
 import {
   type BodyApi,
   clusterCalls,
@@ -35,6 +36,14 @@ import {
   sendRequest,
   supportedVersion,
 } from "./kafkajs-internals.js";
+import { LeaderEpochs, type PartitionRoute } from "./leader-epochs.js";
+import {
+  decodeMetadataResponse,
+  encodeMetadataRequest,
+  METADATA_API_KEY,
+  METADATA_ID_VERSIONS,
+  type TopicIdentity,
+} from "./protocol/metadata.js";
 
 export interface ClusterClientOptions extends KafkaConnectionOptions {
   /** Deadlines and pauses are read on this clock. @default systemClock */
@@ -44,13 +53,21 @@ export interface ClusterClientOptions extends KafkaConnectionOptions {
 /** A broker handle from the client; pass it back to the client's request methods. */
 export type Broker = KafkajsBroker;
 export type BrokerConnection = KafkajsConnection;
-export type { BodyApi };
+export type { BodyApi, PartitionRoute };
 
-/** Answers meaning "this broker is not the partition's leader (any more)": look it up again. */
+/**
+ * Answers meaning "this broker is not the partition's leader (any more)": look it up again. The
+ * two epoch answers (KIP-320) say our leader epoch and the broker's differ: FENCED_LEADER_EPOCH,
+ * ours is older (the leader moved, maybe back); UNKNOWN_LEADER_EPOCH, the broker's is older (it
+ * has not heard of the change yet, or it is a deposed leader that does not know). Either way the
+ * metadata we routed by is stale, and fresh metadata brings the right leader and its epoch.
+ */
 const REROUTE_CODES: ReadonlySet<number> = new Set([
   KafkaErrorCode.NOT_LEADER_OR_FOLLOWER,
   KafkaErrorCode.LEADER_NOT_AVAILABLE,
   KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  KafkaErrorCode.FENCED_LEADER_EPOCH,
+  KafkaErrorCode.UNKNOWN_LEADER_EPOCH,
 ]);
 
 /**
@@ -70,6 +87,9 @@ export class KafkaClusterClient {
   readonly clock: Clock;
   readonly #cluster: KafkajsCluster;
   readonly #logger: Logger | undefined;
+  readonly #epochs = new LeaderEpochs(
+    async (topic, via) => (await this.#readTopic(topic, via))?.partitions ?? null,
+  );
   #pending: Promise<void> | undefined;
 
   constructor(options: ClusterClientOptions) {
@@ -96,10 +116,12 @@ export class KafkaClusterClient {
   }
 
   /**
-   * Reloads metadata after a leader moved or a broker went away. Failures are only logged: the
-   * request sent next fails on its own if the cluster is still unreachable, with a better error.
+   * Reloads metadata after a leader moved or a broker went away, and drops the leader epochs
+   * kept, which are read again with the leaders. Failures are only logged: the request sent next
+   * fails on its own if the cluster is still unreachable, with a better error.
    */
   async refreshMetadata(): Promise<void> {
+    this.#epochs.forget();
     try {
       await this.connect();
       await clusterCalls.refreshMetadata(this.#cluster);
@@ -127,6 +149,26 @@ export class KafkaClusterClient {
   async leaderFor(tp: TopicPartition): Promise<number> {
     await this.connect();
     return partitionLeader(this.#cluster, tp);
+  }
+
+  /**
+   * The partition's leader by the loaded metadata, and the leader epoch a request to it carries
+   * (KIP-320; -1 when the broker does not tell), so that a broker at another epoch refuses
+   * instead of answering from a log that may not be the leader's.
+   */
+  async route(tp: TopicPartition): Promise<PartitionRoute> {
+    const leader = await this.leaderFor(tp);
+    return { leader, leaderEpoch: await this.#epochs.epochFor(tp, leader) };
+  }
+
+  /**
+   * The topic id and each partition's leader and epoch, by Metadata v10+ asked of `tp`'s leader
+   * (fresh, and kept for `route`); null when that broker has no Metadata v10.
+   */
+  async describeTopic(tp: TopicPartition): Promise<TopicIdentity | null> {
+    const identity = await this.#readTopic(tp.topic, await this.leaderFor(tp));
+    this.#epochs.learn(tp.topic, identity?.partitions ?? null);
+    return identity;
   }
 
   /** Leader node id -> the listed partitions of `topic` it leads. */
@@ -197,6 +239,23 @@ export class KafkaClusterClient {
 
   async disconnect(): Promise<void> {
     await clusterCalls.disconnect(this.#cluster);
+  }
+
+  /**
+   * Metadata v10+ for `topic`, asked of node `via` (the partition's leader: the broker the
+   * request goes to anyway, so a down broker elsewhere never stalls the read).
+   */
+  async #readTopic(topic: string, via: number): Promise<TopicIdentity | null> {
+    const broker = await this.broker(via);
+    const version = this.supported(broker, METADATA_API_KEY, METADATA_ID_VERSIONS);
+    if (version === undefined) return null;
+    const api = { apiName: "Metadata", apiKey: METADATA_API_KEY, apiVersion: version };
+    const answer = await this.sendBody(broker, api, encodeMetadataRequest(version, topic), (payload) =>
+      decodeMetadataResponse(version, payload),
+    );
+    if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (answer.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(answer.errorCode);
+    return answer;
   }
 
   async #metadataLoaded(): Promise<void> {

@@ -113,6 +113,8 @@ export const KafkaErrorCode = {
   INVALID_PRODUCER_EPOCH: 47,
   UNKNOWN_PRODUCER_ID: 59,
   NON_EMPTY_GROUP: 68,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
   INVALID_RECORD: 87,
   PRODUCER_FENCED: 90,
 } as const satisfies Record<string, number>;

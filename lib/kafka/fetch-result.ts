@@ -55,13 +55,22 @@ export function slicePartition(
   return { records, nextOffset, bytes, epochs: epochsOf(all, offset, nextOffset) };
 }
 
-/** Where each leader epoch begins among `batches` within [from, to); see FetchedRecords.epochs. */
+/**
+ * Where each leader epoch begins among `batches` within [from, to); see FetchedRecords.epochs.
+ * The first entry is at `from`; each later one where the batch before it ended, not at its own
+ * base offset: compaction may have removed the first batches of an epoch (Kafka's epoch cache
+ * still says the epoch began there), and offsets between two batches of different epochs can only
+ * have been written by the newer epoch's leader.
+ */
 export function epochsOf(batches: readonly BatchView[], from: number, to: number): EpochStart[] {
   const epochs: EpochStart[] = [];
+  let after = from;
   for (const batch of batches) {
     if (batch.lastOffset < from || batch.baseOffset >= to) continue;
-    if (epochs.at(-1)?.epoch === batch.leaderEpoch) continue;
-    epochs.push({ offset: Math.max(from, batch.baseOffset), epoch: batch.leaderEpoch });
+    if (epochs.at(-1)?.epoch !== batch.leaderEpoch) {
+      epochs.push({ offset: epochs.length === 0 ? from : after, epoch: batch.leaderEpoch });
+    }
+    after = batch.lastOffset + 1;
   }
   return epochs;
 }

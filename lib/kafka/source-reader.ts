@@ -1,24 +1,21 @@
 /**
  * SourceReader over kafkajs's Cluster and our own Fetch v11: reads partitions from explicit
  * offsets with no consumer group, decodes record batches with our codec so bytes and header order
- * survive exactly.
+ * survive exactly. Fetch and OffsetForLeaderEpoch carry the partition's current leader epoch
+ * (KIP-320, from the cluster client's `route`), so a broker that is not at that epoch, a deposed
+ * leader or one our stale metadata still names, refuses instead of answering from its own log;
+ * the refusal re-routes the call once with fresh metadata, as NOT_LEADER_OR_FOLLOWER does.
  */
 import type { FetchedRecords, FetchLimits, TopicPartition } from "../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../core/ports.js";
 import { describeError, ReplicatorError } from "../errors.js";
-import { type Broker, type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
+import { type ClusterClientOptions, KafkaClusterClient, type PartitionRoute } from "./cluster-client.js";
 import { translateKafkajsError } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
 import { FetchCoalescer } from "./fetch-coalescer.js";
 import { slicePartition } from "./fetch-result.js";
 import { listPartitionOffsets } from "./list-offsets.js";
 import { type FetchPartitionResponse, IsolationLevel } from "./protocol/fetch.js";
-import {
-  decodeMetadataResponse,
-  encodeMetadataRequest,
-  METADATA_API_KEY,
-  METADATA_ID_VERSIONS,
-} from "./protocol/metadata.js";
 import {
   OFFSET_FOR_LEADER_EPOCH_API_KEY,
   OFFSET_FOR_LEADER_EPOCH_VERSIONS,
@@ -72,7 +69,7 @@ export class KafkaSourceReader implements SourceReader {
       tp,
       `fetch ${tp.topic}/${tp.partition}@${offset}`,
       { offset },
-      (leader) => this.fetchOnce(leader, tp, offset, limits),
+      (route) => this.fetchOnce(route, tp, offset, limits),
     );
     if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
     const records = first.records;
@@ -84,7 +81,7 @@ export class KafkaSourceReader implements SourceReader {
     while (clock.now() < stopAt && !this.closed) {
       let next: FetchedRecords;
       try {
-        next = await this.fetchOnce(await this.client.leaderFor(tp), tp, last.nextOffset, {
+        next = await this.fetchOnce(await this.client.route(tp), tp, last.nextOffset, {
           maxRecords: limits.maxRecords - records.length,
           maxBytes: limits.maxBytes - bytes,
           maxWaitMs: 0,
@@ -115,18 +112,9 @@ export class KafkaSourceReader implements SourceReader {
    * that need them rather than failing the partition.
    */
   describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
-    return this.onBroker(tp, "describe", async (broker) => {
-      const version = this.client.supported(broker, METADATA_API_KEY, METADATA_ID_VERSIONS);
-      if (version === undefined) return { topicId: null, leaderEpoch: -1 };
-      const api = { apiName: "Metadata", apiKey: METADATA_API_KEY, apiVersion: version };
-      const topic = await this.client.sendBody(
-        broker,
-        api,
-        encodeMetadataRequest(version, tp.topic),
-        (payload) => decodeMetadataResponse(version, payload),
-      );
-      if (topic === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      if (topic.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(topic.errorCode);
+    return this.attempt(tp, `describe ${tp.topic}/${tp.partition}`, {}, async () => {
+      const topic = await this.client.describeTopic(tp);
+      if (topic === null) return { topicId: null, leaderEpoch: -1 };
       const partition = topic.partitions.find((p) => p.partition === tp.partition);
       return { topicId: topic.topicId, leaderEpoch: partition?.leaderEpoch ?? -1 };
     });
@@ -134,12 +122,14 @@ export class KafkaSourceReader implements SourceReader {
 
   /** OffsetForLeaderEpoch to the partition's leader; -1 when the broker cannot tell. */
   endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
-    return this.onBroker(tp, "offset for leader epoch", async (broker) => {
+    const what = `offset for leader epoch ${tp.topic}/${tp.partition}`;
+    return this.onLeader(tp, what, {}, async (route) => {
+      const broker = await this.client.broker(route.leader);
       const apiKey = OFFSET_FOR_LEADER_EPOCH_API_KEY;
       if (this.client.supported(broker, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
       const api = { apiName: "OffsetForLeaderEpoch", apiKey, versions: OFFSET_FOR_LEADER_EPOCH_VERSIONS };
       const answer = await this.client.request(broker, api, (v) =>
-        offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: -1, leaderEpoch }),
+        offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: route.leaderEpoch, leaderEpoch }),
       );
       if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       if (answer.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(answer.errorCode);
@@ -147,23 +137,27 @@ export class KafkaSourceReader implements SourceReader {
     });
   }
 
-  /** `call` against the partition's current leader: one attempt (re-routed once), translated. */
-  private onBroker<T>(tp: TopicPartition, what: string, call: (broker: Broker) => Promise<T>): Promise<T> {
-    return this.onLeader(tp, `${what} ${tp.topic}/${tp.partition}`, {}, async (leader) =>
-      call(await this.client.broker(leader)),
-    );
-  }
-
-  private async onLeader<T>(
+  /** `call` routed to the partition's current leader and epoch (see `attempt`). */
+  private onLeader<T>(
     tp: TopicPartition,
     what: string,
     extra: Record<string, unknown>,
-    call: (leader: number) => Promise<T>,
+    call: (route: PartitionRoute) => Promise<T>,
+  ): Promise<T> {
+    return this.attempt(tp, what, extra, async () => call(await this.client.route(tp)));
+  }
+
+  /** One attempt of `call` (re-routed once by the cluster client), its failure translated. */
+  private async attempt<T>(
+    tp: TopicPartition,
+    what: string,
+    extra: Record<string, unknown>,
+    call: () => Promise<T>,
   ): Promise<T> {
     const details = { topic: tp.topic, partition: tp.partition, ...extra };
     if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
     try {
-      return await this.client.attempt(what, async () => call(await this.client.leaderFor(tp)));
+      return await this.client.attempt(what, call);
     } catch (error) {
       throw translateKafkajsError(error, what, details);
     }
@@ -175,12 +169,12 @@ export class KafkaSourceReader implements SourceReader {
   }
 
   private async fetchOnce(
-    leader: number,
+    route: PartitionRoute,
     tp: TopicPartition,
     offset: number,
     limits: FetchLimits,
   ): Promise<FetchedRecords> {
-    const response = await this.coalescer.fetch(leader, tp, offset, limits);
+    const response = await this.coalescer.fetch(route, tp, offset, limits);
     if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
       throw await this.outOfRange(tp, offset, response);
     if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);

@@ -4,7 +4,16 @@
  * are refused, so a typo cannot silently run the wrong bench.
  */
 
+export type BenchKafka = "mock" | "real";
+
 export interface BenchOptions {
+  /**
+   * Which clusters: librdkafka's mock (two 3-broker clusters; kcat and kafka-mirror), or real
+   * Apache Kafka 4.1.2 (kcat, MirrorMaker 2 and kafka-mirror, see real.ts).
+   */
+  readonly kafka: BenchKafka;
+  /** Brokers per real cluster (--kafka real only): 1, or 3 for RF 3 / min.isr 2. */
+  readonly brokers: number;
   /** Records written to the source for the throughput runs. */
   readonly records: number;
   readonly partitions: number;
@@ -29,6 +38,10 @@ export interface BenchOptions {
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
+  kafka: "mock",
+  // One broker per real cluster: on 2 cores, three per cluster (six JVMs) spend most of the CPU
+  // on replicating between themselves, which no replicator can be faster than.
+  brokers: 1,
   records: 1_000_000,
   partitions: 8,
   recordBytes: 1024,
@@ -62,6 +75,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --latency-seconds N     latency run: seconds of production (default ${DEFAULT_OPTIONS.latencySeconds})
   --linger-ms N           latency run: producer linger (default ${DEFAULT_OPTIONS.lingerMs})
   --lambda-memory-mb N    memory size for the cost estimate (default ${DEFAULT_OPTIONS.lambdaMemoryMb})
+  --kafka mock|real       librdkafka's mock clusters (default; kcat vs kafka-mirror), or real Apache
+                          Kafka 4.1.2 (kcat, MirrorMaker 2 and kafka-mirror on the same clusters)
+  --brokers N             --kafka real: brokers per cluster, 1 or 3 (default ${DEFAULT_OPTIONS.brokers})
   --skip-kcat             do not run the kcat pipeline
   --skip-latency          do not run the latency run
   --cpu-prof DIR          write a V8 CPU profile of the mirror worker into DIR`;
@@ -69,9 +85,19 @@ export const USAGE = `usage: npm run bench -- [options]
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   const options: { -readonly [K in keyof BenchOptions]: BenchOptions[K] } = { ...DEFAULT_OPTIONS };
   const problems: string[] = [];
+  let brokersGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--skip-kcat") options.skipKcat = true;
+    if (arg === "--kafka") {
+      const kafka = argv[++i];
+      if (kafka === "mock" || kafka === "real") options.kafka = kafka;
+      else problems.push(`--kafka needs mock or real, got ${kafka ?? "nothing"}`);
+    } else if (arg === "--brokers") {
+      const raw = argv[++i];
+      if (raw === "1" || raw === "3") options.brokers = Number(raw);
+      else problems.push(`--brokers needs 1 or 3, got ${raw ?? "nothing"}`);
+      brokersGiven = true;
+    } else if (arg === "--skip-kcat") options.skipKcat = true;
     else if (arg === "--skip-latency") options.skipLatency = true;
     else if (arg === "--cpu-prof") {
       const dir = argv[++i];
@@ -85,6 +111,11 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         problems.push(`${arg} needs a positive integer, got ${raw ?? "nothing"}`);
       } else options[key] = value;
     } else problems.push(`unknown option ${arg}`);
+  }
+  if (brokersGiven && options.kafka !== "real") problems.push("--brokers applies to --kafka real only");
+  if (options.kafka === "real" && (options.skipKcat || options.skipLatency || options.cpuProfDir !== null)) {
+    // The real bench's point is the three tools side by side in one run.
+    problems.push("--skip-kcat, --skip-latency and --cpu-prof apply to the mock bench only");
   }
   if (problems.length > 0) throw new Error(`${problems.join("; ")}\n${USAGE}`);
   return options;

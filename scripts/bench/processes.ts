@@ -1,6 +1,7 @@
 /**
  * Child processes of the bench: the mirror worker (scripts/bench/mirror-worker.ts) and the kcat
- * pipeline. Both are started and awaited here so the bench's own timing code stays small.
+ * pipeline, once to the end of the source or continuously. All are started and awaited here so
+ * the bench's own timing code stays small.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -9,6 +10,8 @@ import type { WorkerJob, WorkerReport } from "./mirror-worker.js";
 const WORKER_SCRIPT = fileURLToPath(new URL("./mirror-worker.ts", import.meta.url));
 
 export interface RunningWorker {
+  /** The worker process's pid. */
+  readonly pid: number | undefined;
   /** Resolves with the worker's report once it exits (after `stop()` in continuous mode). */
   readonly report: Promise<WorkerReport>;
   /** Closes the worker's stdin: a continuous worker finishes its batches and exits. */
@@ -48,6 +51,7 @@ export function startWorker(job: WorkerJob, cpuProfDir: string | null): RunningW
     return JSON.parse(line) as WorkerReport;
   });
   return {
+    pid: child.pid,
     report,
     stop: () => child.stdin?.end(),
     kill: () => {
@@ -63,25 +67,70 @@ export interface KcatPipelineOptions {
   readonly targetTopic: string;
 }
 
-/**
- * `kcat -C -e | kcat -P` with keys (tab-delimited) and acks=all; librdkafka's defaults otherwise.
- * Resolves with the wall time from spawn to the producer's exit (all deliveries acknowledged).
- */
-export async function runKcatPipeline(opts: KcatPipelineOptions): Promise<number> {
-  const consume = `kcat -C -q -e -o beginning -K '\\t' -b ${opts.sourceBrokers.join(",")} -t ${opts.sourceTopic}`;
-  const produce = `kcat -P -q -K '\\t' -X acks=all -b ${opts.targetBrokers.join(",")} -t ${opts.targetTopic}`;
+export interface KcatPipelineRun {
+  /** From spawn to the producer's exit (all deliveries acknowledged). */
+  readonly elapsedMs: number;
+  /** User + system CPU of both kcat processes (bash's `times` for its waited children). */
+  readonly cpuSeconds: number;
+}
+
+/** `kcat -C -e | kcat -P` with keys (tab-delimited) and acks=all; librdkafka's defaults otherwise. */
+export async function runKcatPipeline(opts: KcatPipelineOptions): Promise<KcatPipelineRun> {
   const started = performance.now();
-  const child = spawn("bash", ["-c", `set -o pipefail; ${consume} | ${produce}`], {
+  const pipeline = `${kcatConsume(opts, ["-e"])} | ${kcatProduce(opts)}`;
+  // `times` prints the shell's, then its children's user and system time: the children are the
+  // two kcat processes (each exec'd by a subshell of the pipeline).
+  const child = spawn("bash", ["-c", `set -o pipefail; ${pipeline}; rc=$?; times >&2; exit $rc`], {
     stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, LC_ALL: "C" },
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString("utf8")).slice(-4000);
   });
   const code = await exited(child);
-  const elapsed = performance.now() - started;
+  const elapsedMs = performance.now() - started;
   if (code !== 0) throw new Error(`kcat pipeline exited with ${code}: ${stderr.trim()}`);
-  return elapsed;
+  const children = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(stderr);
+  if (children === null) throw new Error(`no CPU times from the kcat pipeline's shell: ${stderr.trim()}`);
+  const [, um, us, sm, ss] = children.map(Number) as [number, number, number, number, number];
+  return { elapsedMs, cpuSeconds: um * 60 + us + sm * 60 + ss };
+}
+
+export interface ContinuousPipeline {
+  /** Kills the pipeline's shell; both kcat processes die with it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `kcat -C -u | kcat -P` that keeps copying until stopped (the latency run). `-u`: the consumer
+ * writes each record as it gets it, where stdio would hold them in its pipe buffer. Every process
+ * runs under `setpriv --pdeathsig KILL` (as the test bed's JVMs do): the shell dies with the
+ * bench, the kcat processes with the shell, so none outlives a bench that was itself killed.
+ */
+export function startKcatPipeline(opts: KcatPipelineOptions): ContinuousPipeline {
+  const orphanSafe = (command: string): string => `setpriv --pdeathsig KILL -- ${command}`;
+  const pipeline = `${orphanSafe(kcatConsume(opts, ["-u"]))} | ${orphanSafe(kcatProduce(opts))}`;
+  const child = spawn("setpriv", ["--pdeathsig", "KILL", "--", "bash", "-c", pipeline], { stdio: "ignore" });
+  const done = exited(child);
+  return {
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await done;
+    },
+  };
+}
+
+function kcatConsume(opts: KcatPipelineOptions, extra: readonly string[]): string {
+  return [
+    "kcat -C -q",
+    ...extra,
+    `-o beginning -K '\\t' -b ${opts.sourceBrokers.join(",")} -t ${opts.sourceTopic}`,
+  ].join(" ");
+}
+
+function kcatProduce(opts: KcatPipelineOptions): string {
+  return `kcat -P -q -K '\\t' -X acks=all -b ${opts.targetBrokers.join(",")} -t ${opts.targetTopic}`;
 }
 
 function exited(child: ChildProcess): Promise<number | null> {

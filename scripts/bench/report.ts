@@ -12,6 +12,8 @@ export interface BenchSummary {
   readonly verified: boolean;
   readonly cpu_s_per_gib: number;
   readonly usd_per_gib: number;
+  /** Records/s the latency run's producer achieved (the run fails below 95% of --rate). */
+  readonly achieved_rps: number | null;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -27,6 +29,7 @@ export function summarize(result: BenchResult): BenchSummary {
     verified: result.mirror.verified,
     cpu_s_per_gib: round(result.cpuSecondsPerGib, 2),
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
+    achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
   };
 }
 
@@ -62,7 +65,7 @@ export function formatTable(result: BenchResult): string {
       "latency (source timestamp -> target arrival)",
       latency === null
         ? "skipped"
-        : `p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms at ${fmt(latency.producedRate)} rec/s (${latency.received}/${latency.produced} arrived)`,
+        : `p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms at ${fmt(latency.producedRate)} of ${fmt(o.rate)} rec/s asked (${latency.received}/${latency.produced} arrived)`,
     ],
     [
       `Lambda cost per GiB at ${o.lambdaMemoryMb} MB`,
@@ -77,11 +80,11 @@ export function formatTable(result: BenchResult): string {
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
 }
 
-function fmt(n: number): string {
+export function fmt(n: number): string {
   return Math.round(n).toLocaleString("en-US");
 }
 
-function round(n: number, digits: number): number {
+export function round(n: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }

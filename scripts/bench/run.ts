@@ -6,19 +6,15 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "../../lib/core/clock.js";
-import type { KafkaRetry } from "../../lib/core/retry.js";
-import { retryingAdmin, retryingReader } from "../../lib/core/retrying-ports.js";
 import { stopLeaseServer } from "../../lib/embedded/ensure.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
-import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
+import { startMockKafka } from "../../test/helpers/mock-kafka.js";
 import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
-import { digestPartition, type PartitionDigest, writeBenchData } from "./data.js";
-import { type LatencyResult, measureLatency } from "./latency.js";
+import { writeBenchData } from "./data.js";
+import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { WorkerReport } from "./mirror-worker.js";
 import type { BenchOptions } from "./options.js";
 import { type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
+import { countRecords, digestTopic, sameCopy } from "./verify.js";
 
 export interface BenchResult {
   readonly options: BenchOptions;
@@ -78,7 +74,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {
       log("kcat -C -e | kcat -P");
-      const elapsedMs = await runKcatPipeline({
+      const { elapsedMs } = await runKcatPipeline({
         sourceBrokers: source.bootstrapServers,
         targetBrokers: target.bootstrapServers,
         sourceTopic: DATA_TOPIC,
@@ -115,13 +111,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     ]);
     const copied = targetDigests.reduce((sum, d) => sum + d.records, 0);
     const payloadBytes = sourceDigests.reduce((sum, d) => sum + d.bytes, 0);
-    const verified =
-      copied === options.records &&
-      report.errors === 0 &&
-      sourceDigests.every(
-        (d, i) =>
-          d.records > 0 && d.sha256 === targetDigests[i]?.sha256 && d.records === targetDigests[i]?.records,
-      );
+    const verified = report.errors === 0 && sameCopy(sourceDigests, targetDigests, options.records);
     if (!verified) {
       log(
         `copy differs: worker errors ${report.errors}; source ${JSON.stringify(sourceDigests)}; target ${JSON.stringify(targetDigests)}`,
@@ -160,6 +150,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
         continuous.stop();
         await continuous.report.catch(() => undefined);
       }
+      assertRateHeld(latency, options.rate, "latency run");
     }
 
     const gib = report.bytes / 2 ** 30;
@@ -184,52 +175,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   }
 }
 
-function describeMachine(): string {
+export function describeMachine(): string {
   const model = cpus()[0]?.model.trim() ?? "unknown CPU";
   return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.versions.node}`;
-}
-
-/** The bench's own reads: one attempt per call (ports.ts, "Retries"), so each is retried for a minute. */
-function benchRetry(): KafkaRetry {
-  return { clock: systemClock, deadline: () => Date.now() + 60_000 };
-}
-
-async function countRecords(cluster: MockKafka, topic: string, partitions: number): Promise<number> {
-  const admin = retryingAdmin(
-    new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-admin" }),
-    benchRetry(),
-  );
-  try {
-    const offsets = await admin.listOffsets(
-      topic,
-      Array.from({ length: partitions }, (_, p) => p),
-    );
-    return offsets.reduce((sum, o) => sum + o.logEndOffset - o.logStartOffset, 0);
-  } finally {
-    await admin.close();
-  }
-}
-
-async function digestTopic(
-  cluster: MockKafka,
-  topic: string,
-  partitions: number,
-): Promise<PartitionDigest[]> {
-  const reader = retryingReader(
-    new KafkaSourceReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
-    benchRetry(),
-  );
-  const admin = retryingAdmin(
-    new KafkaClusterAdmin({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
-    benchRetry(),
-  );
-  try {
-    const digests: PartitionDigest[] = [];
-    for (let partition = 0; partition < partitions; partition++) {
-      digests.push(await digestPartition(reader, admin, { topic, partition }));
-    }
-    return digests;
-  } finally {
-    await Promise.allSettled([reader.close(), admin.close()]);
-  }
 }

@@ -43,6 +43,8 @@ export interface FaultCounts {
   freezes_past_lease: number;
   /** Freezes that stopped a worker inside a write (the rest stop it wherever it is). */
   freezes_in_write: number;
+  /** Clean leader changes of source partitions (the leader epoch bumps, nothing is truncated). */
+  leader_moves: number;
 }
 
 /** One PRNG per fault loop, all derived from the run's seed. */
@@ -126,6 +128,50 @@ export async function brokerFaults(
       ctx.counts.broker_faults++;
     } catch (error) {
       ctx.log(`fault injection failed: ${String(error)}`);
+    }
+  }
+}
+
+/** What the leader-move loop needs of the source cluster. */
+export interface LeaderMover {
+  /** Broker ids 1..brokers. */
+  readonly brokers: number;
+  /** Makes `broker` the partition's leader: a leader election, so the leader epoch bumps. */
+  moveLeader(topic: string, partition: number, broker: number): Promise<void>;
+}
+
+/**
+ * Clean source leader changes, as a rolling restart or a preferred-leader election makes them:
+ * `count` of them at random instants of the fault phase, each moving a random partition to
+ * another broker. What they test: a holder that reads across an epoch change, stops there, is
+ * cut there or dies there must not take the change for a truncation (issue: exactly-once through
+ * source leader changes).
+ */
+export async function moveLeaders(
+  ctx: FaultContext,
+  random: Random,
+  count: number,
+  source: { mover: LeaderMover; topics: readonly string[]; partitions: number },
+): Promise<void> {
+  const startedAt = Date.now();
+  const { mover, topics, partitions } = source;
+  const leaders = new Map<string, number>();
+  for (const at of instants(random, count, ctx.faultPhaseMs)) {
+    await sleepUntil(startedAt, at);
+    const topic = topics[Math.floor(random() * topics.length)] ?? "CHAOS-0";
+    const partition = Math.floor(random() * partitions);
+    const key = `${topic}:${partition}`;
+    // Another broker than the one this loop last made leader (the first time: any).
+    const last = leaders.get(key);
+    let broker = 1 + Math.floor(random() * mover.brokers);
+    if (broker === last) broker = (broker % mover.brokers) + 1;
+    try {
+      await mover.moveLeader(topic, partition, broker);
+      leaders.set(key, broker);
+      ctx.counts.leader_moves++;
+      ctx.log(`leader move: source ${key} to broker ${broker}`);
+    } catch (error) {
+      ctx.log(`leader move failed: ${String(error)}`);
     }
   }
 }

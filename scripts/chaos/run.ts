@@ -9,9 +9,10 @@
  * record for record, by the provenance headers (scripts/chaos/compare.ts).
  *
  * The clusters are the mock or real Kafka, per KAFKA_TESTBED (test/helpers/kafka-testbed.ts). The
- * broker faults are the mock's fault injection (down/up, leader moves, injected errors, RTT): on
- * real Kafka the run has none, and proves exactly-once through worker kills, freezes past the
- * lease and lease-store faults against Kafka's own fencing, transactions and read_committed.
+ * broker faults are the mock's fault injection (down/up, its leader moves, injected errors, RTT):
+ * on real Kafka the run has none, and proves exactly-once through worker kills, freezes past the
+ * lease, lease-store faults and clean source leader changes (reassignment and election on a
+ * 3-broker source) against Kafka's own fencing, transactions, leader epochs and read_committed.
  */
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,7 @@ import {
   type FreezeOptions,
   freezeWorkers,
   killWorkers,
+  moveLeaders,
   type Range,
   sleep,
   storeDelays,
@@ -43,8 +45,11 @@ import { WorkerPool } from "./workers.js";
 export { tally } from "./compare.js";
 
 export interface ChaosOptions {
-  /** Brokers per cluster: 3 on the mock (broker faults need them), 1 on real Kafka (no broker faults). */
-  readonly brokers: 1 | 3;
+  /**
+   * Brokers per cluster: 3 on the mock (broker faults and leader moves need them); on real Kafka
+   * 3 for the source (leader moves) and 1 for the target (no broker faults there).
+   */
+  readonly brokers: { readonly source: 1 | 3; readonly target: 1 | 3 };
   readonly topics: number;
   readonly partitions: number;
   /** Records produced per partition during the fault phase. */
@@ -62,6 +67,8 @@ export interface ChaosOptions {
   readonly storeDelays: BurstOptions;
   /** Worker freezes, SIGSTOP then SIGCONT (count 0: none). */
   readonly freezes: FreezeOptions;
+  /** Clean leader changes of source partitions during the fault phase (0: none). */
+  readonly leaderMoves: number;
   /** Probability that a worker SIGKILLs itself right after a write was acknowledged. */
   readonly dieAfterAck: number;
   /**
@@ -92,7 +99,7 @@ export const FENCING_MODES: readonly TargetFencing[] = ["transactional", "none"]
 const LEASE_DURATION_MS = 8_000;
 
 export const DEFAULT_CHAOS: ChaosOptions = {
-  brokers: 3,
+  brokers: { source: 3, target: 3 },
   topics: 3,
   partitions: 8,
   recordsPerPartition: 2_500,
@@ -109,6 +116,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   // On by default: with fencing "transactional" a frozen worker's late produce is refused by the
   // broker once the next holder's InitProducerId fenced it. With "none" it may land a duplicate.
   freezes: { count: 12, shortMs: [500, LEASE_DURATION_MS - 1_000], longShare: 0.4, inWriteShare: 0.5 },
+  leaderMoves: 14,
   dieAfterAck: 0.01,
   budgetMs: [6_000, 15_000],
   catchUpTimeoutMs: 240_000,
@@ -175,7 +183,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     await runFaults(o, w, topics, pool, result, timeline);
     timeline(
-      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes; catching up`,
+      `faults over: ${result.kills} kills, ${result.broker_faults} broker faults, ${result.dynamodb_outages} DynamoDB outages, ${result.store_delays} store delays, ${result.freezes} freezes, ${result.leader_moves} source leader moves; catching up`,
     );
     await waitForCatchUp(
       w.src,
@@ -220,8 +228,8 @@ async function startWorld(
   world: Partial<World>,
 ): Promise<World> {
   const started = await Promise.allSettled([
-    startTestKafka({ brokers: o.brokers }),
-    startTestKafka({ brokers: o.brokers }),
+    startTestKafka({ brokers: o.brokers.source }),
+    startTestKafka({ brokers: o.brokers.target }),
     startDynamoDbLocal({ dbPath }),
   ]);
   const [s, d, db] = started;
@@ -232,8 +240,8 @@ async function startWorld(
   const { src, dst, db: dynamo } = world as Required<Pick<World, "src" | "dst" | "db">>;
   world.proxy = await startDelayProxy({ upstreamPort: dynamo.port });
   for (const topic of topics) {
-    await src.createTopic(topic, o.partitions, o.brokers);
-    await dst.createTopic(topic, o.partitions, o.brokers);
+    await src.createTopic(topic, o.partitions, o.brokers.source);
+    await dst.createTopic(topic, o.partitions, o.brokers.target);
   }
   const setupClient = dynamo.client();
   await createLeaseTable(setupClient, TABLE);
@@ -272,6 +280,7 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     freezes: 0,
     freezes_past_lease: 0,
     freezes_in_write: 0,
+    leader_moves: 0,
     fenced_writes: 0,
     retention_losses: 0,
     recoveries: 0,
@@ -315,6 +324,16 @@ async function runFaults(
     dynamoOutages(ctx, stream(o.seed, 3), w.db, o.dynamoOutages),
     storeDelays(ctx, stream(o.seed, 4), w.proxy, o.storeDelays),
     freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
+    // Clean leader changes: the mock's set-leader, or on real Kafka a reassignment and a
+    // preferred election (a new leader epoch, as a rolling restart gives).
+    moveLeaders(ctx, stream(o.seed, 6), o.brokers.source > 1 ? o.leaderMoves : 0, {
+      mover: {
+        brokers: o.brokers.source,
+        moveLeader: (topic, partition, broker) => w.src.moveLeader(topic, partition, broker),
+      },
+      topics,
+      partitions: o.partitions,
+    }),
   ]);
   for (const cluster of mocks === null ? [] : [mocks.src, mocks.dst]) {
     for (let b = 1; b <= 3; b++) {

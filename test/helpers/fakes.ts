@@ -24,12 +24,14 @@ import type {
   LeaseStore,
   LogFields,
   Logger,
+  OpenTransactionEnd,
   PartitionIdentity,
   ReplicationMetrics,
   SourceReader,
   TableSnapshot,
   TargetWriter,
   TopicMapping,
+  TransactionTimeout,
   WorkerHeartbeat,
   WorkerRecord,
   WriteDeadline,
@@ -41,6 +43,7 @@ import {
   checkpointAdvances,
   LeaseConditions,
 } from "../../lib/dynamodb/lease-conditions.js";
+import { storedEpoch } from "../../lib/dynamodb/lease-item.js";
 import { leaseLost, requireHolder, settleRefusedCheckpoint } from "../../lib/dynamodb/lease-loss.js";
 import { ReplicatorError } from "../../lib/errors.js";
 
@@ -119,8 +122,13 @@ class PartitionLog {
   slots: Slot[] = [];
   logStart = 0;
   end = 0;
-  /** The leader epoch appends are stamped with; bumps on truncate (an unclean leader election). */
+  /** The leader epoch appends are stamped with; bumps on a leader change, clean or not. */
   epoch = 0;
+  /**
+   * Kafka's leader epoch cache (LeaderEpochFileCache): where each epoch began, oldest first. An
+   * entry outlives its records when compaction removes them, and moves up with the log start.
+   */
+  epochStarts: { epoch: number; start: number }[] = [{ epoch: 0, start: 0 }];
   /** First offset of another producer's open transaction (the LSO); null when none is open. */
   openAt: number | null = null;
 }
@@ -164,6 +172,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   createTopicCalls: TopicSpec[] = [];
   alterConfigCalls: { topic: string; set: ReadonlyMap<string, string> }[] = [];
   createPartitionCalls: { topic: string; count: number }[] = [];
+  /**
+   * The broker configs describeBrokerConfigs answers, one map per broker (ids 1, 2, ...): one
+   * broker with Kafka's default cap on transaction timeouts unless a test sets others, or
+   * "refused" for a cluster that does not let us describe its brokers.
+   */
+  brokerConfigs: readonly ReadonlyMap<string, string>[] | "refused" = [
+    new Map([["transaction.max.timeout.ms", "900000"]]),
+  ];
   closed = false;
 
   constructor(clock: Clock) {
@@ -197,6 +213,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     log.slots = log.slots.filter((s) => s.offset < offset);
     log.end = Math.max(log.logStart, Math.min(log.end, offset));
     log.epoch++;
+    // The new leader's cache: what it had below the divergence, then its own epoch.
+    log.epochStarts = log.epochStarts.filter((e) => e.start < log.end);
+    log.epochStarts.push({ epoch: log.epoch, start: log.end });
   }
 
   /**
@@ -204,7 +223,18 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
    * bumps and later appends carry it; nothing is truncated.
    */
   moveLeader(tp: TopicPartition): void {
-    this.#log(tp).epoch++;
+    const log = this.#log(tp);
+    log.epoch++;
+    log.epochStarts.push({ epoch: log.epoch, start: log.end });
+  }
+
+  /**
+   * Compaction: the data records at offsets [from, to) are removed; their offsets stay used (a
+   * gap), and the leader epoch cache is untouched, as Kafka's log cleaner leaves it.
+   */
+  compact(tp: TopicPartition, from: number, to: number): void {
+    const log = this.#log(tp);
+    log.slots = log.slots.filter((s) => s.offset < from || s.offset >= to);
   }
 
   /** The topic's current id (test assertions). */
@@ -251,6 +281,13 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     const log = this.#log(tp);
     log.logStart = Math.min(Math.max(log.logStart, offset), log.end);
     log.slots = log.slots.filter((s) => s.offset >= log.logStart);
+    // Kafka's truncateFromStart: the epoch holding the new start now begins there.
+    const below = log.epochStarts.filter((e) => e.start <= log.logStart);
+    const kept = below.at(-1);
+    log.epochStarts = [
+      ...(kept === undefined ? [] : [{ epoch: kept.epoch, start: log.logStart }]),
+      ...log.epochStarts.filter((e) => e.start > log.logStart),
+    ];
   }
 
   /** The data records of a partition, in offset order. */
@@ -285,8 +322,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         records.push(slot.record);
         bytes += size;
       }
+      // As the Kafka reader says it (epochsOf): a gap before a new epoch's first slot is its.
       if (epochs.at(-1)?.epoch !== slot.epoch)
-        epochs.push({ offset: epochs.length === 0 ? offset : slot.offset, epoch: slot.epoch });
+        epochs.push({ offset: epochs.length === 0 ? offset : nextOffset, epoch: slot.epoch });
       nextOffset = slot.offset + 1;
     }
     return { records, nextOffset, highWatermark: stable, logStartOffset: log.logStart, bytes, epochs };
@@ -298,15 +336,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   }
 
   /**
-   * Kafka's answer: the log end for the current epoch, else the first offset written in a later
-   * epoch (where `leaderEpoch` ended on this leader), else the log end; -1 for an epoch from the
-   * future.
+   * Kafka's answer, from its leader epoch cache (LeaderEpochFileCache.endOffsetFor): the log end
+   * for the current epoch; else where the first later epoch began (the end of the largest epoch
+   * at or below the one asked); -1 for an epoch from the future.
    */
   async endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
     const log = this.#log(tp);
-    if (leaderEpoch > log.epoch) return -1;
     if (leaderEpoch === log.epoch) return log.end;
-    return log.slots.find((s) => s.epoch > leaderEpoch)?.offset ?? log.end;
+    return log.epochStarts.find((e) => e.epoch > leaderEpoch)?.start ?? -1;
   }
 
   /**
@@ -323,6 +360,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     unstamped: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
+    /** Writes here have no commit that could outlast the run: nothing to bound. */
+    _runDeadline?: number,
   ): Promise<WriteResult> {
     this.writes++;
     const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
@@ -387,6 +426,22 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return answer;
   }
 
+  async describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>> {
+    const configs = this.brokerConfigs;
+    if (configs === "refused") {
+      throw new ReplicatorError(
+        "KAFKA_FATAL",
+        "describe configs of broker 1 failed: CLUSTER_AUTHORIZATION_FAILED",
+        {
+          details: { brokerId: 1, kafkaErrorCode: 31, kafkaError: "CLUSTER_AUTHORIZATION_FAILED" },
+        },
+      );
+    }
+    const asked = (broker: ReadonlyMap<string, string>) =>
+      new Map([...broker].filter(([name]) => names.includes(name)));
+    return new Map(configs.map((broker, i) => [i + 1, asked(broker)]));
+  }
+
   /**
    * As KafkaClusterAdmin over Kafka's IncrementalAlterConfigs: each topic is applied on its own (a
    * known topic changes even when another of the request is unknown), then the first failure is
@@ -440,6 +495,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
   readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
+  useTransactionTimeout(_timeout: TransactionTimeout): void {}
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -472,6 +531,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
  */
 export class InMemoryLeaseStore implements LeaseStore {
   readonly #items = new Map<string, Lease>();
+  /** The checkpoint each item's sourceEpoch was stored with (lib/dynamodb's sourceEpochAt). */
+  readonly #epochAt = new Map<string, number | null>();
   readonly #workers = new Map<string, WorkerRecord>();
   #leader: LeaderLease | null = null;
   unavailable = false;
@@ -607,15 +668,18 @@ export class InMemoryLeaseStore implements LeaseStore {
       return settleRefusedCheckpoint(held, "checkpoint", current, nextOffset, now);
     }
     const advances = checkpointAdvances(held, nextOffset);
-    return this.#put({
-      ...current,
-      checkpoint: nextOffset,
-      lastProgressAt: advances ? now : current.lastProgressAt,
-      ...(targetOffset !== undefined ? { targetOffset } : {}),
-      // Like lib/dynamodb: an unknown topic id keeps what is stored; the epoch is always the one given.
-      ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
-      ...(source !== undefined ? { sourceEpoch: source.leaderEpoch } : {}),
-    });
+    return this.#put(
+      {
+        ...current,
+        checkpoint: nextOffset,
+        lastProgressAt: advances ? now : current.lastProgressAt,
+        ...(targetOffset !== undefined ? { targetOffset } : {}),
+        // Like lib/dynamodb: an unknown topic id keeps what is stored; the epoch is always the one given.
+        ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
+        ...(source !== undefined ? { sourceEpoch: source.leaderEpoch } : {}),
+      },
+      source === undefined ? undefined : nextOffset,
+    );
   }
 
   async resetCheckpoint(
@@ -633,13 +697,16 @@ export class InMemoryLeaseStore implements LeaseStore {
     ) {
       return settleRefusedCheckpoint(held, "resetCheckpoint", current, nextOffset, now);
     }
-    return this.#put({
-      ...current,
-      checkpoint: nextOffset,
-      targetOffset: position.targetOffset,
-      sourceTopicId: position.source.topicId,
-      sourceEpoch: position.source.leaderEpoch,
-    });
+    return this.#put(
+      {
+        ...current,
+        checkpoint: nextOffset,
+        targetOffset: position.targetOffset,
+        sourceTopicId: position.source.topicId,
+        sourceEpoch: position.source.leaderEpoch,
+      },
+      nextOffset,
+    );
   }
 
   async release(held: Lease): Promise<boolean> {
@@ -681,23 +748,36 @@ export class InMemoryLeaseStore implements LeaseStore {
   /** Every lease, sorted, for assertions. */
   snapshot(): Lease[] {
     return [...this.#items.values()]
-      .map((l) => ({ ...l }))
+      .map((l) => this.#seen(l))
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   }
 
   get(tp: TopicPartition): Lease | undefined {
     const lease = this.#items.get(keyOf(tp));
-    return lease === undefined ? undefined : { ...lease };
+    return lease === undefined ? undefined : this.#seen(lease);
   }
 
-  /** Test setup: overwrite an item as is. */
-  put(lease: Lease): void {
-    this.#put(lease);
+  /**
+   * Test setup: overwrite an item as is. `sourceEpochAt` (default: its checkpoint) is the
+   * checkpoint its epoch was stored with; another one stands for an older version that moved the
+   * checkpoint without the epoch.
+   */
+  put(lease: Lease, options: { readonly sourceEpochAt?: number | null } = {}): void {
+    this.#put(lease, options.sourceEpochAt === undefined ? lease.checkpoint : options.sourceEpochAt);
   }
 
-  #put(lease: Lease): Lease {
-    this.#items.set(keyOf(lease), { ...lease });
-    return { ...lease };
+  /** Stores `lease`; `epochAt` given: its epoch was stored with that checkpoint (else kept). */
+  #put(lease: Lease, epochAt?: number | null): Lease {
+    const key = keyOf(lease);
+    this.#items.set(key, { ...lease });
+    if (epochAt !== undefined) this.#epochAt.set(key, epochAt);
+    return this.#seen(lease);
+  }
+
+  /** Like lib/dynamodb: an epoch counts only with the checkpoint it was stored with. */
+  #seen(lease: Lease): Lease {
+    const at = this.#epochAt.get(keyOf(lease)) ?? null;
+    return { ...lease, sourceEpoch: storedEpoch(lease.sourceEpoch ?? null, at, lease.checkpoint) };
   }
 
   #call(op: keyof InMemoryLeaseStore["calls"]): void {
@@ -889,6 +969,17 @@ export class FencedWriter implements TargetWriter {
   }
 
   readonly fences = true;
+  /** What the worker settled at the run's start (Kafka would refuse one above its cap). */
+  transactionTimeout: TransactionTimeout | null = null;
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.transactionTimeout = timeout;
+  }
+
+  /** Its writes land whole or not at all: nothing is ever left open. */
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
 
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();
@@ -902,6 +993,7 @@ export class FencedWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult> {
     if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
     if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
@@ -909,7 +1001,7 @@ export class FencedWriter implements TargetWriter {
         details: { ...tp },
       });
     }
-    return this.#cluster.write(tp, records, stamp, deadline);
+    return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
   }
 
   close(): Promise<void> {

@@ -70,6 +70,7 @@ export interface RealKafka {
     replicationFactor?: number,
     configs?: Readonly<Record<string, string>>,
   ): Promise<void>;
+  /** Resolves once no running broker lists the topic any more. */
   deleteTopic(name: string): Promise<void>;
   /** SIGKILL; resolves once the JVM is gone. Its data stays for restartBroker. */
   killBroker(brokerId: number): Promise<void>;
@@ -149,10 +150,17 @@ class RealKafkaCluster implements RealKafka {
       replicationFactor: replicationFactor ?? Math.min(3, this.brokerIds.length),
       configEntries,
     };
-    // kafkajs's own wait for leaders gives up on the UNKNOWN_TOPIC_OR_PARTITION of a broker that
-    // has not applied the new topic yet; ours polls until it has.
     const created = await this.#admin.createTopics({ topics: [topic], waitForLeaders: false });
     if (!created) throw new Error(`createTopic ${name}: TOPIC_ALREADY_EXISTS`);
+    // Not kafkajs's waitForLeaders: it retries only LEADER_NOT_AVAILABLE, and a broker that has
+    // not yet read the topic from the metadata log answers UNKNOWN_TOPIC_OR_PARTITION (seen on a
+    // 1-broker cluster at load 8), which failed the call after the topic had been created.
+    await waitFor(`leaders for every partition of ${name}`, 30_000, [], async () => {
+      const states = await Promise.all(
+        Array.from({ length: partitions }, (_, p) => this.partitionState(name, p)),
+      );
+      return states.every((s) => s.leader > 0);
+    });
     // Metadata names a leader as soon as the controller chose one; the leader itself may not have
     // applied that record yet and answers UNKNOWN_TOPIC_OR_PARTITION (a producer that starts at
     // once then fails, once its few retries are spent). Ready when every leader answers ListOffsets.
@@ -169,6 +177,15 @@ class RealKafkaCluster implements RealKafka {
 
   async deleteTopic(name: string): Promise<void> {
     await this.#admin.deleteTopics({ topics: [name] });
+    // Each broker drops the topic when it reads the deletion from the metadata log; until then
+    // its Metadata still names the old partitions and a new topic of the same name looks ready.
+    await waitFor(`every broker to forget ${name}`, 30_000, [], async () => {
+      const answering = [...this.#nodes.values()].filter((n) => n.answering);
+      const answers = await Promise.all(answering.map((n) => metadata(n.spec.plaintext, [name])));
+      return answers.every(
+        (a) => (a.topics.get(name)?.errorCode ?? UNKNOWN_TOPIC_OR_PARTITION) === UNKNOWN_TOPIC_OR_PARTITION,
+      );
+    });
   }
 
   async killBroker(brokerId: number): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * Fetch v11 with the record sets left as raw bytes. kafkajs's own Fetch decoder turns records into
  * objects and loses the order of interleaved repeated headers; we decode the bytes ourselves with
- * lib/kafka/record-batch.ts instead.
+ * lib/kafka/record-batch.ts instead. Each partition carries the leader epoch the reader believes
+ * current (KIP-320, Fetch v9+), so a broker that is not at that epoch refuses to answer.
  */
 import {
   Decoder,
@@ -19,6 +20,12 @@ export type IsolationLevelValue = (typeof IsolationLevel)[keyof typeof Isolation
 
 export interface FetchPartitionRequest {
   readonly partition: number;
+  /**
+   * The leader epoch we believe current (KIP-320): a broker at another epoch refuses with
+   * FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH instead of answering from its own log.
+   * @default -1 (no check, Kafka's own default for the field)
+   */
+  readonly currentLeaderEpoch?: number;
   readonly fetchOffset: number;
   readonly maxBytes: number;
 }
@@ -74,7 +81,7 @@ export function encodeFetchRequest(request: FetchRequest) {
           t.partitions.map((p) =>
             new Encoder()
               .writeInt32(p.partition)
-              .writeInt32(-1) // current_leader_epoch: unknown
+              .writeInt32(p.currentLeaderEpoch ?? -1)
               .writeInt64(p.fetchOffset)
               .writeInt64(-1) // log_start_offset: only followers send it
               .writeInt32(p.maxBytes),

@@ -1,6 +1,7 @@
 /**
  * Metadata v10-v12 for one topic, for what kafkajs 2.2.4's Metadata (v6) lacks: the topic id
- * (v10+) and each partition's leader epoch (v7+). A flexible version: see flexible.ts.
+ * (v10+) and each partition's leader epoch (v7+), read with the leader it belongs to (an epoch
+ * names one leadership). A flexible version: see flexible.ts.
  */
 import { FlexReader, FlexWriter } from "./flexible.js";
 
@@ -12,7 +13,15 @@ export interface TopicIdentity {
   readonly errorCode: number;
   /** 32 hex digits, or null when the broker has none. */
   readonly topicId: string | null;
-  readonly partitions: readonly { readonly partition: number; readonly leaderEpoch: number }[];
+  readonly partitions: readonly PartitionLeadership[];
+}
+
+export interface PartitionLeadership {
+  readonly partition: number;
+  /** Node id; -1 while the partition has no leader. */
+  readonly leader: number;
+  /** -1 when the broker does not tell. */
+  readonly leaderEpoch: number;
 }
 
 export function encodeMetadataRequest(version: number, topic: string): Buffer {
@@ -48,11 +57,11 @@ export function decodeMetadataResponse(version: number, payload: Buffer): TopicI
     const partitions = t.compactArray((p) => {
       p.int16();
       const partition = p.int32();
-      p.int32(); // leader_id
+      const leader = p.int32();
       const leaderEpoch = p.int32();
       for (let i = 0; i < 3; i++) p.compactArray((n) => n.int32()); // replicas, isr, offline
       p.skipTags();
-      return { partition, leaderEpoch };
+      return { partition, leader, leaderEpoch };
     });
     t.int32(); // topic_authorized_operations
     t.skipTags();

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { assertRateHeld, type LatencyResult, parseBenchKey } from "../../../scripts/bench/latency.js";
 import { DEFAULT_OPTIONS, parseBenchOptions } from "../../../scripts/bench/options.js";
 import { formatTable, summarize } from "../../../scripts/bench/report.js";
 import { runBench } from "../../../scripts/bench/run.js";
@@ -49,7 +50,8 @@ describe("npm run bench (tiny)", () => {
     assert.equal(result.kcat?.copied, 3000);
     assert.ok(result.latency !== null && result.latency.produced === 1000);
     assert.equal(result.latency.received, result.latency.produced);
-    for (const key of ["mirror_rps", "kcat_rps", "ratio", "p50_ms", "p99_ms", "rss_mb"]) {
+    assert.equal(line.achieved_rps, Math.round(result.latency.producedRate));
+    for (const key of ["mirror_rps", "kcat_rps", "ratio", "p50_ms", "p99_ms", "rss_mb", "achieved_rps"]) {
       assert.ok(typeof line[key] === "number" && (line[key] as number) > 0, `${key} is a positive number`);
     }
     assert.match(formatTable(result), /kafka-mirror run --once/);
@@ -58,6 +60,43 @@ describe("npm run bench (tiny)", () => {
   it("refuses unknown and malformed options, naming them", () => {
     assert.throws(() => parseBenchOptions(["--recrods", "5"]), /unknown option --recrods/);
     assert.throws(() => parseBenchOptions(["--rate", "fast"]), /--rate needs a positive integer, got fast/);
+    assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
+    assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--brokers", "2"]),
+      /--brokers needs 1 or 3, got 2/,
+    );
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--skip-kcat"]),
+      /apply to the mock bench only/,
+    );
     assert.deepEqual(parseBenchOptions([]), DEFAULT_OPTIONS);
+    assert.equal(parseBenchOptions(["--kafka", "real", "--brokers", "3"]).brokers, 3);
+  });
+
+  // Regression: a producer that fell behind (8,139 of 10,000 records/s on a slow VM) made the
+  // bench report a p99 of 6-8 s that measured the producer's own queue.
+  it("fails a latency run whose producer could not hold the rate asked", () => {
+    const run = (producedRate: number): LatencyResult => ({
+      produced: 200_000,
+      received: 200_000,
+      producedRate,
+      p50Ms: 3000,
+      p99Ms: 7000,
+      maxMs: 8000,
+    });
+
+    assert.throws(
+      () => assertRateHeld(run(8139), 10_000, "latency run"),
+      /latency run: the producer reached 8139 of the 10000 records\/s asked \(81%, below 95%\)/,
+    );
+    assert.doesNotThrow(() => assertRateHeld(run(9_600), 10_000, "latency run"));
+  });
+
+  it("reads the bench's keys from their bytes, and nothing else as one", () => {
+    assert.deepEqual(parseBenchKey(Buffer.from("k7-123456")), { partition: 7, sequence: 123456 });
+    for (const other of ["nudge", "k7-", "k-1", "k7x-1", "x7-1", "k7-1a"]) {
+      assert.equal(parseBenchKey(Buffer.from(other)), null, other);
+    }
   });
 });

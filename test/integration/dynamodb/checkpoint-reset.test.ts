@@ -79,6 +79,29 @@ describe("DynamoDbLeaseStore checkpoint resets against DynamoDB Local", () => {
     const item = await db.client.send(new GetItemCommand({ TableName: tableName, Key: key }));
     assert.equal(item.Item?.sourceLeaderEpoch, undefined);
     assert.deepEqual(item.Item?.sourceEpoch, { N: "4" });
+    assert.deepEqual(item.Item?.sourceEpochAt, { N: "700" });
+  });
+
+  it("an epoch counts only with the checkpoint it was stored with (an older version moved it)", async () => {
+    // Prepare: checkpoint 500 with epoch 4; an older version moves the checkpoint to 800 the
+    // way it writes (sourceLeaderEpoch, never sourceEpoch).
+    const { store, tableName } = await heldAt500();
+    await db.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { leaseKey: { S: "orders:0" } },
+        UpdateExpression: "SET #c = :c, sourceLeaderEpoch = :e",
+        ExpressionAttributeNames: { "#c": "checkpoint" },
+        ExpressionAttributeValues: { ":c": { N: "800" }, ":e": { N: "5" } },
+      }),
+    );
+
+    // Act
+    const [moved] = await store.list();
+
+    // Assess: epoch 4 describes the records from 500 on, not from 800: unknown.
+    assert.equal(moved?.checkpoint, 800);
+    assert.equal(moved?.sourceEpoch, null);
   });
 
   it("moves the checkpoint back with the new log's position, removing what is unknown", async () => {

@@ -1,10 +1,12 @@
 /**
  * A short chaos run (scripts/chaos/run.ts) in the regular test suite: worker processes SIGKILLed
  * at random instants, broker faults on both clusters, a DynamoDB Local restart, lease-store
- * latency bursts and a few worker freezes past the lease, the workers writing fenced
+ * latency bursts, clean leader changes of source partitions and a few worker freezes past the
+ * lease, the workers writing fenced
  * (target.fencing "transactional"), then every partition compared with its source, read
- * read_committed. `npm run chaos` is the long version. On real Kafka (KAFKA_TESTBED=real: one
- * broker per cluster) the same run without broker faults, which are the mock's injection.
+ * read_committed. `npm run chaos` is the long version. On real Kafka (KAFKA_TESTBED=real: three
+ * source brokers, whose leaders move by reassignment and election, one target broker) the same
+ * run without broker faults, which are the mock's injection.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -17,7 +19,7 @@ describe("chaos, short", () => {
   }, async () => {
     const result = await runChaos({
       ...DEFAULT_CHAOS,
-      brokers: KAFKA_TESTBED === "real" ? 1 : 3,
+      brokers: KAFKA_TESTBED === "real" ? { source: 3, target: 1 } : { source: 3, target: 3 },
       topics: 3,
       partitions: 8,
       recordsPerPartition: 300,
@@ -27,6 +29,7 @@ describe("chaos, short", () => {
       storeDelays: { ...DEFAULT_CHAOS.storeDelays, count: 5 },
       // This seed draws all three past the lease, two of them inside a write.
       freezes: { ...DEFAULT_CHAOS.freezes, count: 3 },
+      leaderMoves: 5,
       // High enough that kills after an ack (and the recoveries they need) happen often, and at
       // the third ack of a run for certain until one has: in a clean-clone run the random draws
       // alone once gave none.
@@ -40,6 +43,7 @@ describe("chaos, short", () => {
     assert.equal(result.store_delays, 5, JSON.stringify(result));
     assert.equal(result.freezes, 3, JSON.stringify(result));
     assert.equal(result.freezes_past_lease, 3, JSON.stringify(result));
+    assert.equal(result.leader_moves, 5, JSON.stringify(result));
     assert.equal(result.target_isolation, "read_committed");
     assert.equal(result.fencing, "transactional");
     assert.equal(result.testbed, KAFKA_TESTBED);

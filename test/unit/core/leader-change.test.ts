@@ -120,4 +120,75 @@ describe("PartitionPump through a clean source leader change (exactly-once)", ()
     assert.deepEqual(e.metrics.lost, [], "a clean leader change is no loss");
     assert.deepEqual(e.logger.at("error"), []);
   });
+
+  for (const maxRecords of [500, 100]) {
+    it(`a compacted log whose newer epoch lost its first records: no false truncation (fetches of ${maxRecords})`, async () => {
+      // Prepare: epoch 0 holds 0..99, epoch 1 began at 100 (Kafka's epoch cache says so), and
+      // compaction removed 100..149. Reads see epoch 1 begin at 100 (the gap is its), not at 150.
+      const e = env();
+      e.source.append(src, makeRecords(100, 0));
+      e.source.moveLeader(src);
+      e.source.append(src, makeRecords(100, 1));
+      e.source.compact(src, 100, 150);
+      const held = await claim(e, "w1");
+
+      // Act
+      const status = await runUntilCaughtUp(e.clock, pumpFor(e, held, maxRecords));
+
+      // Assess
+      assert.equal(status.error, null, status.error?.message);
+      assert.deepEqual(copiedOffsets(e), [...range(0, 100), ...range(150, 200)]);
+      assert.deepEqual(e.metrics.lost, []);
+      assert.equal(e.store.get(src)?.checkpoint, 200);
+    });
+  }
+
+  it("a checkpoint an older version moved (its epoch left behind) is no truncation (rolling deploy)", async () => {
+    // Prepare: a holder of this version stores epoch 0 with checkpoint 100; after a clean leader
+    // change an older version copies 100..199 and moves the checkpoint to 200, leaving this
+    // version's epoch (stored with 100) as it was.
+    const e = env();
+    e.source.append(src, makeRecords(100, 0));
+    await copyAll(e, "new-1");
+    assert.equal(e.store.get(src)?.sourceEpoch, 0);
+    e.source.moveLeader(src);
+    e.source.append(src, makeRecords(100, 1));
+    await copyAll(e, "old-2");
+    e.store.put({ ...(e.store.get(src) as Lease), sourceEpoch: 0 }, { sourceEpochAt: 100 });
+    e.source.append(src, makeRecords(10, 2));
+
+    // Act
+    await copyAll(e, "new-3");
+
+    // Assess
+    assert.deepEqual(copiedOffsets(e), range(0, 210));
+    assert.deepEqual(e.metrics.lost, []);
+  });
+
+  it("a divergence seen while copying that the start-up does not confirm stops the partition instead of looping", async () => {
+    // Prepare: at the leader change, OffsetForLeaderEpoch answers once (wrongly) that the old
+    // epoch ended at 0; asked again on the start-up it ran, it answers the truth.
+    const e = env();
+    e.source.append(src, makeRecords(10, 0));
+    let calls = 0;
+    const real = e.source.endOffsetForLeaderEpoch.bind(e.source);
+    e.source.endOffsetForLeaderEpoch = async (tp, epoch) => (calls++ === 0 ? 0 : real(tp, epoch));
+    let fetches = 0;
+    e.source.hooks.beforeFetch = () => {
+      if (++fetches === 2) {
+        e.source.moveLeader(src);
+        e.source.append(src, makeRecords(5, 1));
+      }
+    };
+    const held = await claim(e, "w1");
+
+    // Act
+    const status = await runUntilCaughtUp(e.clock, pumpFor(e, held));
+
+    // Assess
+    assert.equal(status.error?.code, "KAFKA_FATAL", status.error?.message);
+    assert.ok(fetches < 10, `${fetches} fetches`);
+    assert.deepEqual(copiedOffsets(e), range(0, 10));
+    assert.deepEqual(e.metrics.lost, []);
+  });
 });

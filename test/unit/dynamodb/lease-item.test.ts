@@ -69,12 +69,31 @@ describe("leaseFromItem", () => {
   });
 
   it("reads the source topic id and leader epoch stored with a checkpoint", () => {
-    const item = { ...heldItem(), sourceTopicId: { S: "ab".repeat(16) }, sourceEpoch: { N: "7" } };
+    const checkpoint = heldItem().checkpoint;
+    assert.ok(checkpoint !== undefined);
+    const item = {
+      ...heldItem(),
+      sourceTopicId: { S: "ab".repeat(16) },
+      sourceEpoch: { N: "7" },
+      sourceEpochAt: checkpoint,
+    };
 
     const lease = leaseFromItem(item);
 
     assert.equal(lease.sourceTopicId, "ab".repeat(16));
     assert.equal(lease.sourceEpoch, 7);
+  });
+
+  it("an epoch stored with another checkpoint counts as unknown (an older version moved the checkpoint)", () => {
+    const item = {
+      ...heldItem(),
+      checkpoint: { N: "200" },
+      sourceEpoch: { N: "7" },
+      sourceEpochAt: { N: "100" },
+    };
+    assert.equal(leaseFromItem(item).sourceEpoch, null);
+    const { sourceEpochAt: _at, ...without } = item;
+    assert.equal(leaseFromItem(without).sourceEpoch, null);
   });
 
   const cases: [string, (item: Item) => void, string][] = [

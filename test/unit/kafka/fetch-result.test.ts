@@ -1,14 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { type BatchView, recordBytes, slicePartition } from "../../../lib/kafka/fetch-result.js";
+import { type BatchView, epochsOf, recordBytes, slicePartition } from "../../../lib/kafka/fetch-result.js";
 
 function rec(offset: number): MirrorRecord {
   return { offset, timestamp: 0, key: Buffer.from([offset]), value: Buffer.from("vv"), headers: [] };
 }
 
-function batch(baseOffset: number, lastOffset: number, offsets: number[], isControl = false): BatchView {
-  return { baseOffset, lastOffset, leaderEpoch: 0, isControl, records: offsets.map(rec) };
+function batch(
+  baseOffset: number,
+  lastOffset: number,
+  offsets: number[],
+  isControl = false,
+  leaderEpoch = 0,
+): BatchView {
+  return { baseOffset, lastOffset, leaderEpoch, isControl, records: offsets.map(rec) };
 }
 
 const offsets = (records: readonly MirrorRecord[]) => records.map((r) => r.offset);
@@ -87,5 +93,39 @@ describe("recordBytes", () => {
     };
 
     assert.equal(recordBytes(record), 16);
+  });
+});
+
+describe("epochsOf", () => {
+  it("starts at the requested offset, inside the first batch", () => {
+    const batches = [batch(0, 9, [0, 5, 9], false, 3)];
+
+    assert.deepEqual(epochsOf(batches, 4, 10), [{ offset: 4, epoch: 3 }]);
+  });
+
+  it("gives a compacted gap between two epochs to the newer one, where Kafka's epoch cache has it begin", () => {
+    // Epoch 0 ends at 99; epoch 1 began at 100, but compaction removed its batches up to 149.
+    const batches = [batch(90, 99, [90, 99], false, 0), batch(150, 159, [150], false, 1)];
+
+    assert.deepEqual(epochsOf(batches, 95, 160), [
+      { offset: 95, epoch: 0 },
+      { offset: 100, epoch: 1 },
+    ]);
+    // A fetch from the gap: the new epoch begins where it was asked to.
+    assert.deepEqual(epochsOf(batches.slice(1), 100, 160), [{ offset: 100, epoch: 1 }]);
+  });
+
+  it("counts control batches, one entry per change, and stops before `to`", () => {
+    const batches = [
+      batch(0, 4, [0, 1, 2, 3, 4], false, 1),
+      batch(5, 5, [], true, 2),
+      batch(6, 9, [6, 7, 8, 9], false, 2),
+      batch(10, 12, [10, 11, 12], false, 3),
+    ];
+
+    assert.deepEqual(epochsOf(batches, 0, 10), [
+      { offset: 0, epoch: 1 },
+      { offset: 5, epoch: 2 },
+    ]);
   });
 });

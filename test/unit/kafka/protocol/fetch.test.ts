@@ -29,6 +29,35 @@ describe("Fetch v11 request", () => {
     );
   });
 
+  it("carries each partition's current leader epoch after its id, -1 where none is given (KIP-320)", () => {
+    const encoded = encodeFetchRequest({
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 200,
+      isolationLevel: IsolationLevel.READ_UNCOMMITTED,
+      topics: [
+        {
+          topic: "t",
+          partitions: [
+            { partition: 2, currentLeaderEpoch: 7, fetchOffset: 5, maxBytes: 100 },
+            { partition: 3, fetchOffset: 6, maxBytes: 100 },
+          ],
+        },
+      ],
+    });
+
+    assert.deepEqual(
+      encoded.buffer,
+      hex(`
+        ffffffff 00000000 00000001 000000c8 00 00000000 ffffffff
+        00000001 0001 74
+          00000002
+            00000002 00000007 0000000000000005 ffffffffffffffff 00000064
+            00000003 ffffffff 0000000000000006 ffffffffffffffff 00000064
+        00000000 0000`),
+    );
+  });
+
   it("is sent as api key 1 with the negotiated version", () => {
     const { request } = fetchRequest(11, {
       maxWaitMs: 0,

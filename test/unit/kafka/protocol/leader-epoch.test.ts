@@ -1,14 +1,18 @@
 /**
- * The bytes behind source-continuity's inputs: the leader epoch of each fetched batch, and
- * Metadata v10+ (topic id, leader epoch) laid out and read back. Against a broker: the
- * re-creation and truncation tests in test/integration/exactly-once/source-divergence.test.ts.
+ * The bytes behind source-continuity's inputs: the leader epoch of each fetched batch, Metadata
+ * v10+ (topic id, leader, leader epoch) laid out and read back, and OffsetForLeaderEpoch's
+ * current leader epoch. Against a broker: the re-creation and truncation tests in
+ * test/integration/exactly-once/source-divergence.test.ts, and test/integration/kafka/leader-epoch.test.ts.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { epochsOf } from "../../../../lib/kafka/fetch-result.js";
 import { FlexReader, FlexWriter } from "../../../../lib/kafka/protocol/flexible.js";
 import { decodeMetadataResponse, encodeMetadataRequest } from "../../../../lib/kafka/protocol/metadata.js";
+import { offsetForLeaderEpochRequest } from "../../../../lib/kafka/protocol/offset-for-leader-epoch.js";
 import { decodeRecordBatches, encodeRecordBatch } from "../../../../lib/kafka/record-batch.js";
+
+const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex");
 
 const PLAIN = { compression: "none", producerId: -1n, producerEpoch: -1, baseSequence: -1 } as const;
 
@@ -79,14 +83,14 @@ describe("Metadata v10-v12", () => {
     assert.equal(encodeMetadataRequest(12, "orders").length, encodeMetadataRequest(10, "orders").length - 1);
   });
 
-  it("reads the topic id and each partition's leader epoch", () => {
+  it("reads the topic id and each partition's leader with its epoch", () => {
     const topicId = Buffer.from("0123456789abcdef0123456789abcdef", "hex");
-    const partition = (id: number, epoch: number) =>
+    const partition = (id: number, leader: number, epoch: number) =>
       new FlexWriter()
         .int8(0)
         .int8(0)
         .int32(id)
-        .int32(1)
+        .int32(leader)
         .int32(epoch)
         .uvarint(1)
         .uvarint(1)
@@ -97,8 +101,8 @@ describe("Metadata v10-v12", () => {
       new FlexWriter().int8(0).int8(0).compactString("orders").toBuffer(),
       topicId,
       new FlexWriter().int8(0).uvarint(3).toBuffer(),
-      partition(0, 7).toBuffer(),
-      partition(1, 2).toBuffer(),
+      partition(0, 1, 7).toBuffer(),
+      partition(1, 3, 2).toBuffer(),
       new FlexWriter().int32(0).noTags().int32(0).noTags().toBuffer(),
     ]);
 
@@ -106,9 +110,23 @@ describe("Metadata v10-v12", () => {
       errorCode: 0,
       topicId: "0123456789abcdef0123456789abcdef",
       partitions: [
-        { partition: 0, leaderEpoch: 7 },
-        { partition: 1, leaderEpoch: 2 },
+        { partition: 0, leader: 1, leaderEpoch: 7 },
+        { partition: 1, leader: 3, leaderEpoch: 2 },
       ],
     });
+  });
+});
+
+describe("OffsetForLeaderEpoch v2-v3", () => {
+  const request = { topic: "t", partition: 4, currentLeaderEpoch: 9, leaderEpoch: 6 };
+  const encode = async (version: number) =>
+    (await offsetForLeaderEpochRequest(version, request).request.encode()).buffer;
+
+  it("v2 sends the current leader epoch before the epoch asked about", async () => {
+    assert.deepEqual(await encode(2), hex("00000001 0001 74 00000001 00000004 00000009 00000006"));
+  });
+
+  it("v3 sends the same after replica_id -1 (a consumer)", async () => {
+    assert.deepEqual(await encode(3), hex("ffffffff 00000001 0001 74 00000001 00000004 00000009 00000006"));
   });
 });
