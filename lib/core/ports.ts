@@ -203,6 +203,8 @@ export interface ClusterAdmin {
   /**
    * Topic-level configs set on each topic (not broker or static defaults): name -> value. Missing
    * topics are absent from the answer. Throws TOPIC_CONFIG_FAILED naming the topic otherwise.
+   * Kafka's metadata is eventually consistent: for a moment after createTopics a broker that has
+   * not applied the new topic yet answers it as missing; a caller that needs it there asks again.
    */
   describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
   /**

@@ -10,6 +10,7 @@ import type { Logger } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { DEFAULT_CLIENT_ID, type KafkaConnectionOptions } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
+import { tolerateLeaderlessPartitions } from "./kafkajs-metadata.js";
 import {
   COORDINATOR_TYPE,
   type KafkajsBroker,
@@ -55,6 +56,7 @@ const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
 };
 
 export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsCluster {
+  tolerateLeaderlessPartitions();
   return new Cluster({
     logger: kafkajsLogger(options.logger),
     socketFactory: createSocketFactory(),
