@@ -10,6 +10,7 @@ import type { Logger } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { DEFAULT_CLIENT_ID, type KafkaConnectionOptions } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
+import { tolerateLeaderlessPartitions } from "./kafkajs-metadata.js";
 import {
   COORDINATOR_TYPE,
   type KafkajsBroker,
@@ -86,6 +87,7 @@ function connectOnce(prototype: ConnectionPrototype): void {
 connectOnce(Connection.prototype);
 
 export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsCluster {
+  tolerateLeaderlessPartitions();
   return new Cluster({
     logger: kafkajsLogger(options.logger),
     socketFactory: createSocketFactory(),

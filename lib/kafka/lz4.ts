@@ -5,16 +5,24 @@
  * decode the blocks: lz4js 0.2.0's own frame reader looks for a block checksum before the block
  * instead of after it. Checksums are skipped, not verified: the batch CRC already covers the bytes.
  * The output of a frame is one contiguous buffer, so linked blocks (back references into the
- * previous block) resolve as well as independent ones. We write what lz4js writes: independent
- * 4 MiB blocks without checksums, which the Java client and librdkafka both read.
+ * previous block) resolve as well as independent ones.
+ *
+ * We write frames as Kafka's Java producer does (KafkaLZ4BlockOutputStream): 64 KiB blocks, each
+ * compressed on its own (lz4-block.ts), the block-independence flag set, no checksums. Kafka's
+ * broker decompresses every batch it validates and refuses any other frame ("Dependent block
+ * stream is unsupported", UNKNOWN_SERVER_ERROR to the producer); lz4js's frame writer leaves that
+ * flag clear and its block writer breaks the format's end rules. The test bed's mock never
+ * decompressed what it stored; real Kafka (test/integration/replication.test.ts) does.
  */
 import { createRequire } from "node:module";
+import { lz4BlockBound, lz4CompressBlock } from "./lz4-block.js";
 
 interface Lz4Js {
-  compress(data: Uint8Array): Uint8Array;
   /** Decodes one block of `src[sIndex, sIndex + sLength)` into `dst` at `dIndex`; returns the new end. */
   decompressBlock(src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, dIndex: number): number;
 }
+
+type Xxh32 = (seed: number, src: Uint8Array, index: number, length: number) => number;
 
 const require = createRequire(import.meta.url);
 let lz4js: Lz4Js | undefined;
@@ -23,11 +31,17 @@ function lib(): Lz4Js {
   lz4js ??= require("lz4js") as Lz4Js;
   return lz4js;
 }
+let xxh32: Xxh32 | undefined;
+function headerHash(): Xxh32 {
+  xxh32 ??= (require("lz4js/xxh32.js") as { hash: Xxh32 }).hash;
+  return xxh32;
+}
 
 const FRAME_MAGIC = 0x184d2204;
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
 const VERSION_01 = 0x40;
+const FLAG_BLOCK_INDEPENDENCE = 0x20;
 const FLAG_BLOCK_CHECKSUM = 0x10;
 const FLAG_CONTENT_SIZE = 0x08;
 const FLAG_CONTENT_CHECKSUM = 0x04;
@@ -40,9 +54,39 @@ const BLOCK_MAX_SIZES: Readonly<Record<number, number>> = {
   7: 0x400000,
 };
 
+/** Block size code 4 in the frame descriptor: 64 KiB, the Java producer's. */
+const WRITE_BLOCK_CODE = 4;
+const WRITE_BLOCK_SIZE = 0x10000;
+const HASH_TABLE_SIZE = 1 << 16;
+
+/** One frame of independent 64 KiB blocks, each stored uncompressed when that is smaller. */
 export function lz4Compress(data: Buffer): Buffer {
-  const frame = lib().compress(data);
-  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  const blocks = Math.ceil(data.length / WRITE_BLOCK_SIZE);
+  // Header, one length word per block, the blocks at most as long as their input, end mark.
+  const out = Buffer.allocUnsafe(7 + 4 * blocks + data.length + 4);
+  out.writeUInt32LE(FRAME_MAGIC, 0);
+  out[4] = VERSION_01 | FLAG_BLOCK_INDEPENDENCE;
+  out[5] = WRITE_BLOCK_CODE << 4;
+  // The descriptor checksum: byte 1 of xxh32 (seed 0) over the flag and block descriptor bytes.
+  out[6] = (headerHash()(0, out, 4, 2) >>> 8) & 0xff;
+  let pos = 7;
+  const scratch = Buffer.allocUnsafe(lz4BlockBound(WRITE_BLOCK_SIZE));
+  const hashTable = new Int32Array(HASH_TABLE_SIZE);
+  for (let start = 0; start < data.length; start += WRITE_BLOCK_SIZE) {
+    const length = Math.min(WRITE_BLOCK_SIZE, data.length - start);
+    const packed = lz4CompressBlock(data, start, start + length, scratch, hashTable);
+    if (packed < length) {
+      out.writeUInt32LE(packed, pos);
+      scratch.copy(out, pos + 4, 0, packed);
+      pos += 4 + packed;
+    } else {
+      out.writeUInt32LE((UNCOMPRESSED_BIT | length) >>> 0, pos);
+      data.copy(out, pos + 4, start, start + length);
+      pos += 4 + length;
+    }
+  }
+  out.writeUInt32LE(0, pos);
+  return out.subarray(0, pos + 4);
 }
 
 /** Throws a plain Error on malformed input; the caller turns it into CORRUPT_BATCH. */

@@ -47,14 +47,17 @@ export function startClusterFaults(
   }
   const source: RealCluster = { name: "source", kafka: clusters.src, lock: new ClusterLock() };
   const target: RealCluster = { name: "target", kafka: clusters.dst, lock: new ClusterLock() };
-  return {
-    // Each cluster on its own stream: one cluster's slow healing must not shift the other's draws.
-    loops: [
-      realBrokerFaults(ctx, stream(o.seed, 2), o.brokerChaos, source),
-      realBrokerFaults(ctx, stream(o.seed, 7), o.brokerChaos, target),
-    ],
-    sourceMover: realLeaderMover(source),
-  };
+  // Each cluster on its own stream: one cluster's slow healing must not shift the other's draws.
+  // A 1-broker cluster gets none: its broker down is the whole cluster down, an outage, not a fault.
+  const loops = [
+    ...(source.kafka.brokerIds.length === 3
+      ? [realBrokerFaults(ctx, stream(o.seed, 2), o.brokerChaos, source)]
+      : []),
+    ...(target.kafka.brokerIds.length === 3
+      ? [realBrokerFaults(ctx, stream(o.seed, 7), o.brokerChaos, target)]
+      : []),
+  ];
+  return { loops, sourceMover: realLeaderMover(source) };
 }
 
 /** Every broker up, thawed and (real Kafka) back in the ISR, so the catch-up runs on whole clusters. */

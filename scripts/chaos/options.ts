@@ -6,10 +6,14 @@
  */
 import type { MirrorConfig } from "../../lib/config/schema.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { TestbedKind } from "../../test/helpers/kafka-testbed.js";
 import type { BurstOptions, FreezeOptions, Range } from "./faults.js";
 
-/** Which clusters: librdkafka's mock, or real Apache Kafka 4.1.2 (test/helpers/real-kafka.ts). */
-export type ChaosKafka = "mock" | "real";
+/**
+ * Which clusters: librdkafka's mock, or real Apache Kafka 4.1.2, started by
+ * test/helpers/kafka-testbed.ts as every contract test starts them.
+ */
+export type ChaosKafka = TestbedKind;
 export const CHAOS_KAFKAS: readonly ChaosKafka[] = ["mock", "real"];
 
 /** Who copies: kafka-mirror's worker processes, or one dedicated MirrorMaker 2 node. */
@@ -54,6 +58,12 @@ export interface Mm2ChaosOptions {
 
 export interface ChaosOptions {
   readonly kafka: ChaosKafka;
+  /**
+   * Brokers per cluster. The mock needs 3 on both (its broker faults and leader moves). On real
+   * Kafka a 3-broker cluster gets broker faults (brokerChaos) and, the source, leader moves; a
+   * 1-broker one gets neither (one broker down is the whole cluster down).
+   */
+  readonly brokers: { readonly source: 1 | 3; readonly target: 1 | 3 };
   readonly replicator: ChaosReplicator;
   readonly topics: number;
   readonly partitions: number;
@@ -116,6 +126,7 @@ function freezesFor(leaseMs: number, count: number): FreezeOptions {
 
 export const DEFAULT_CHAOS: ChaosOptions = {
   kafka: "mock",
+  brokers: { source: 3, target: 3 },
   replicator: "kafka-mirror",
   topics: 3,
   partitions: 8,

@@ -1,13 +1,15 @@
 /**
  * The chaos run behind `npm run chaos` (and, scaled down, a test in `npm test`): a replicator
- * copies 3 topics x 8 partitions between two 3-broker clusters while a producer writes to the
- * source and the fault loops SIGKILL and freeze the replicator's processes and fault the brokers
- * of both clusters. Then every target partition is compared with its source, record for record
+ * copies 3 topics x 8 partitions between two clusters while a producer writes to the source and
+ * the fault loops SIGKILL and freeze the replicator's processes and fault the brokers of both
+ * clusters. Then every target partition is compared with its source, record for record
  * (scripts/chaos/compare.ts).
- * - Clusters (`kafka`): librdkafka's mock, where brokers go down and up, leaders move, requests
- *   fail and slow down (faults.ts); or real Apache Kafka 4.1.2, where brokers are SIGKILLed and
- *   restarted or SIGSTOPped, one per cluster at a time, and leaders move through the Admin API
- *   (real-faults.ts).
+ * - Clusters (`kafka`, started by test/helpers/kafka-testbed.ts): librdkafka's mock, 3 brokers
+ *   each, where brokers go down and up, leaders move, requests fail and slow down (faults.ts); or
+ *   real Apache Kafka 4.1.2, where on a 3-broker cluster brokers are SIGKILLed and restarted or
+ *   SIGSTOPped, one per cluster at a time, and source leaders move through the Admin API
+ *   (reassignment and preferred election: a new leader epoch, as a rolling restart gives;
+ *   real-faults.ts), against Kafka's own fencing, transactions, leader epochs and read_committed.
  * - Replicator: kafka-mirror's worker PROCESSES with short budgets (workers.ts), under SIGKILLs,
  *   freezes (some inside a write), DynamoDB Local outages and lease-store latency bursts (a proxy
  *   in front of DynamoDB Local); or one MirrorMaker 2 node (mm2.ts, real Kafka only), SIGKILLed
@@ -53,7 +55,8 @@ export {
 } from "./options.js";
 
 export interface ChaosResult extends Tally, FaultCounts, PoolCounts, Partial<Mm2Counts> {
-  kafka: ChaosKafka;
+  /** The broker: librdkafka's mock or real Kafka. */
+  testbed: ChaosKafka;
   replicator: ChaosReplicator;
   /** How the comparison read the target. */
   target_isolation: SourceIsolationLevel;
@@ -100,11 +103,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   process.once("SIGTERM", onSignal);
   let keepLogs = true;
   try {
-    if (o.kafka === "real") timeline("starting two 3-broker Apache Kafka 4.1.2 clusters");
+    if (o.kafka === "real") {
+      timeline(
+        `starting Apache Kafka 4.1.2: ${o.brokers.source} source, ${o.brokers.target} target broker(s)`,
+      );
+    }
     const env = { o, topics, logDir, result, log, timeline };
     if (o.replicator === "kafka-mirror") {
       const [clusters, store] = await startBoth(
-        startClusters(o.kafka, topics, o.partitions, started),
+        startClusters(o, topics, started),
         startLeaseStore(dbPath, TABLE, started),
       );
       await copyWithKafkaMirror(env, clusters, store, running);
@@ -117,7 +124,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       );
       running.pool?.logErrors(log);
     } else {
-      const clusters = await startClusters(o.kafka, topics, o.partitions, started);
+      const clusters = await startClusters(o, topics, started);
       if (clusters.kind !== "real") throw new Error("MirrorMaker 2 needs real clusters");
       await copyWithMm2(env, clusters);
       const partitionsOf = { topics, partitions: o.partitions };
@@ -181,7 +188,7 @@ async function copyWithKafkaMirror(env: RunEnv, clusters: Clusters, store: Lease
     dynamoOutages(ctx, stream(o.seed, 3), store.db, o.dynamoOutages),
     storeDelays(ctx, stream(o.seed, 4), store.proxy, o.storeDelays),
     freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
-    moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+    moveLeaders(ctx, stream(o.seed, 6), sourceLeaderMoves(o), {
       mover: brokers.sourceMover,
       topics,
       partitions: o.partitions,
@@ -218,7 +225,7 @@ async function copyWithMm2(env: RunEnv, clusters: RealClusters): Promise<void> {
       produce(clusters.src.bootstrapServers, topics, o, timeline),
       mm2Faults(ctx, stream(o.seed, 1), node, o.mm2, counts),
       ...brokers.loops,
-      moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+      moveLeaders(ctx, stream(o.seed, 6), sourceLeaderMoves(o), {
         mover: brokers.sourceMover,
         topics,
         partitions: o.partitions,
@@ -235,6 +242,11 @@ async function copyWithMm2(env: RunEnv, clusters: RealClusters): Promise<void> {
     await node.stop();
     Object.assign(result, counts);
   }
+}
+
+/** Leader moves need another broker to move to: none on a 1-broker source. */
+export function sourceLeaderMoves(o: ChaosOptions): number {
+  return o.brokers.source > 1 ? o.leaderMoves : 0;
 }
 
 function faultSummary(r: ChaosResult): string {
@@ -291,7 +303,7 @@ function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
 
 function emptyResult(o: ChaosOptions): ChaosResult {
   return {
-    kafka: o.kafka,
+    testbed: o.kafka,
     replicator: o.replicator,
     records: 0,
     lost: 0,

@@ -114,3 +114,29 @@ export async function produceRetrying(
     }
   }
 }
+
+/**
+ * The last stable offset of `tp` while a transaction is open in it (a read_committed fetch
+ * reports the LSO as its high watermark, a read_uncommitted one the log end), else null.
+ */
+export async function openTransactionAt(
+  brokers: readonly string[],
+  tp: TopicPartition,
+): Promise<number | null> {
+  const committed = new KafkaSourceReader({ brokers, clientId: "open-txn-probe" });
+  const everything = new KafkaSourceReader({
+    brokers,
+    clientId: "open-txn-probe",
+    isolationLevel: "read_uncommitted",
+  });
+  const limits = { maxRecords: 1, maxBytes: 1024, maxWaitMs: 0 };
+  try {
+    const [stable, end] = await Promise.all([
+      committed.fetch(tp, 0, limits),
+      everything.fetch(tp, 0, limits),
+    ]);
+    return stable.highWatermark < end.highWatermark ? stable.highWatermark : null;
+  } finally {
+    await Promise.allSettled([committed.close(), everything.close()]);
+  }
+}

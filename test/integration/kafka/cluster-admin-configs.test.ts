@@ -1,7 +1,9 @@
-// KafkaClusterAdmin's topic configs and partition growth against the mock cluster, whose broker
-// side of these (CreateTopics configs, DescribeConfigs, IncrementalAlterConfigs,
-// CreatePartitions) is ours: testbed/mock-kafka/topic-admin.c, pinned by an independent client in
-// test/integration/testbed/topic-admin.test.ts.
+// KafkaClusterAdmin's topic configs and partition growth against real Kafka (KAFKA_TESTBED=real),
+// or the mock cluster, whose broker side of these (CreateTopics configs, DescribeConfigs,
+// IncrementalAlterConfigs, CreatePartitions) is ours: testbed/mock-kafka/topic-admin.c, pinned by
+// an independent client in test/integration/testbed/topic-admin.test.ts. The last test holds the
+// in-memory cluster of test/helpers/fakes.ts to the same answers, so on real Kafka it shows that
+// the unit tests' fake behaves as Kafka does.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
@@ -12,7 +14,8 @@ import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
 import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
 import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
+import type { MockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 100, maxBytes: 1024 * 1024, maxWaitMs: 100 };
 const DESCRIBE_CONFIGS = 32;
@@ -50,7 +53,7 @@ async function failure(call: Promise<unknown>): Promise<ReplicatorError> {
 }
 
 describe("KafkaClusterAdmin: topic configs and partition growth", () => {
-  let kafka: MockKafka;
+  let kafka: TestKafka;
   let admin: KafkaClusterAdmin;
   const common = () => ({
     brokers: kafka.bootstrapServers,
@@ -59,7 +62,7 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   });
 
   before(async () => {
-    kafka = await startMockKafka({ brokers: 3 });
+    kafka = await startTestKafka({ brokers: KAFKA_TESTBED === "real" ? 1 : 3 });
     admin = new KafkaClusterAdmin(common());
   });
 
@@ -67,6 +70,25 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     await admin?.close();
     await kafka?.stop();
   });
+
+  /** The mock's fault injection and API version limits, for the tests real Kafka cannot stage. */
+  function mock(): MockKafka {
+    if (kafka.kind !== "mock") throw new Error("this test needs the mock's fault injection");
+    return kafka.mock;
+  }
+
+  /**
+   * Until DescribeConfigs answers for a topic just created. Real Kafka's CreateTopics returns once
+   * the controller committed the topic; the broker that answers learns of it a moment later and
+   * until then answers UNKNOWN_TOPIC_OR_PARTITION, a missing topic (the mock knows it at once).
+   */
+  async function described(topic: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await admin.describeTopicConfigs([topic])).has(topic)) {
+      assert.ok(Date.now() < deadline, `${topic} not described within 10 s of its creation`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 
   it("creates a topic with configs; describe answers only the ones set on the topic", async () => {
     const topic = topicName();
@@ -77,19 +99,21 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     });
 
     await admin.createTopics([{ name: topic, partitions: 2, replicationFactor: 1, configs: set }]);
-    const described = await admin.describeTopicConfigs([topic]);
+    await described(topic);
+    const answer = await admin.describeTopicConfigs([topic]);
 
     // The broker also answers every other topic config with its default (DEFAULT_CONFIG).
-    assert.deepEqual(described, new Map([[topic, set]]));
+    assert.deepEqual(answer, new Map([[topic, set]]));
   });
 
   it("answers an empty set for a topic with no configs, and leaves missing topics out", async () => {
     const plain = topicName();
     await admin.createTopics([{ name: plain, partitions: 1, replicationFactor: 1 }]);
+    await described(plain);
 
-    const described = await admin.describeTopicConfigs([plain, topicName(), plain]);
+    const answer = await admin.describeTopicConfigs([plain, topicName(), plain]);
 
-    assert.deepEqual(described, new Map([[plain, new Map()]]));
+    assert.deepEqual(answer, new Map([[plain, new Map()]]));
     assert.deepEqual(await admin.describeTopicConfigs([]), new Map());
   });
 
@@ -112,23 +136,26 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     );
   });
 
-  it("sets configs through IncrementalAlterConfigs v0 when the broker has no v1", async () => {
-    const topic = topicName();
-    await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
-    await kafka.command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 0`);
-    const v0Admin = new KafkaClusterAdmin(common());
-    try {
-      await v0Admin.alterTopicConfigs([{ topic, set: configs({ "segment.ms": "3600000" }) }]);
-    } finally {
-      await v0Admin.close();
-      await kafka.command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 1`);
-    }
+  // Mock only: Kafka 4 has IncrementalAlterConfigs v1; the launcher can offer v0 alone.
+  if (KAFKA_TESTBED === "mock") {
+    it("sets configs through IncrementalAlterConfigs v0 when the broker has no v1", async () => {
+      const topic = topicName();
+      await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+      await mock().command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 0`);
+      const v0Admin = new KafkaClusterAdmin(common());
+      try {
+        await v0Admin.alterTopicConfigs([{ topic, set: configs({ "segment.ms": "3600000" }) }]);
+      } finally {
+        await v0Admin.close();
+        await mock().command(`apiversion ${INCREMENTAL_ALTER_CONFIGS} 0 1`);
+      }
 
-    assert.deepEqual(
-      await admin.describeTopicConfigs([topic]),
-      new Map([[topic, configs({ "segment.ms": "3600000" })]]),
-    );
-  });
+      assert.deepEqual(
+        await admin.describeTopicConfigs([topic]),
+        new Map([[topic, configs({ "segment.ms": "3600000" })]]),
+      );
+    });
+  }
 
   it("names the topic when the broker refuses a config; the request's other topics change", async () => {
     const good = topicName();
@@ -178,7 +205,7 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
 
   it("grows a topic from 4 to 8 partitions; our writer and reader use partition 7 at once", async () => {
     const topic = topicName();
-    await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: 3 }]);
+    await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: kafka.brokerIds.length }]);
     const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
     const reader = new KafkaSourceReader(common());
     try {
@@ -253,24 +280,27 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     assert.match(fraction.message, /not 2\.5/);
   });
 
-  it("reports a broker's retriable refusal as retryable, naming the topic", async () => {
-    const topic = topicName();
-    await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+  // Mock only: the refusals are injected.
+  if (KAFKA_TESTBED === "mock") {
+    it("reports a broker's retriable refusal as retryable, naming the topic", async () => {
+      const topic = topicName();
+      await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
 
-    await kafka.pushRequestErrors(CREATE_PARTITIONS, [NOT_CONTROLLER]);
-    const grow = await failure(admin.createPartitions([{ topic, count: 2 }]));
-    await kafka.pushRequestErrors(DESCRIBE_CONFIGS, [NOT_CONTROLLER]);
-    const describeFailure = await failure(admin.describeTopicConfigs([topic]));
+      await mock().pushRequestErrors(CREATE_PARTITIONS, [NOT_CONTROLLER]);
+      const grow = await failure(admin.createPartitions([{ topic, count: 2 }]));
+      await mock().pushRequestErrors(DESCRIBE_CONFIGS, [NOT_CONTROLLER]);
+      const describeFailure = await failure(admin.describeTopicConfigs([topic]));
 
-    assert.deepEqual(
-      [grow.code, grow.retryable, grow.details.topic],
-      ["PARTITIONS_CREATE_FAILED", true, topic],
-    );
-    assert.deepEqual([describeFailure.code, describeFailure.retryable], ["TOPIC_CONFIG_FAILED", true]);
-    // The next attempt goes through.
-    await admin.createPartitions([{ topic, count: 2 }]);
-    assert.deepEqual(await admin.describeTopicConfigs([topic]), new Map([[topic, new Map()]]));
-  });
+      assert.deepEqual(
+        [grow.code, grow.retryable, grow.details.topic],
+        ["PARTITIONS_CREATE_FAILED", true, topic],
+      );
+      assert.deepEqual([describeFailure.code, describeFailure.retryable], ["TOPIC_CONFIG_FAILED", true]);
+      // The next attempt goes through.
+      await admin.createPartitions([{ topic, count: 2 }]);
+      assert.deepEqual(await admin.describeTopicConfigs([topic]), new Map([[topic, new Map()]]));
+    });
+  }
 });
 
 /**
@@ -325,8 +355,13 @@ async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unkn
 }
 
 describe("the in-memory cluster's topic admin answers as KafkaClusterAdmin does", () => {
+  let kafka: TestKafka;
+  before(async () => {
+    kafka = await startTestKafka({ brokers: 1 });
+  });
+  after(() => kafka?.stop());
+
   it("gives the same outcome for one scenario of configs and partition growth", async () => {
-    const kafka = await startMockKafka({ brokers: 1 });
     const admin = new KafkaClusterAdmin({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
     try {
       const [a, b] = [topicName(), topicName()];
@@ -337,7 +372,6 @@ describe("the in-memory cluster's topic admin answers as KafkaClusterAdmin does"
       assert.deepEqual(fake, real);
     } finally {
       await admin.close();
-      await kafka.stop();
     }
   });
 });

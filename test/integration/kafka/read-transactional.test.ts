@@ -1,5 +1,6 @@
 // Our KafkaSourceReader on partitions that hold transactions written by an independent producer
-// (librdkafka's own, .testbed/bin/txn-client in its "script" mode), checked against kcat.
+// (librdkafka's own, .testbed/bin/txn-client in its "script" mode), checked against kcat, on the
+// mock or on real Kafka (KAFKA_TESTBED), whose markers the mock's patched ones must match.
 // Regression: the test broker wrote its COMMIT/ABORT control batches with CRC 0, and our decoder
 // (rightly) refused them with CORRUPT_BATCH, so the reader failed on any partition that held a
 // finished transaction; testbed/mock-kafka/patch-control-batch.pl makes them Kafka's.
@@ -18,8 +19,8 @@ import {
 } from "../../../lib/kafka/protocol/fetch.js";
 import { type DecodedBatch, decodeRecordBatches } from "../../../lib/kafka/record-batch.js";
 import { KafkaSourceReader, type SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ScriptedProducer, TXN_CLIENT } from "../../helpers/txn-script.js";
 
 const LIMITS = { maxRecords: 1000, maxBytes: 1 << 20, maxWaitMs: 0 };
@@ -108,7 +109,7 @@ function controlRecord(type: 0 | 1): Buffer {
 const labels = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 describe("KafkaSourceReader on transactional partitions (independent producer)", () => {
-  let kafka: MockKafka;
+  let kafka: TestKafka;
   const readers: KafkaSourceReader[] = [];
   const producers: ScriptedProducer[] = [];
 
@@ -131,7 +132,7 @@ describe("KafkaSourceReader on transactional partitions (independent producer)",
 
   before(async () => {
     assert.ok(existsSync(TXN_CLIENT), `${TXN_CLIENT} is missing: run \`npm run setup:testbed\``);
-    kafka = await startMockKafka({ brokers: 3 });
+    kafka = await startTestKafka({ brokers: KAFKA_TESTBED === "real" ? 1 : 3 });
   });
 
   after(async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 import { deflateSync, gzipSync } from "node:zlib";
 import { isReplicatorError } from "../../../lib/errors.js";
@@ -94,6 +95,50 @@ describe("lz4 frames written by the reference lz4 tool", () => {
     const frame = fixture("lz4-linked-sized.lz4");
     assert.equal((frame[4] as number) & 0x38, 0x18, "fixture: linked blocks, block checksum, content size");
     assert.deepEqual(await decompress("lz4", frame), fixturePayload(200_000));
+  });
+});
+
+describe("lz4 frames we write", () => {
+  // Regression: lz4js's frame writer leaves the block-independence flag clear, and Kafka's broker
+  // refuses such a frame ("Dependent block stream is unsupported") with UNKNOWN_SERVER_ERROR.
+  it("are Kafka's: version 01, independent blocks, 64 KiB block size, no checksums, a valid header checksum", async () => {
+    const frame = await compress("lz4", fixturePayload(200_000));
+
+    assert.equal(frame.readUInt32LE(0), 0x184d2204, "magic");
+    assert.equal(frame[4], 0x60, "FLG: version 01 | block independence, no checksums, no content size");
+    assert.equal(frame[5], 0x40, "BD: 64 KiB blocks");
+    // 04 22 4d 18 60 40 82 begins every LZ4 batch Kafka's Java producer writes.
+    assert.equal(frame[6], 0x82, "header checksum");
+  });
+
+  it("decode block by block, each on its own: no block refers back into the one before", async () => {
+    const input = fixturePayload(300_000);
+    const frame = await compress("lz4", input);
+    const lz4js = createRequire(import.meta.url)("lz4js") as {
+      decompressBlock(
+        src: Uint8Array,
+        dst: Uint8Array,
+        sIndex: number,
+        sLength: number,
+        dIndex: number,
+      ): number;
+    };
+    const parts: Buffer[] = [];
+    for (let pos = 7; ; ) {
+      const header = frame.readUInt32LE(pos);
+      if (header === 0) break;
+      const size = header & 0x7fffffff;
+      assert.ok(size <= 0x10000, `block of ${size} bytes`);
+      if (header & 0x80000000) {
+        parts.push(frame.subarray(pos + 4, pos + 4 + size));
+      } else {
+        const alone = Buffer.alloc(0x10000);
+        parts.push(alone.subarray(0, lz4js.decompressBlock(frame, alone, pos + 4, size, 0)));
+      }
+      pos += 4 + size;
+    }
+    assert.equal(parts.length, 5, "300,000 bytes in 64 KiB blocks");
+    assert.deepEqual(Buffer.concat(parts), input);
   });
 });
 
