@@ -102,7 +102,7 @@ function tooFew(r: ChaosResult, o: ChaosOptions): string[] {
     ["leader_moves", r.leader_moves, Math.min(MIN_LEADER_MOVES, sourceLeaderMoves(o))],
   ];
   if (!mm2) minimums.push(["store_delays", r.store_delays, Math.min(MIN_STORE_DELAYS, o.storeDelays.count)]);
-  const brokerFaults = o.brokers.source === 3 || o.brokers.target === 3;
+  const brokerFaults = (o.brokers.source === 3 || o.brokers.target === 3) && o.brokerChaos.maxPerCluster > 0;
   if (o.kafka === "real" && brokerFaults) minimums.push(["broker_kills", r.broker_kills, MIN_BROKER_KILLS]);
   return minimums.filter(([, n, min]) => n < min).map(([name, n, min]) => `${name} ${n} < ${min}`);
 }

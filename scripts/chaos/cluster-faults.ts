@@ -49,13 +49,10 @@ export function startClusterFaults(
   const target: RealCluster = { name: "target", kafka: clusters.dst, lock: new ClusterLock() };
   // Each cluster on its own stream: one cluster's slow healing must not shift the other's draws.
   // A 1-broker cluster gets none: its broker down is the whole cluster down, an outage, not a fault.
+  const faulty = (c: RealCluster) => c.kafka.brokerIds.length === 3 && o.brokerChaos.maxPerCluster > 0;
   const loops = [
-    ...(source.kafka.brokerIds.length === 3
-      ? [realBrokerFaults(ctx, stream(o.seed, 2), o.brokerChaos, source)]
-      : []),
-    ...(target.kafka.brokerIds.length === 3
-      ? [realBrokerFaults(ctx, stream(o.seed, 7), o.brokerChaos, target)]
-      : []),
+    ...(faulty(source) ? [realBrokerFaults(ctx, stream(o.seed, 2), o.brokerChaos, source)] : []),
+    ...(faulty(target) ? [realBrokerFaults(ctx, stream(o.seed, 7), o.brokerChaos, target)] : []),
   ];
   return { loops, sourceMover: realLeaderMover(source) };
 }

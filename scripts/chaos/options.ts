@@ -26,6 +26,8 @@ export const FENCING_MODES: readonly TargetFencing[] = ["transactional", "none"]
 
 /** Broker SIGKILLs and SIGSTOPs on real clusters (scripts/chaos/real-faults.ts). */
 export interface BrokerChaosOptions {
+  /** Broker faults per 3-broker cluster at most (0: none; the fault phase's end stops them too). */
+  readonly maxPerCluster: number;
   /** Pause between two broker faults of one cluster, counted from the moment it healed. */
   readonly everyMs: Range;
   /** Share of broker faults that are SIGKILLs (then a restart); the rest are SIGSTOP, then SIGCONT. */
@@ -141,6 +143,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   killEveryMs: [400, 2_000],
   faultEveryMs: [1_500, 4_000],
   brokerChaos: {
+    maxPerCluster: Number.MAX_SAFE_INTEGER,
     everyMs: [5_000, 15_000],
     killShare: 0.5,
     downMs: [1_000, 8_000],

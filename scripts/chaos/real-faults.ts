@@ -51,7 +51,7 @@ export async function realBrokerFaults(
   cluster: RealCluster,
 ): Promise<void> {
   const { kafka, name } = cluster;
-  while (Date.now() < ctx.faultsEnd) {
+  for (let n = 0; n < options.maxPerCluster && Date.now() < ctx.faultsEnd; n++) {
     await sleep(between(random, options.everyMs));
     if (Date.now() >= ctx.faultsEnd) break;
     const broker = kafka.brokerIds[Math.floor(random() * kafka.brokerIds.length)] ?? 1;
