@@ -15,7 +15,11 @@
  * Kafka's own consumer does after divergence. A clean leader change (the epoch bumps, nothing
  * is truncated) never ends an epoch below what was read in it. Either divergence is logged as
  * an error and the offsets whose copies no longer match the source are reported through
- * recordsLost. Items without these fields are resumed as before.
+ * recordsLost, once the reset is stored: a holder whose lease was taken meanwhile compares its
+ * stale checkpoint with what the next holder wrote since, in a newer epoch, and would report a
+ * truncation that never happened (seen in the chaos run on real Kafka: a worker frozen while
+ * taking a partition woke, found the next holder's copies past its checkpoint and reported ten
+ * records lost, then its reset was refused). Items without these fields are resumed as before.
  */
 import type { LeaseEnd } from "./held-lease.js";
 import type { TopicPartition } from "./model.js";
@@ -25,6 +29,7 @@ import type {
   ClusterAdmin,
   Lease,
   LeaseStore,
+  LogFields,
   Logger,
   PartitionIdentity,
   ReplicationMetrics,
@@ -49,13 +54,16 @@ export type Continuity =
       readonly resumeAt: number;
       /** Offsets [from, to) of the old log that we copied and the source no longer has. */
       readonly lost: { readonly from: number; readonly to: number };
+      /** The error reportReset logs. */
+      readonly message: string;
+      readonly fields: LogFields;
     };
 
 /**
  * Compares what was copied of `tp` with the log it is now: `lease`'s stored source position,
  * and `copiedTo`, the offset after the last record known copied (at least the checkpoint).
- * Reports (metrics, error log) what it finds but does not store anything: the caller stores the
- * reset, fenced, and only then reads. Throws what the source throws (KAFKA_RETRIABLE is retried
+ * Neither stores nor reports anything: the caller stores the reset, fenced, then reports it
+ * (reportReset) and only then reads. Throws what the source throws (KAFKA_RETRIABLE is retried
  * by the caller).
  */
 export async function checkContinuity(
@@ -78,11 +86,15 @@ export async function checkContinuity(
   // -1: this leader does not know the epoch; nothing proves a truncation, and a checkpoint past
   // the log end still stops the partition (SourceFeed's out-of-range handling).
   if (end < 0 || end >= copied) return { kind: "same", identity };
-  const lost = { from: end, to: copied };
-  reportLost(deps, tp, lost);
-  deps.logger.error(
-    "source log truncated below what was copied (unclean leader election): copied records are gone from the source and new ones reuse their offsets; resuming where the log diverged",
-    {
+  return {
+    kind: "reset",
+    identity,
+    reason: "log-truncated",
+    resumeAt: end,
+    lost: { from: end, to: copied },
+    message:
+      "source log truncated below what was copied (unclean leader election): copied records are gone from the source and new ones reuse their offsets; resuming where the log diverged",
+    fields: {
       ...tp,
       checkpoint,
       copiedTo: copied,
@@ -90,8 +102,7 @@ export async function checkContinuity(
       endOffset: end,
       currentLeaderEpoch: identity.leaderEpoch,
     },
-  );
-  return { kind: "reset", identity, reason: "log-truncated", resumeAt: end, lost };
+  };
 }
 
 async function recreated(
@@ -105,17 +116,27 @@ async function recreated(
   const start = offsets.find((o) => o.partition === tp.partition)?.logStartOffset ?? 0;
   // What we know is gone: the old log's offsets we copied that the new log reuses. The old log's
   // records after the checkpoint are gone too, but how many there were nobody can tell now.
-  const lost = { from: Math.min(start, checkpoint), to: checkpoint };
-  reportLost(deps, tp, lost);
-  deps.logger.error(
-    "source topic was re-created under the checkpoint: the checkpoint belongs to a log that no longer exists; restarting at the new log's start",
-    { ...tp, checkpoint, storedTopicId: storedId, topicId: identity.topicId, resumeAt: start },
-  );
-  return { kind: "reset", identity, reason: "topic-recreated", resumeAt: start, lost };
+  return {
+    kind: "reset",
+    identity,
+    reason: "topic-recreated",
+    resumeAt: start,
+    lost: { from: Math.min(start, checkpoint), to: checkpoint },
+    message:
+      "source topic was re-created under the checkpoint: the checkpoint belongs to a log that no longer exists; restarting at the new log's start",
+    fields: { ...tp, checkpoint, storedTopicId: storedId, topicId: identity.topicId, resumeAt: start },
+  };
 }
 
-function reportLost(deps: ContinuityDeps, tp: TopicPartition, lost: { from: number; to: number }): void {
+/** Logs a stored reset as an error and reports its lost offsets through recordsLost. */
+export function reportReset(
+  deps: ContinuityDeps,
+  tp: TopicPartition,
+  reset: Extract<Continuity, { kind: "reset" }>,
+): void {
+  const { lost } = reset;
   if (lost.to > lost.from) deps.metrics.recordsLost({ ...tp, ...lost });
+  deps.logger.error(reset.message, reset.fields);
 }
 
 /**
@@ -173,6 +194,8 @@ export async function resumeContinuity(
       }),
     );
     if (tail !== null && targetOffset !== null) tail.restartAt(targetOffset);
+    // Only now: the fenced write proved this holder's view of the checkpoint current.
+    reportReset(deps, tp, reset);
     return reset.identity;
   });
 }

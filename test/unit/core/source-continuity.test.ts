@@ -33,20 +33,27 @@ async function claim(e: Env, owner: string): Promise<HeldLease> {
   return new HeldLease(claimed, { source: src, target: dst }, Number.MAX_SAFE_INTEGER);
 }
 
-/** One holder takes the lease, copies until caught up, and gives the lease back. */
-async function copyOnce(e: Env, owner: string, exactlyOnce: boolean): Promise<void> {
-  const held = await claim(e, owner);
-  const settings: PumpSettings = {
+function settings(exactlyOnce: boolean): PumpSettings {
+  return {
     batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
     startFrom: "earliest",
     writeSafetyMarginMs: 1_000,
     retry: { initialMs: 50, maxMs: 1_000 },
     ...(exactlyOnce ? { provenance: PROVENANCE } : {}),
   };
+}
+
+function pump(e: Env, held: HeldLease, exactlyOnce: boolean): PartitionPump {
   const deps = exactlyOnce
     ? { ...pumpDeps(e), targetTail: { reader: e.target, admin: e.target, logger: e.logger } }
     : pumpDeps(e);
-  const status = await runUntilCaughtUp(e.clock, new PartitionPump(deps, settings, held));
+  return new PartitionPump(deps, settings(exactlyOnce), held);
+}
+
+/** One holder takes the lease, copies until caught up, and gives the lease back. */
+async function copyOnce(e: Env, owner: string, exactlyOnce: boolean): Promise<void> {
+  const held = await claim(e, owner);
+  const status = await runUntilCaughtUp(e.clock, pump(e, held, exactlyOnce));
   assert.equal(status.error, null, status.error?.message);
   assert.ok(await e.store.release(held.lease));
 }
@@ -172,6 +179,37 @@ describe("PartitionPump over a source log that did not diverge", () => {
 
     assert.equal(e.target.records(dst).length, 23);
     assert.deepEqual(e.metrics.lost, []);
+    assert.equal(e.store.get(src)?.checkpoint, 23);
+  });
+});
+
+// Regression, found by the chaos run on real Kafka: a worker frozen while taking a partition woke
+// after the next holder had copied records of a newer leader epoch past its checkpoint. Its look
+// at the target found those copies; measured against its stale checkpoint (older epoch, which
+// ends where the newer one begins) they looked like an unclean truncation, and it reported ten
+// records lost before its checkpoint reset was refused. Nothing had been lost.
+describe("PartitionPump of a holder whose lease was taken while it started, exactly-once", () => {
+  it("reports no loss for the next holder's copies of a newer epoch", async () => {
+    // Prepare: 20 records checkpointed in epoch 0; w1 takes the partition and stalls
+    const e = env();
+    e.source.append(src, makeRecords(20, 0));
+    await copyOnce(e, "w1", true);
+    const stale = await claim(e, "w2");
+    // Its lease runs out meanwhile; a clean election (epoch 1) and w3 copies 20..22 of it.
+    e.store.put({ ...(e.store.get(src) as Lease), expiresAt: e.clock.now() - 1 });
+    e.source.truncate(src, 20);
+    e.source.append(src, makeRecords(3, 100));
+    await copyOnce(e, "w3", true);
+    assert.equal(e.store.get(src)?.sourceEpoch, 1);
+
+    // Act: w2 wakes and starts on its stale view (checkpoint 20, epoch 0)
+    const status = await runUntilCaughtUp(e.clock, pump(e, stale, true));
+
+    // Assess: it stops without writing, and neither reports nor logs a loss
+    assert.notEqual(status.stopReason, null);
+    assert.equal(e.target.records(dst).length, 23);
+    assert.deepEqual(e.metrics.lost, []);
+    assert.equal(e.logger.at("error").filter((l) => /truncated/.test(l.message)).length, 0);
     assert.equal(e.store.get(src)?.checkpoint, 23);
   });
 });
