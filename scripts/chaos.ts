@@ -140,6 +140,9 @@ const failed =
   result.out_of_order > 0 ||
   result.altered > 0 ||
   result.extra > 0 ||
+  // No run loses source records to retention (the mock keeps 4 GiB a partition, real Kafka's
+  // test bed never expires by time): a reported loss is a false alarm.
+  result.retention_losses > 0 ||
   missing.length > 0;
 console.log(JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 1000) }));
 process.exit(failed ? 1 : 0);

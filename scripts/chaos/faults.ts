@@ -31,6 +31,8 @@ export interface FaultContext {
   readonly frozen: Set<ChildProcess>;
   /** Has `child` SIGSTOP itself inside its next write; false when it did not within `withinMs`. */
   readonly freezeInWrite: (child: ChildProcess, withinMs: number) => Promise<boolean>;
+  /** When `child` last started a write (0: never). */
+  readonly lastWriteAt: (child: ChildProcess) => number;
 }
 
 export interface FaultCounts {
@@ -268,8 +270,15 @@ export interface FreezeOptions {
   readonly inWriteShare: number;
 }
 
-/** How long a worker asked to freeze inside a write may take to start one (a new one needs ~3 s). */
-const IN_WRITE_WAIT_MS = 8_000;
+/**
+ * How long a worker asked to freeze inside a write may take to start one: 8 s on the mock (a new
+ * worker needs ~3 s), three quarters of a lease on real Kafka's longer one, where a new worker's
+ * claims wait for InitProducerId and a look at the target (at 8 s, 5 of 6 such freezes in a run
+ * found no write to stop). The victim is spared by the kills meanwhile.
+ */
+function inWriteWaitMs(leaseDurationMs: number): number {
+  return Math.max(8_000, Math.round(leaseDurationMs * 0.75));
+}
 
 /**
  * Worker freezes, as a GC pause or a suspended VM: SIGSTOP a random running worker, SIGCONT it
@@ -315,6 +324,27 @@ export async function freezeWorkers(
   await Promise.all(thaws);
 }
 
+/** Within this, a worker that started a write counts as writing. */
+const RECENT_WRITE_MS = 5_000;
+
+/**
+ * The worker the `pickAt` share of the way through `alive`; for a freeze inside a write, through
+ * the workers that wrote lately, if any. A worker that holds no partition writes nothing: a new
+ * one, or one whose share waits for a killed holder's lease to expire (20 s on real Kafka, where
+ * 5 of 6 freezes armed on any worker found no write to stop).
+ */
+function pick(
+  ctx: FaultContext,
+  alive: ChildProcess[],
+  pickAt: number,
+  inWrite: boolean,
+): ChildProcess | undefined {
+  const now = Date.now();
+  const writing = inWrite ? alive.filter((c) => now - ctx.lastWriteAt(c) < RECENT_WRITE_MS) : [];
+  const from = writing.length > 0 ? writing : alive;
+  return from[Math.floor(pickAt * from.length)];
+}
+
 /**
  * Stops one running worker, the `pickAt` share of the way through the list, and marks it frozen.
  * In a write when asked and it writes soon enough, else at once. Undefined when fewer than two
@@ -331,14 +361,15 @@ async function freezeOne(
   const tries = Math.ceil((2 * ctx.leaseDurationMs + 4_000) / 100);
   for (let attempt = 0; attempt < tries; attempt++) {
     const alive = ctx.alive().filter((c) => !ctx.frozen.has(c));
-    const victim = alive.length < 2 ? undefined : alive[Math.floor(pickAt * alive.length)];
+    const victim = alive.length < 2 ? undefined : pick(ctx, alive, pickAt, inWrite);
     if (victim === undefined) {
       await sleep(100);
       continue;
     }
     // Marked first: the kill loop spares it while it is being armed, too.
     ctx.frozen.add(victim);
-    if (inWrite && (await ctx.freezeInWrite(victim, IN_WRITE_WAIT_MS))) return { victim, how: "in a write" };
+    if (inWrite && (await ctx.freezeInWrite(victim, inWriteWaitMs(ctx.leaseDurationMs))))
+      return { victim, how: "in a write" };
     if (victim.kill("SIGSTOP")) return { victim, how: inWrite ? "at once (no write started)" : "anywhere" };
     ctx.frozen.delete(victim);
   }

@@ -171,6 +171,7 @@ async function copyWithKafkaMirror(env: RunEnv, clusters: Clusters, store: Lease
   const ctx = faultContext(o, result, timeline, {
     alive: () => pool.alive(),
     freezeInWrite: (child, withinMs) => pool.freezeInWrite(child, withinMs),
+    lastWriteAt: (child) => pool.lastWriteAt(child),
   });
   const brokers = startClusterFaults(o, clusters, ctx, topics);
   await Promise.all([
@@ -211,7 +212,11 @@ async function copyWithMm2(env: RunEnv, clusters: RealClusters): Promise<void> {
   try {
     // Before the faults: kills during MM2's first start would test nothing but its start.
     await node.start();
-    const ctx = faultContext(o, result, timeline, { alive: () => [], freezeInWrite: async () => false });
+    const ctx = faultContext(o, result, timeline, {
+      alive: () => [],
+      freezeInWrite: async () => false,
+      lastWriteAt: () => 0,
+    });
     const brokers = startClusterFaults(o, clusters, ctx, topics);
     await Promise.all([
       produce(clusters.src.bootstrapServers, topics, o, timeline),
@@ -256,7 +261,7 @@ function faultContext(
   o: ChaosOptions,
   counts: FaultCounts,
   log: (line: string) => void,
-  workers: Pick<FaultContext, "alive" | "freezeInWrite">,
+  workers: Pick<FaultContext, "alive" | "freezeInWrite" | "lastWriteAt">,
 ): FaultContext {
   return {
     faultsEnd: Date.now() + o.faultPhaseMs,

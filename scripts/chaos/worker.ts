@@ -102,6 +102,8 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   fences: writer.fences,
   async write(tp, records, stamp, deadline, runDeadline) {
     let result: Awaited<ReturnType<TargetWriter["write"]>>;
+    // The driver picks workers that write for the freezes it wants inside a write.
+    process.stdout.write('{"writing":1}\n');
     try {
       const writing = writer.write(tp, records, stamp, deadline, runDeadline);
       if (freezeArmed) freezeSoon(tp);

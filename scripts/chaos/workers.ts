@@ -36,6 +36,8 @@ export class WorkerPool {
   private readonly errors = new Map<string, number>();
   /** Workers asked to freeze themselves mid-write, and who waits for them to do it. */
   private readonly freezing = new Map<ChildProcess, (frozen: boolean) => void>();
+  /** When each worker last started a write. */
+  private readonly wroteAt = new WeakMap<ChildProcess, number>();
   private readonly random: Random;
   private stopping = false;
   private seq = 0;
@@ -53,6 +55,11 @@ export class WorkerPool {
 
   alive(): ChildProcess[] {
     return [...this.children].filter((c) => c.exitCode === null && c.signalCode === null);
+  }
+
+  /** When `child` last started a write (0: never). */
+  lastWriteAt(child: ChildProcess): number {
+    return this.wroteAt.get(child) ?? 0;
   }
 
   spawn(): void {
@@ -86,6 +93,7 @@ export class WorkerPool {
       for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
+        if (line.includes('"writing"')) this.wroteAt.set(child, Date.now());
         if (line.includes('"recovered"')) this.result.recoveries++;
         if (line.includes('"fenced"')) this.result.fenced_writes++;
         if (line.includes('"frozen"')) this.settleFreeze(child, true);
