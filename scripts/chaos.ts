@@ -1,7 +1,7 @@
 /**
  * `npm run chaos`: the exactly-once claim under fire (see scripts/chaos/run.ts). Prints one JSON
  * line with the outcome and exits non-zero when any record was lost, duplicated, reordered or
- * altered, or fewer faults than promised happened. Options: `--kafka mock|real` (else
+ * altered, a worker reported a retention loss, or fewer faults than promised happened. Options: `--kafka mock|real` (else
  * KAFKA_TESTBED, as for the contract tests: librdkafka's mock clusters, the default, or two
  * 3-broker Apache Kafka 4.1.2 clusters with broker faults, sized as REAL_KAFKA_CHAOS says) and
  * `--replicator kafka-mirror|mm2` (CHAOS_REPLICATOR; MirrorMaker 2 under the same worker and
