@@ -3,7 +3,8 @@
  * bundled locally with esbuild, their schedules, least-privilege IAM, and optional VPC placement.
  * No replication logic lives here; the functions read everything from environment variables that
  * this construct fills from its props (CloudFormation parameters in the stack). The props, their
- * checks and defaults are in replicator-props.ts and replicator-defaults.ts.
+ * checks and defaults are in replicator-props.ts, replicator-props-schema.ts and
+ * replicator-defaults.ts.
  *
  * Timing arithmetic (why the numbers fit together; README "Timing"), for a tick of T minutes:
  *  - runs of a slot overlap: the replicate function's timeout is T x 60 s + RUN_OVERLAP_MS (80 s,
@@ -31,12 +32,9 @@ import { LeaseTable } from "./lease-table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";
 import { replicatorFunction } from "./replicator-function.js";
 import { grantLeaseTable, grantMskIam, grantSecret } from "./replicator-grants.js";
-import {
-  type KafkaReplicatorProps,
-  type ResolvedReplicatorProps,
-  resolveReplicatorProps,
-  settingText,
-} from "./replicator-props.js";
+import type { KafkaReplicatorProps, ResolvedReplicatorProps } from "./replicator-props.js";
+import { settingText } from "./replicator-props.js";
+import { resolveReplicatorProps } from "./replicator-props-schema.js";
 import { lagSchedule, workerSchedules } from "./worker-schedules.js";
 
 /** Lag is measured every minute, whatever the replication tick. */
