@@ -8,6 +8,8 @@ import { Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { KafkaReplicator } from "./kafka-replicator.js";
 import { acknowledgeNagFindings } from "./nag.js";
+import { applyParameterDefaults, type ParameterDefaults } from "./parameter-defaults.js";
+import { addParameterInterface } from "./parameter-interface.js";
 import { ReplicatorAlarms } from "./replicator-alarms.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
 import { stackParameters } from "./stack-parameters.js";
@@ -17,6 +19,11 @@ export { MAX_WORKERS } from "./stack-parameters.js";
 export interface KafkaMirrorStackProps extends StackProps {
   /** Run the functions in these subnets (private clusters). @default outside any VPC */
   readonly vpc?: VpcPlacementProps;
+  /**
+   * Defaults of the stack's parameters, by name, checked at synth (parameter-defaults.ts); a
+   * value given at deploy time overrides them. @default none: the parameters' own defaults
+   */
+  readonly parameterDefaults?: ParameterDefaults;
 }
 
 export class KafkaMirrorStack extends Stack {
@@ -33,6 +40,8 @@ export class KafkaMirrorStack extends Stack {
       ...props,
     });
     const parameters = stackParameters(this);
+    applyParameterDefaults(this, props.parameterDefaults ?? {});
+    addParameterInterface(this);
     this.replicator = new KafkaReplicator(this, "Replicator", {
       ...parameters.replicator,
       ...(props.vpc === undefined ? {} : { vpc: props.vpc }),

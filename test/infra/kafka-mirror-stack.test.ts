@@ -557,7 +557,7 @@ describe("the CDK app", () => {
     });
 
     // Act
-    const stacks = buildApp(app);
+    const stacks = buildApp(app, {});
     app.synth();
 
     // Assess
@@ -590,9 +590,9 @@ describe("the CDK app", () => {
     }
   });
 
-  it("refuses to synthesize without regions", () => {
+  it("refuses to synthesize without regions in the context or a default region", () => {
     const app = new App({ outdir, context: { [REGIONS_CONTEXT]: "" } });
-    assert.throws(() => buildApp(app), /no regions/);
+    assert.throws(() => buildApp(app, {}), /no regions/);
   });
 });
 
