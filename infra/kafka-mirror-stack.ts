@@ -1,6 +1,6 @@
 /**
  * One region's kafka-mirror stack: CloudFormation parameters (stack-parameters.ts) mapped onto the
- * KafkaReplicator construct and its alarms. Every operational setting is a parameter, so changing
+ * KafkaReplicator construct and its alarms, and Outputs for the operator (stack-outputs.ts). Every operational setting is a parameter, so changing
  * the whitelist (or the fleet size, the tick, the thresholds) is `cdk deploy --parameters ...`, not
  * a code change.
  */
@@ -12,6 +12,7 @@ import { applyParameterDefaults, type ParameterDefaults } from "./parameter-defa
 import { addParameterInterface } from "./parameter-interface.js";
 import { ReplicatorAlarms } from "./replicator-alarms.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
+import { addOperatorOutputs } from "./stack-outputs.js";
 import { stackParameters } from "./stack-parameters.js";
 
 export { MAX_WORKERS } from "./stack-parameters.js";
@@ -52,6 +53,7 @@ export class KafkaMirrorStack extends Stack {
       replicateFunction: this.replicator.replicateFunction,
       lagFunction: this.replicator.lagFunction,
     });
+    addOperatorOutputs(this, this.replicator, this.alarms);
     acknowledgeNagFindings(this);
   }
 }

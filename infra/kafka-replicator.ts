@@ -37,6 +37,22 @@ import { settingText } from "./replicator-props.js";
 import { resolveReplicatorProps } from "./replicator-props-schema.js";
 import { lagSchedule, workerSchedules } from "./worker-schedules.js";
 
+type Fields = Readonly<Record<string, string>>;
+/** Config sections → fields → values (tokens allowed); "" is unset. */
+export interface FunctionConfig {
+  readonly source: Fields & { readonly alias: string };
+  readonly target: Fields;
+  readonly topics: Fields;
+  readonly groups: Fields;
+  readonly leases: Fields & { readonly table: string };
+}
+
+/** Each section with its fields, in the config's order. */
+export function configSections(config: FunctionConfig): [string, Fields][] {
+  const { source, target, topics, groups, leases } = config;
+  return Object.entries({ source, target, topics, groups, leases });
+}
+
 /** Lag is measured every minute, whatever the replication tick. */
 const LAG_TIMEOUT = Duration.seconds(55);
 
@@ -48,6 +64,8 @@ export class KafkaReplicator extends Construct {
   public readonly serviceName: string;
   /** One rule per worker slot. */
   public readonly workerRules: Rule[];
+  /** The config both functions run with (their environment), by section and field. */
+  public readonly config: FunctionConfig;
 
   /** @throws ReplicatorError CONFIG_INVALID listing every bad prop known at synth time. */
   constructor(scope: Construct, id: string, input: KafkaReplicatorProps) {
@@ -69,7 +87,8 @@ export class KafkaReplicator extends Construct {
       ),
     });
     const tick = Token.asString(props.scheduleMinutes);
-    const environment = this.environment(props);
+    this.config = this.functionConfig(props);
+    const environment = this.environment();
     const tickSeconds = Token.asString(ticks.findInMap(tick, "tickSeconds"));
     const vpc = props.vpc === undefined ? {} : { vpc: props.vpc };
     this.replicateFunction = replicatorFunction(this, "Replicate", "replicate", {
@@ -110,31 +129,36 @@ export class KafkaReplicator extends Construct {
     return Token.asNumber(fleet.findInMap(Token.asString(props.workers), "reserved"));
   }
 
-  /** Every config field the functions read, by the loader's own naming rule. */
-  private environment(props: ResolvedReplicatorProps): Record<string, string> {
-    const env: Record<string, string> = {
-      [envVariableName("source", "brokers")]: props.source.bootstrapServers,
-      [envVariableName("source", "alias")]: props.source.alias,
-      [envVariableName("target", "brokers")]: props.target.bootstrapServers,
-      [envVariableName("target", "fencing")]: settingText(props.target.fencing),
-      [envVariableName("topics", "whitelist")]: props.whitelist,
-      [envVariableName("topics", "blacklist")]: props.blacklist,
-      [envVariableName("topics", "rename")]: settingText(props.renamePolicy),
-      // "" is unset: no group synced.
-      [envVariableName("groups", "whitelist")]: props.groupWhitelist,
-      [envVariableName("groups", "blacklist")]: props.groupBlacklist,
-      [envVariableName("leases", "table")]: this.leases.table.tableName,
-      POWERTOOLS_SERVICE_NAME: this.serviceName,
+  /**
+   * The config the functions run with, by section and field, as strings (tokens for parameters);
+   * "" is unset (the config's default). Their environment and the stack's CLI config output are
+   * both made from it, so a CLI pointed at the stack runs exactly the functions' config.
+   */
+  private functionConfig(props: ResolvedReplicatorProps): FunctionConfig {
+    const cluster = (c: ResolvedReplicatorProps["source"] | ResolvedReplicatorProps["target"]) => ({
+      brokers: c.bootstrapServers,
+      tls: settingText(c.tls),
+      saslMechanism: settingText(c.saslMechanism ?? ""),
+      secretArn: c.secretArn ?? "",
+    });
+    return {
+      source: { ...cluster(props.source), alias: props.source.alias },
+      target: { ...cluster(props.target), fencing: settingText(props.target.fencing) },
+      topics: {
+        whitelist: props.whitelist,
+        blacklist: props.blacklist,
+        rename: settingText(props.renamePolicy),
+      },
+      groups: { whitelist: props.groupWhitelist, blacklist: props.groupBlacklist },
+      leases: { table: this.leases.table.tableName },
     };
-    for (const [section, cluster] of [
-      ["source", props.source],
-      ["target", props.target],
-    ] as const) {
-      env[envVariableName(section, "tls")] = settingText(cluster.tls);
-      // "" is an unset variable: the config's default, no SASL, no secret.
-      env[envVariableName(section, "saslMechanism")] = settingText(cluster.saslMechanism ?? "");
-      env[envVariableName(section, "secretArn")] = cluster.secretArn ?? "";
-    }
+  }
+
+  /** Every config field as a variable named by the loader's own rule. */
+  private environment(): Record<string, string> {
+    const env: Record<string, string> = { POWERTOOLS_SERVICE_NAME: this.serviceName };
+    for (const [section, fields] of configSections(this.config))
+      for (const [key, value] of Object.entries(fields)) env[envVariableName(section, key)] = value;
     return env;
   }
 

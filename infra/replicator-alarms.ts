@@ -199,6 +199,8 @@ export class ReplicatorAlarms extends Construct {
   public readonly topic: Topic;
   public readonly alarms: Alarm[] = [];
   public readonly dashboard: Dashboard;
+  /** The dashboard in the CloudWatch console of the stack's region. */
+  public readonly dashboardUrl: string;
 
   constructor(scope: Construct, id: string, props: ReplicatorAlarmsProps) {
     super(scope, id);
@@ -225,6 +227,8 @@ export class ReplicatorAlarms extends Construct {
       this.alarms.push(alarm);
     }
     this.dashboard = this.replicationDashboard(props.serviceName);
+    const region = Stack.of(this).region;
+    this.dashboardUrl = `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards/dashboard/${this.dashboard.dashboardName}`;
   }
 
   /** An encrypted topic, with the e-mail subscription when an address is given. */
