@@ -50,6 +50,8 @@ export class KafkaMirrorStack extends Stack {
     this.alarms = new ReplicatorAlarms(this, "Alarms", {
       ...parameters.alarms,
       serviceName: this.replicator.serviceName,
+      sourceAlias: this.replicator.config.source.alias,
+      replicateLogGroupName: this.replicator.replicateFunction.logGroup.logGroupName,
       replicateFunction: this.replicator.replicateFunction,
       lagFunction: this.replicator.lagFunction,
     });

@@ -19,10 +19,13 @@ export type DeployTimeChoice<T> = string & { readonly [deployTime]: T };
 /** A value known at synth time, or one chosen at deploy time among the same values. */
 export type Setting<T> = T | DeployTimeChoice<T>;
 
+/** The longest source alias (the config's limit too): alarm names and descriptions budget for it. */
+export const ALIAS_MAX_LENGTH = 100;
+
 /** Patterns of the values the stack's parameters and the construct's concrete props accept. */
 export const PATTERNS = {
   brokers: "^[A-Za-z0-9._-]+:[0-9]{1,5}(,[A-Za-z0-9._-]+:[0-9]{1,5})*$",
-  alias: "^[a-zA-Z0-9._-]{1,100}$",
+  alias: `^[a-zA-Z0-9._-]{1,${ALIAS_MAX_LENGTH}}$`,
   secretArn: "^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$",
   mskClusterArn: "^arn:aws[a-z-]*:kafka:[a-z0-9-]+:[0-9]{12}:cluster/[A-Za-z0-9-]+/[A-Za-z0-9-]+$",
 } as const;

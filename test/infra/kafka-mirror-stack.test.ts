@@ -267,9 +267,15 @@ describe("KafkaMirrorStack template", () => {
       TreatMissingData: "notBreaching",
       AlarmActions: [{ Ref: Match.anyValue() }],
       OKActions: [{ Ref: Match.anyValue() }],
-      AlarmDescription: Match.stringLikeRegexp(
-        "ErrorCode.*max\\.message\\.bytes.*transaction\\.max\\.timeout\\.ms",
-      ),
+      // The description names the source alias (a parameter), so it is a join of its parts.
+      AlarmDescription: {
+        "Fn::Join": [
+          "",
+          Match.arrayWith([
+            Match.stringLikeRegexp("ErrorCode.*max\\.message\\.bytes.*transaction\\.max\\.timeout\\.ms"),
+          ]),
+        ],
+      },
     });
   });
 

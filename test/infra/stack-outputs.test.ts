@@ -82,9 +82,12 @@ describe("stack outputs", () => {
       resourceOf("AWS::Logs::LogGroup").sort(),
     );
     assert.deepEqual([output("DashboardName", at)], resourceOf("AWS::CloudWatch::Dashboard"));
-    assert.match(
-      String(output("DashboardUrl", at)),
-      /^https:\/\/eu-west-1\.console\.aws\.amazon\.com\/cloudwatch\/.*#dashboards\/dashboard\/AlarmsDashboard/,
+    const [dashboard] = Object.values(template.Resources).filter(
+      (r) => r.Type === "AWS::CloudWatch::Dashboard",
+    );
+    assert.equal(
+      output("DashboardUrl", at),
+      `https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards/dashboard/${String(dashboard?.Properties.DashboardName)}`,
     );
     assert.deepEqual([output("AlarmTopicArn", at)], resourceOf("AWS::SNS::Topic"));
     for (const [key, o] of Object.entries(template.Outputs))
