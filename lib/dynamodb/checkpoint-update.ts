@@ -3,8 +3,9 @@
  * the checks of their arguments: what the checkpoint says about its target position and its
  * source log (topic id, leader epoch) rides in the same conditional write as the offset.
  */
+
+import { withPoint } from "../core/lease/offset-map.js";
 import type { Lease, SourcePosition } from "../core/ports.js";
-import { withPoint } from "../offsets/offset-map.js";
 import { invalidArgument, requireOffset } from "./lease-arguments.js";
 import { checkpointAdvances, type Holding, LeaseConditions } from "./lease-conditions.js";
 import { LeaseUpdate } from "./lease-update.js";

@@ -18,6 +18,7 @@ import {
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { systemClock } from "../core/clock.js";
+import { forEachLimited } from "../core/lease/for-each-limited.js";
 import { partitionKey, type TopicPartition } from "../core/model.js";
 import type {
   CheckpointResetReason,
@@ -38,7 +39,6 @@ import { checkpointUpdate, resetCheckpointUpdate } from "./checkpoint-update.js"
 import { leaderFromItem, leaderKey, workerFromItem, workerKey } from "./coordination-item.js";
 import { CoordinationStore } from "./coordination-store.js";
 import { translateDynamoDbError } from "./errors.js";
-import { forEachLimited } from "./for-each-limited.js";
 import { requireEpochMs, requireOffset, requireWorkerId } from "./lease-arguments.js";
 import { LeaseConditions } from "./lease-conditions.js";
 import { freeLeaseItem, type Item, keyOf, leaseFromItem } from "./lease-item.js";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { OFFSET_MAP_MAX_POINTS } from "../../../lib/core/lease/offset-map.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { OFFSET_MAP_MAX_POINTS } from "../../../lib/offsets/offset-map.js";
 import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 
 const tp = { topic: "orders", partition: 0 };

@@ -1,9 +1,18 @@
 /**
- * The lease store's port (implemented by lib/dynamodb with the AWS SDK) and the items it keeps:
- * partition leases, worker heartbeats, the leader lease. Re-exported by ports.ts.
+ * The lease store's port and the items it keeps: partition leases, worker heartbeats, the leader
+ * lease. Re-exported by ports.ts, so the rest of the core sees one list of ports.
  */
-import type { TopicPartition } from "./model.js";
-import type { CheckpointResetReason, SourcePosition } from "./ports.js";
+import type { TopicPartition } from "../model.js";
+
+/** Which source log a checkpoint belongs to, stored with it (see Lease.sourceTopicId). */
+export interface SourcePosition {
+  readonly topicId: string | null;
+  /** Leader epoch of the last record copied; null when unknown. */
+  readonly leaderEpoch: number | null;
+}
+
+/** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
+export type CheckpointResetReason = "topic-recreated" | "log-truncated";
 
 /**
  * One lease item per source topic-partition. `counter` is the fencing token: it increases on
@@ -55,7 +64,7 @@ export interface Lease {
   readonly sourceEpoch?: number | null;
   /**
    * A bounded history of (checkpoint, targetOffset) pairs of this lease, oldest first, thinned
-   * so older points are sparser (lib/offsets/offset-map.ts): where consumer-group offset
+   * so older points are sparser (offset-map.ts): where consumer-group offset
    * translation starts reading the target for a source offset below the current checkpoint.
    * Empty or absent before the first exactly-once checkpoint.
    */
