@@ -32,11 +32,3 @@ export function parseOffsetMap(value: string | null, invalid: (problem: string) 
   }
   return out;
 }
-
-/** `{ offsetMap }` for a stored map, `{}` for none. */
-export function offsetMapOf(
-  value: string | null,
-  invalid: (problem: string) => Error,
-): { readonly offsetMap?: OffsetMapPoint[] } {
-  return value === null ? {} : { offsetMap: parseOffsetMap(value, invalid) };
-}

@@ -1,5 +1,5 @@
 /**
- * The lease protocol's own items (lib/dynamodb/coordination-store.ts) against DynamoDB Local:
+ * The lease protocol's own items (lib/core/lease/coordination.ts) against DynamoDB Local:
  * heartbeat (with its backoff), assignment, removal and leader items, the conditions each write
  * is under, and that none of them, well-formed or not, gets in the way of reading leases.
  */

@@ -1,22 +1,19 @@
 /**
- * Every lease-store condition (lib/dynamodb/lease-conditions.ts) decides in memory exactly what
- * DynamoDB Local decides on the same item. The in-memory LeaseStore of the core tests and the
- * loss diagnosis rely on that agreement, so it is checked on a matrix of stored items (a missing
- * one included) and conditions, not assumed.
+ * Every lease-store condition (lib/core/lease/conditions.ts) decides in memory exactly what
+ * DynamoDB Local decides on the same item. The in-memory table and the loss diagnosis rely on
+ * that agreement, so it is checked on a matrix of stored items (a missing one included) and
+ * conditions, not assumed.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from "@aws-sdk/client-dynamodb";
+import { DeleteItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { LeaseConditions } from "../../../lib/core/lease/conditions.js";
+import { holds } from "../../../lib/core/lease/memory-table.js";
+import type { Condition } from "../../../lib/core/lease/model.js";
+import { ChangeSet, type Item as StoredItem } from "../../../lib/core/lease/table.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import type { Condition } from "../../../lib/dynamodb/condition.js";
-import { LeaseConditions } from "../../../lib/dynamodb/lease-conditions.js";
 import { freeLeaseItem, type Item, keyOf, num } from "../../../lib/dynamodb/lease-item.js";
-import { LeaseUpdate } from "../../../lib/dynamodb/lease-update.js";
+import { DynamoDbLeaseTable } from "../../../lib/dynamodb/lease-table-port.js";
 import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { leaseOf } from "../../helpers/fakes.js";
 
@@ -40,6 +37,19 @@ function itemOf(lease: Lease): Item {
   if (lease.checkpoint !== null) item.checkpoint = num(lease.checkpoint);
   if (lease.handoffTo !== null) item.handoffTo = { S: lease.handoffTo };
   return item;
+}
+
+/** The item as the in-memory table keeps it. */
+function storedItem(lease: Lease): StoredItem {
+  return {
+    topic: lease.topic,
+    partition: lease.partition,
+    counter: lease.counter,
+    expiresAt: lease.expiresAt,
+    ...(lease.owner === null ? {} : { owner: lease.owner }),
+    ...(lease.checkpoint === null ? {} : { checkpoint: lease.checkpoint }),
+    ...(lease.handoffTo === null ? {} : { handoffTo: lease.handoffTo }),
+  };
 }
 
 /** Every condition the store writes under, from the views a writer may have. */
@@ -87,14 +97,9 @@ describe("lease conditions against DynamoDB Local", () => {
     } else {
       await db.client.send(new PutItemCommand({ TableName: tableName, Item: itemOf(stored) }));
     }
-    try {
-      const parts = new LeaseUpdate(condition).set("updatedAt", 2).build();
-      await db.client.send(new UpdateItemCommand({ TableName: tableName, Key: keyOf(TP), ...parts }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    const table = new DynamoDbLeaseTable({ client: db.client, tableName });
+    const changes = new ChangeSet().with("updatedAt", 2);
+    return (await table.update("orders:3", changes, condition, { operation: "test" })).ok;
   }
 
   it("decides in memory what DynamoDB decides, for every stored item and condition", async () => {
@@ -105,7 +110,7 @@ describe("lease conditions against DynamoDB Local", () => {
     for (const [itemName, stored] of [...Object.entries(STORED), ["missing", undefined] as const]) {
       for (const [conditionName, condition] of Object.entries(conditions())) {
         const dynamo = await accepts(tableName, stored, condition);
-        if (dynamo !== condition.holds(stored)) {
+        if (dynamo !== holds(condition, stored === undefined ? undefined : storedItem(stored))) {
           disagreements.push(`${conditionName} on ${itemName}: DynamoDB ${dynamo}, in memory ${!dynamo}`);
         }
         cases += 1;
