@@ -1,6 +1,6 @@
 /**
- * The lease table port (lib/core/lease/table.ts) on a DynamoDB table: each call is one request
- * (BatchGetItem one per 100 keys), conditions become ConditionExpressions (expressions.ts) and
+ * The lease table port (lib/core/lease/table.ts) on a DynamoDB table: each call is one request,
+ * conditions become ConditionExpressions (expressions.ts) and
  * items are translated both ways (lease-item.ts). A failed condition is an outcome the store
  * reads; every other SDK error becomes a ReplicatorError here (errors.ts), keeping it as cause.
  */
@@ -32,9 +32,6 @@ import { translateDynamoDbError } from "./errors.js";
 import { conditionExpression, type Expression, updateExpression } from "./expressions.js";
 import { decodeItem, encodeItem, type Item, keyItem, keyOfItem } from "./lease-item.js";
 
-/** BatchGetItem's limit per request. */
-const BATCH_GET_MAX_KEYS = 100;
-
 export interface DynamoDbLeaseTableOptions {
   /** Built once by the caller (cold start), with the timeouts and retries it wants. */
   readonly client: DynamoDBClient;
@@ -60,13 +57,10 @@ export class DynamoDbLeaseTable implements LeaseTable {
     return out.Item === undefined ? undefined : decodeItem(key, out.Item);
   }
 
+  /** One BatchGetItem (the store asks for at most EXISTING_MAX_KEYS, BatchGetItem's limit). */
   async existing(keys: readonly string[]): Promise<Set<string>> {
-    const existing = new Set<string>();
-    for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
-      // A key DynamoDB leaves unprocessed counts as missing (the port allows it).
-      for (const key of await this.#batchGet(keys.slice(i, i + BATCH_GET_MAX_KEYS))) existing.add(key);
-    }
-    return existing;
+    // A key DynamoDB leaves unprocessed counts as missing (the port allows it).
+    return new Set(await this.#batchGet(keys));
   }
 
   async put(

@@ -32,7 +32,14 @@ import type {
   WorkerRecord,
 } from "./model.js";
 import { LeaseReader, type SkipObservers } from "./reader.js";
-import { ChangeSet, type Item, type LeaseTable, type WriteOutcome, writtenItem } from "./table.js";
+import {
+  ChangeSet,
+  EXISTING_MAX_KEYS,
+  type Item,
+  type LeaseTable,
+  type WriteOutcome,
+  writtenItem,
+} from "./table.js";
 
 export interface TableLeaseStoreOptions extends SkipObservers {
   readonly table: LeaseTable;
@@ -64,10 +71,14 @@ export class TableLeaseStore implements LeaseStore {
     this.#coordination = new CoordinationStore(options.table, this.#clock);
   }
 
-  /** One consistent read of which keys exist, then a conditional put of each missing one. */
+  /** Consistent reads of which keys exist, then a conditional put of each missing one. */
   async ensure(partitions: readonly TopicPartition[]): Promise<void> {
     const unique = new Map(partitions.map((tp) => [partitionKey(tp), tp]));
-    const existing = await this.#table.existing([...unique.keys()]);
+    const keys = [...unique.keys()];
+    const existing = new Set<string>();
+    for (let i = 0; i < keys.length; i += EXISTING_MAX_KEYS) {
+      for (const key of await this.#table.existing(keys.slice(i, i + EXISTING_MAX_KEYS))) existing.add(key);
+    }
     const missing = [...unique.entries()].filter(([key]) => !existing.has(key)).map(([, tp]) => tp);
     await forEachLimited(missing, ENSURE_CONCURRENCY, async (tp) => {
       // A refusal means another worker created it meanwhile: nothing to do.

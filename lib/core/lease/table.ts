@@ -137,6 +137,9 @@ export interface ScanPage {
   readonly next?: ScanCursor;
 }
 
+/** Keys one `existing` call may ask about: DynamoDB's BatchGetItem reads 100 per request. */
+export const EXISTING_MAX_KEYS = 100;
+
 export interface LeaseTable {
   /** Where the items live, for messages (a DynamoDB table name, "memory"). */
   readonly name: string;
@@ -146,8 +149,9 @@ export interface LeaseTable {
    */
   get(key: string, options: { readonly consistent: boolean }): Promise<Item | undefined>;
   /**
-   * Which of `keys` have an item, read consistently. A key the backend could not check counts as
-   * missing: every write after it is conditional, so that costs a refused write at most.
+   * Which of `keys` (at most EXISTING_MAX_KEYS) have an item, read consistently. A key the
+   * backend could not check counts as missing: every write after it is conditional, so that
+   * costs a refused write at most.
    */
   existing(keys: readonly string[]): Promise<Set<string>>;
   /** Writes `item` whole under `key` if `condition` holds (null: always). False: it did not. */
