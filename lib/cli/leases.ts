@@ -1,17 +1,16 @@
 /**
  * The lease table the CLI works with. Either the embedded store in the state directory (the
- * default: the same DynamoDbLeaseStore the functions use, backed by a local DynamoDB-compatible
+ * default: the same lease store the functions use, backed by a local DynamoDB-compatible
  * server), or the real DynamoDB table `leases.table` (`--lease-store dynamodb`), reached with the
  * SDK's usual settings: AWS_REGION, credentials, and AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local.
  * The CLI never creates a real table (the CDK stack owns it); it checks that it fits.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { leaseRequestTimeoutMs, type MirrorConfig } from "../config/schema.js";
-import type { Logger } from "../core/ports.js";
+import type { LeaseStore, Logger } from "../core/ports.js";
 import { createDynamoDbClient } from "../dynamodb/client.js";
-import { DynamoDbLeaseStore } from "../dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../dynamodb/lease-table.js";
 import { createEmbeddedLeaseClient } from "../embedded/client.js";
+import { createLeaseStore, type LeaseBackend } from "../replicator.js";
 
 export const LEASE_STORES = ["embedded", "dynamodb"] as const;
 export type LeaseStoreKind = (typeof LEASE_STORES)[number];
@@ -19,8 +18,9 @@ export type LeaseStoreKind = (typeof LEASE_STORES)[number];
 export const DEFAULT_STATE_DIR = ".kafka-mirror";
 
 export interface LeaseTable {
-  readonly client: DynamoDBClient;
-  readonly store: DynamoDbLeaseStore;
+  /** What a worker's lease store is built over (createReplicator). */
+  readonly backend: LeaseBackend;
+  readonly store: LeaseStore;
   /** Where the leases live, for messages. */
   readonly location: string;
   close(): void;
@@ -46,9 +46,10 @@ export async function openLeaseTable(
     client.destroy();
     throw error;
   }
+  const backend = { dynamodb: client };
   return {
-    client,
-    store: new DynamoDbLeaseStore({ client, tableName: table, ...(logger === undefined ? {} : { logger }) }),
+    backend,
+    store: createLeaseStore(config, backend, { logger }),
     location: kind === "embedded" ? `embedded store ${stateDir}, table ${table}` : `DynamoDB table ${table}`,
     close: () => client.destroy(),
   };

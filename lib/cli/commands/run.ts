@@ -55,7 +55,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
-    dynamodb: table.client,
+    ...table.backend,
     logger,
     metrics,
     security: clusters.security,
