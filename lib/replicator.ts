@@ -18,6 +18,7 @@ import { MemoryLeaseTable } from "./core/lease/memory-table.js";
 import { TableLeaseStore } from "./core/lease/store.js";
 import type { Clock, LeaseStore, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
+import { transactionTimeoutBounds } from "./core/transaction-timeout.js";
 import { Worker } from "./core/worker.js";
 import type { WorkerSettings } from "./core/worker-settings.js";
 import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
@@ -246,7 +247,14 @@ function createTargetWriter(
     clock,
     transactions:
       config.target.fencing === "transactional"
-        ? { alias: config.source.alias, transactionTimeoutMs: transactionTimeoutMs(config) }
+        ? {
+            alias: config.source.alias,
+            // Until each run settles it against the target brokers' cap (transaction-timeout.ts).
+            transactionTimeoutMs: transactionTimeoutBounds({
+              leases: config.leases,
+              writeSafetyMarginMs: writeSafetyMarginMs(config),
+            }).wantedMs,
+          }
         : null,
   });
 }
@@ -259,14 +267,4 @@ async function closeAll(closeables: readonly { close(): Promise<void> }[], logge
       errors: failed.map((f) => String((f.reason as Error)?.message ?? f.reason)),
     });
   }
-}
-
-/**
- * transaction.timeout.ms of the writers' transactions. A write may run as long as renewals keep
- * its lease, so a timeout of one lease could let the coordinator abort (and fence) a live write;
- * three leases leave room, and a transaction left open by a worker that died is fenced by the next
- * holder well before. Kafka refuses more than transaction.max.timeout.ms (15 min by default).
- */
-export function transactionTimeoutMs(config: MirrorConfig): number {
-  return Math.min(15 * 60_000, 3 * config.leases.durationMs);
 }

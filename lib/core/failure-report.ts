@@ -21,7 +21,7 @@ export interface ConfigProblem {
 /**
  * The setting to change when `error` is one no retry can fix: the target topic refusing our
  * records (RECORD_REJECTED, by the Kafka error behind it), or the target brokers refusing the
- * transaction timeout we ask for (3 x leases.durationMs, at most 15 minutes, lib/replicator.ts).
+ * transaction timeout we ask for (transaction-timeout.ts; its error names the values).
  * Null for anything else.
  */
 export function configProblem(error: ReplicatorError, route: PartitionRoute): ConfigProblem | null {
@@ -31,9 +31,10 @@ export function configProblem(error: ReplicatorError, route: PartitionRoute): Co
     return {
       key: kafkaError,
       fix:
-        "the target brokers refuse the transaction timeout (3 x leases.durationMs, at most 15 min) as above " +
-        "their transaction.max.timeout.ms: lower leases.durationMs, raise transaction.max.timeout.ms on the " +
-        "target brokers, or set target.fencing: none (no fencing of frozen workers)",
+        "the target brokers refuse the transaction timeout (3 x leases.durationMs, at most 15 min, never below " +
+        "leases.durationMs + 2 x target.requestTimeoutMs) as above their transaction.max.timeout.ms: raise " +
+        "transaction.max.timeout.ms on the target brokers, lower leases.durationMs, or set target.fencing: none " +
+        "(no fencing of frozen workers)",
     };
   }
   if (error.code !== "RECORD_REJECTED") return null;

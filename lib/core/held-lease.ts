@@ -3,9 +3,9 @@
  * may start (the lease gate), until when its requests must end, and how long a failed step is
  * retried (until the lease ends, by the one retry helper).
  */
-import { isReplicatorError } from "../errors.js";
+import { describeError, isReplicatorError } from "../errors.js";
 import type { PartitionRoute } from "./planner.js";
-import type { Clock, Lease, Logger } from "./ports.js";
+import type { Clock, Lease, Logger, TargetWriter } from "./ports.js";
 import { type BackoffPolicy, DEFAULT_BACKOFF, NO_JITTER, retryUntil } from "./retry.js";
 
 /** Why a pump's hold on its partition ended, short of an error. */
@@ -191,6 +191,30 @@ export class LeaseGuard {
   writeDeadline(): number {
     const held = this.held;
     return held.lost ? Number.NEGATIVE_INFINITY : held.expiresAt;
+  }
+
+  /**
+   * At the end of the term, before the worker gives the lease up (stop, drain, handoff, release,
+   * the run's end, a failed partition): ends the transaction a failed write left open, which
+   * would hold every read_committed consumer of the target partition at its first record until
+   * the next holder's fence or the transaction timeout. Only while the lease is ours, as any
+   * fence: once lost, whoever took it fenced us (ending it) or will; past the lease's expiry
+   * nothing may be sent, and we say that it is left open.
+   */
+  async endOpenTransaction(target: TargetWriter): Promise<void> {
+    const fields = this.held.logFields();
+    if (this.held.lost) return;
+    try {
+      const ended = await target.endOpenTransaction(this.held.route.target, () => this.writeDeadline());
+      if (ended === "aborted") this.#logger.info("open transaction aborted before the lease goes", fields);
+      if (ended === "no-time")
+        this.#logger.warn("a failed write's transaction is left open: no time before the lease ends", fields);
+    } catch (error) {
+      this.#logger.warn("aborting a failed write's open transaction failed; it is left open", {
+        ...fields,
+        ...describeError(error),
+      });
+    }
   }
 
   /** Waits one lease poll interval (or until the pump must stop) for the lease to change. */

@@ -179,13 +179,13 @@ export class PartitionPump {
       this.#fail(error);
     }
     try {
-      if ((await this.#checkpoints.settled()) === "lost" && this.#stopReason !== "error") {
+      if ((await this.#checkpoints.settled()) === "lost" && this.#stopReason !== "error")
         this.#stopReason = "lease-lost";
-      }
     } catch (error) {
       if (this.#stopReason !== "error") this.#fail(error);
     }
     await this.#checkpoints.flush(this.#nextOffset);
+    await this.#guard.endOpenTransaction(this.#deps.target);
     if (this.#stopReason === "lease-lost") {
       this.#deps.logger.warn("lease lost, partition stopped", this.#held.logFields());
     } else {
@@ -267,9 +267,8 @@ export class PartitionPump {
       // Not overlapped when caught up (nothing to overlap with), when handing over (which must
       // follow the checkpoint), or in at-least-once mode, where a crash would then repeat two
       // batches instead of one; in exactly-once mode the target tail makes either harmless.
-      if (atEnd || held.signal.aborted || this.#tail === null) {
-        if ((await checkpoints.settled()) === "lost") return "lease-lost";
-      }
+      if ((atEnd || held.signal.aborted || this.#tail === null) && (await checkpoints.settled()) === "lost")
+        return "lease-lost";
       this.#caughtUp = atEnd && checkpoints.checkpoint === fetched.nextOffset;
       if (held.signal.aborted) return held.end();
     }
@@ -333,8 +332,9 @@ export class PartitionPump {
       if (pending.length === 0) return [];
       const gate = await this.#guard.allowsWrite();
       if (gate !== "ok") return gate;
+      const { route, hardDeadline } = this.#held;
       const result = await this.#deps.target
-        .write(this.#held.route.target, pending, this.#stamp, () => this.#guard.writeDeadline())
+        .write(route.target, pending, this.#stamp, () => this.#guard.writeDeadline(), hardDeadline)
         .catch((error: unknown) => {
           tail?.writeFailed();
           throw error;

@@ -21,9 +21,9 @@
  * `retryingReader` (lib/core/retrying-ports.ts, `retryRetryable`); never give those to the pump.
  *
  * In lib/kafka: the reader (fetch, describePartition, endOffsetForLeaderEpoch), the admin
- * (listTopics, createTopics, listOffsets, describeTopicConfigs, alterTopicConfigs,
- * createPartitions) and the group admin (every call) make one attempt through the cluster client
- * (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
+ * (listTopics, createTopics, listOffsets, describeTopicConfigs, describeBrokerConfigs,
+ * alterTopicConfigs, createPartitions) and the group admin (every call) make one attempt through
+ * the cluster client (cluster-client.ts, `attempt`). The writer's steps of one write or fence (InitProducerId, the
  * transaction coordinator's requests, resends) run until that write's own deadline, never past it.
  *
  * In lib/dynamodb: one store call is one SDK call bounded by LEASE_STORE_MAX_ATTEMPTS (2) ×
@@ -78,6 +78,32 @@ export interface PartitionIdentity {
  */
 export type WriteDeadline = () => number;
 
+/**
+ * The transaction.timeout.ms fenced writes ask for, settled at the start of a run against the
+ * target brokers' cap (transaction-timeout.ts), with the values an error about it names.
+ */
+export interface TransactionTimeout {
+  /** What every InitProducerId asks for from now on: min(wantedMs, capMs). */
+  readonly ms: number;
+  /** Three lease durations, at most 15 minutes, never below minimumMs. */
+  readonly wantedMs: number;
+  /** The lowest transaction.max.timeout.ms of the target brokers; null when they did not say. */
+  readonly capMs: number | null;
+  /** The shortest timeout a write's transaction can live with (transaction-timeout.ts). */
+  readonly minimumMs: number;
+  readonly leaseDurationMs: number;
+  readonly renewIntervalMs: number;
+  /** 2 × target.requestTimeoutMs (WorkerSettings.writeSafetyMarginMs). */
+  readonly writeSafetyMarginMs: number;
+}
+
+/**
+ * What TargetWriter.endOpenTransaction did: nothing of ours was open; the open transaction is
+ * aborted; or no request fitted before the deadline, so it waits for the next holder's fence or
+ * the coordinator's transaction timeout.
+ */
+export type OpenTransactionEnd = "none" | "aborted" | "no-time";
+
 /** Writes records to target partitions: acks=all, idempotent, retried. */
 export interface TargetWriter {
   /**
@@ -100,12 +126,20 @@ export interface TargetWriter {
    * It rejects only when the outcome is unknown (a request that may have landed could not be
    * confirmed in time, or the producer session was lost) or for a non-retryable error; with
    * PRODUCER_FENCED when another writer fenced `tp` (see fence): the partition is no longer ours.
+   *
+   * With fencing a write is one transaction, committed before the write resolves: nothing of a
+   * resolved write is left open. The commit may outlast the lease (a successor's fence refuses
+   * it, or its look sees it) but not `runDeadline` (epoch ms, the run's hard deadline: the
+   * process may be gone after it): a transaction is begun only with a request's time left for
+   * its commit, and a commit not answered by then fails the write as of unknown outcome.
+   * @default none: the commit is bounded by its retries and the transaction's timeout only
    */
   write(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult>;
   /**
    * Fences every earlier writer of `tp` (target.fencing "transactional"): once it resolves,
@@ -120,6 +154,20 @@ export interface TargetWriter {
    * time and by the lease gate.
    */
   fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
+  /**
+   * Ends the transaction a failed write left open on `tp` (target.fencing "transactional"), so
+   * a holder lets the partition go with nothing open: until the next holder's fence or the
+   * transaction timeout, an open transaction holds every read_committed consumer of `tp` at its
+   * first record (the last stable offset). Runs after the partition's write in flight, which
+   * commits or fails on its own. Like fence(), it sends nothing that could still be outstanding
+   * after `deadline()`: only a holder may end it. Resolves "none" at once without fencing.
+   */
+  endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd>;
+  /**
+   * With fencing: the transaction.timeout.ms every later InitProducerId asks for, and the values
+   * to name when the brokers refuse it. Without fencing: ignored.
+   */
+  useTransactionTimeout(timeout: TransactionTimeout): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +196,13 @@ export interface ClusterAdmin {
    */
   describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
   /**
+   * Broker-level configs `names` as each broker has them (DescribeConfigs of its BROKER resource,
+   * asked of that broker: static, dynamic and default values alike): broker id -> name -> value,
+   * a name the broker did not report left out. A broker that did not answer is absent; throws
+   * (KAFKA_RETRIABLE, KAFKA_FATAL) only when none did.
+   */
+  describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>>;
+  /**
    * Sets the given configs (IncrementalAlterConfigs SET only): never deletes or replaces other
    * settings. Throws TOPIC_CONFIG_FAILED naming the first topic the cluster refused.
    */
@@ -166,17 +221,21 @@ export interface ClusterAdmin {
  * ReplicatorErrors naming the group: GROUP_NOT_EMPTY, GROUP_ADMIN_FAILED (retryable when Kafka
  * says so), AUTHENTICATION_FAILED; CONFIG_INVALID, before anything is sent, for an empty group id
  * or a commit offset that is not a non-negative safe integer (fetchOffsets' -1 included) or names
- * a partition twice.
+ * a partition twice. Both rebalance protocols are covered: classic groups and KIP-848 ("consumer")
+ * groups, whose members only ConsumerGroupDescribe sees. Whether a described group is in use is
+ * decided in one place, lib/offsets/group-liveness.ts.
  */
 export interface GroupAdmin {
-  /** Every consumer group of the cluster with its state ("Empty", "Stable", ...), protocolType "consumer" ones and others. */
-  listGroups(): Promise<
-    { readonly groupId: string; readonly protocolType: string; readonly state: string }[]
-  >;
-  /** State and active member count of each group (Kafka "Dead" + 0 members for unknown ids). */
-  describeGroups(
-    groupIds: readonly string[],
-  ): Promise<{ readonly groupId: string; readonly state: string; readonly members: number }[]>;
+  /**
+   * Every classic and KIP-848 consumer group of the cluster with its state ("Empty", "Stable",
+   * ...) and type. Share and streams groups are not listed: their members are invisible here.
+   */
+  listGroups(): Promise<GroupListing[]>;
+  /**
+   * State and member count of each group, as its own protocol describes it (Kafka "Dead" + 0
+   * members for unknown ids).
+   */
+  describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]>;
   /** Committed offsets of a group (all its partitions, or the given topics'); offset -1 means none committed. */
   fetchOffsets(
     groupId: string,
@@ -192,7 +251,8 @@ export interface GroupAdmin {
   /**
    * Commits offsets for a group with no active members (OffsetCommit with generation -1, as
    * Kafka's admin client does). Throws GROUP_NOT_EMPTY (a typed error naming the group) when the
-   * coordinator refuses because the group has members; other failures typed too.
+   * coordinator refuses because the group has members (classic and KIP-848 coordinators alike
+   * answer UNKNOWN_MEMBER_ID); other failures typed too.
    */
   commitOffsets(
     groupId: string,
@@ -204,6 +264,27 @@ export interface GroupAdmin {
     }[],
   ): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The rebalance protocol a group runs: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848). */
+export type GroupType = "classic" | "consumer";
+
+export interface GroupListing {
+  readonly groupId: string;
+  /** "consumer" for consumers of either protocol, "" for a group that only has committed offsets. */
+  readonly protocolType: string;
+  readonly state: string;
+  /** "classic" too from a broker without ListGroups v5 (which came with KIP-848): it has no other kind. */
+  readonly type: GroupType;
+}
+
+export interface GroupDescription {
+  readonly groupId: string;
+  readonly state: string;
+  /** Members the coordinator holds now. */
+  readonly members: number;
+  /** "consumer" when ConsumerGroupDescribe answered for it, else "classic" (unknown ids too). */
+  readonly type: GroupType;
 }
 
 // The lease store's port and its items: lease/model.ts.

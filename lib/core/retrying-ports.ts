@@ -18,6 +18,8 @@ export function retryingAdmin(admin: ClusterAdmin, retry: KafkaRetry): ClusterAd
       retryRetryable(`listing offsets of ${topic}`, () => admin.listOffsets(topic, partitions), retry),
     describeTopicConfigs: (topics) =>
       retryRetryable("describing topic configs", () => admin.describeTopicConfigs(topics), retry),
+    describeBrokerConfigs: (names) =>
+      retryRetryable("describing broker configs", () => admin.describeBrokerConfigs(names), retry),
     // SET is idempotent and a grow to a count already reached is a no-op: both may be sent again.
     alterTopicConfigs: (changes) =>
       retryRetryable("altering topic configs", () => admin.alterTopicConfigs(changes), retry),

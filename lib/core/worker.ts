@@ -43,6 +43,7 @@ import { type BackoffPolicy, NO_JITTER, retryUntil } from "./retry.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
 import { reportTopicError, TopicWatch } from "./topic-watch.js";
+import { prepareTransactions } from "./transaction-timeout.js";
 import {
   assertWorkerSettings,
   DEFAULT_READ_AHEAD_BYTES,
@@ -169,7 +170,8 @@ class Run {
     // No write may start after this, so there is nothing left to do for a pump.
     const stopAt = this.#deadline - settings.writeSafetyMarginMs;
     logger.info("replication run starting", { workerId, deadline: this.#deadline });
-
+    // Before any InitProducerId; a brokers' cap too short for the leases ends the run here.
+    await prepareTransactions(this.#o);
     const plan = await this.#untilStop("planning topics failed", stopAt, () => this.#planTopics(stopAt));
     if (plan !== null) this.#adopt(this.#watch.adopt(plan));
     const partitions = [...this.#routes.values()].map((r) => r.source);

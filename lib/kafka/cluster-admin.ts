@@ -13,8 +13,10 @@ import { allTopicsMetadata, brokerRequests } from "./kafkajs-internals.js";
 import { listPartitionOffsets } from "./list-offsets.js";
 import { CREATE_PARTITIONS_API, createPartitionsRequest } from "./protocol/create-partitions.js";
 import {
+  ConfigResourceType,
   ConfigSource,
   DESCRIBE_CONFIGS_API,
+  describeConfigsRequest,
   describeTopicConfigsRequest,
 } from "./protocol/describe-configs.js";
 import {
@@ -29,6 +31,9 @@ export interface KafkaClusterAdminOptions extends ClusterClientOptions {
   /** How long the controller may take to create a topic. @default 10000 */
   readonly createTimeoutMs?: number;
 }
+
+/** Kafka's code for an answer that says nothing more (here: no resource in the answer). */
+const UNKNOWN_SERVER_ERROR = -1;
 
 interface TopicCreateError {
   readonly topic: string;
@@ -112,6 +117,51 @@ export class KafkaClusterAdmin implements ClusterAdmin {
       answer.set(r.name, set);
     }
     return answer;
+  }
+
+  /**
+   * One DescribeConfigs per broker, each for its own BROKER resource: Kafka answers a broker's
+   * full config (server.properties and defaults included) only to that broker, and another broker
+   * refuses the resource. Brokers are asked side by side; whoever does not answer is left out.
+   */
+  async describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>> {
+    const ids = await this.once("list brokers", {}, async () => (await this.client.brokers()).ids);
+    const answers = await Promise.allSettled(ids.map((id) => this.brokerConfigs(id, names)));
+    const configs = new Map<number, ReadonlyMap<string, string>>();
+    answers.forEach((answer, k) => {
+      const id = ids[k];
+      if (answer.status === "fulfilled" && id !== undefined) configs.set(id, answer.value);
+    });
+    const failed = answers.find((a): a is PromiseRejectedResult => a.status === "rejected");
+    if (configs.size === 0 && failed !== undefined) throw failed.reason;
+    return configs;
+  }
+
+  /** One broker's own values of `names`; a refusal of the resource (no permission) throws. */
+  private async brokerConfigs(id: number, names: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    const what = `describe configs of broker ${id}`;
+    const [resource] = await this.once(what, { brokerId: id }, async () =>
+      this.client.request(await this.client.broker(id), DESCRIBE_CONFIGS_API, (v) =>
+        describeConfigsRequest(v, [
+          { type: ConfigResourceType.BROKER, name: String(id), configNames: names },
+        ]),
+      ),
+    );
+    if (resource === undefined || resource.errorCode !== KafkaErrorCode.NONE) {
+      const code = resource?.errorCode ?? UNKNOWN_SERVER_ERROR;
+      const info = kafkaError(code);
+      throw new ReplicatorError(
+        info.retriable ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
+        `${what} failed: ${info.name}`,
+        {
+          details: { brokerId: id, kafkaErrorCode: code, kafkaError: info.name },
+        },
+      );
+    }
+    const values = new Map<string, string>();
+    for (const e of resource.entries)
+      if (names.includes(e.name) && e.value !== null) values.set(e.name, e.value);
+    return values;
   }
 
   /**

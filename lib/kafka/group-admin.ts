@@ -6,17 +6,17 @@
  * coordinator that moved (NOT_COORDINATOR) fails the call as retryable, and the next call looks
  * it up again: nothing is cached.
  */
-import type { GroupAdmin } from "../core/ports.js";
+import type { GroupAdmin, GroupDescription, GroupListing, GroupType } from "../core/ports.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import { type Broker, type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
 import { translateKafkajsError } from "./connection.js";
 import { KafkaErrorCode, kafkaError } from "./error-codes.js";
+import { describeOnCoordinator } from "./group-describe.js";
+import { groupRefusal, noAnswer, q } from "./group-refusal.js";
 import { allTopicsMetadata, groupCoordinatorId } from "./kafkajs-internals.js";
 import {
   type CommitAnswer,
-  DESCRIBE_GROUPS,
   decodeListGroupsResponse,
-  describeGroupsRequest,
   encodeListGroupsRequest,
   type FetchedOffset,
   LIST_GROUPS,
@@ -28,13 +28,20 @@ import {
   offsetFetchRequest,
 } from "./protocol/groups.js";
 
-type GroupSummary = { readonly groupId: string; readonly state: string; readonly members: number };
 type CommittedOffset = Omit<FetchedOffset, "errorCode">;
 
 /**
+ * The group types listed (ListGroups v5's filter): the ones whose members describeGroups can see.
+ * Share and streams groups (Kafka 4) would look memberless to it, so they are never offered to the
+ * sync.
+ */
+const LISTED_TYPES: readonly GroupType[] = ["classic", "consumer"];
+
+/**
  * What a coordinator answers an admin commit with while the group has members: Kafka's classic
- * coordinator UNKNOWN_MEMBER_ID (the empty member id is not one of them), others ILLEGAL_GENERATION
- * or REBALANCE_IN_PROGRESS, NON_EMPTY_GROUP where a broker names it so.
+ * and KIP-848 coordinators alike UNKNOWN_MEMBER_ID (the empty member id is not one of them; seen
+ * on Kafka 4.1.2 for both), others ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS, NON_EMPTY_GROUP
+ * where a broker names it so.
  */
 const GROUP_HAS_MEMBERS: ReadonlySet<number> = new Set([
   KafkaErrorCode.UNKNOWN_MEMBER_ID,
@@ -56,7 +63,7 @@ export class KafkaGroupAdmin implements GroupAdmin {
   }
 
   /** ListGroups of every broker (each lists the groups it coordinates), merged by group id. */
-  listGroups(): Promise<ListedGroup[]> {
+  listGroups(): Promise<GroupListing[]> {
     return this.#once("listing consumer groups", {}, async () => {
       const { ids } = await this.#client.brokers();
       if (ids.length === 0) throw new ReplicatorError("KAFKA_RETRIABLE", "cluster metadata lists no broker");
@@ -66,7 +73,8 @@ export class KafkaGroupAdmin implements GroupAdmin {
     });
   }
 
-  describeGroups(groupIds: readonly string[]): Promise<GroupSummary[]> {
+  /** Each coordinator is asked about its groups once per protocol (group-describe.ts). */
+  describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]> {
     for (const groupId of groupIds) requireGroupId("describeGroups", groupId);
     if (groupIds.length === 0) return Promise.resolve([]);
     const what = `describing group(s) ${groupIds.map((g) => JSON.stringify(g)).join(", ")}`;
@@ -78,24 +86,17 @@ export class KafkaGroupAdmin implements GroupAdmin {
         const node = coordinators[i] as number;
         byNode.set(node, [...(byNode.get(node) ?? []), g]);
       });
-      const found = new Map<string, GroupSummary>();
+      const found = new Map<string, GroupDescription>();
       await Promise.all(
         [...byNode].map(async ([node, ids]) => {
           const broker = await this.#client.broker(node);
-          const described = await this.#client.request(broker, DESCRIBE_GROUPS, (v) =>
-            describeGroupsRequest(v, ids),
-          );
-          for (const g of described) {
-            if (g.errorCode !== KafkaErrorCode.NONE)
-              throw groupRefusal(`describing group ${q(g.groupId)}`, g.groupId, g.errorCode);
-            found.set(g.groupId, { groupId: g.groupId, state: g.state, members: g.members.length });
-          }
+          for (const g of await describeOnCoordinator(this.#client, broker, ids)) found.set(g.groupId, g);
         }),
       );
       return groupIds.map((g) => {
-        const summary = found.get(g);
-        if (summary === undefined) throw noAnswer(`describing group ${q(g)}`, g);
-        return summary;
+        const described = found.get(g);
+        if (described === undefined) throw noAnswer(`describing group ${q(g)}`, g);
+        return described;
       });
     });
   }
@@ -143,20 +144,15 @@ export class KafkaGroupAdmin implements GroupAdmin {
     await this.#client.disconnect();
   }
 
-  async #listGroupsOn(nodeId: number): Promise<ListedGroup[]> {
+  async #listGroupsOn(nodeId: number): Promise<GroupListing[]> {
     const broker = await this.#client.broker(nodeId);
-    const apiVersion = this.#client.negotiate(
-      broker,
-      LIST_GROUPS.apiName,
-      LIST_GROUPS.apiKey,
-      LIST_GROUPS.versions,
-    );
-    const api = { apiName: LIST_GROUPS.apiName, apiKey: LIST_GROUPS.apiKey, apiVersion };
+    const { apiName, apiKey, versions } = LIST_GROUPS;
+    const apiVersion = this.#client.negotiate(broker, apiName, apiKey, versions);
     const answer = await this.#client.sendBody(
       broker,
-      api,
-      encodeListGroupsRequest(),
-      decodeListGroupsResponse,
+      { apiName, apiKey, apiVersion },
+      encodeListGroupsRequest(apiVersion, LISTED_TYPES),
+      (payload) => decodeListGroupsResponse(apiVersion, payload),
     );
     if (answer.errorCode !== KafkaErrorCode.NONE) {
       const info = kafkaError(answer.errorCode);
@@ -169,7 +165,12 @@ export class KafkaGroupAdmin implements GroupAdmin {
         },
       );
     }
-    return answer.groups;
+    return answer.groups.flatMap((g) => {
+      const type = listedType(g);
+      return type === null
+        ? []
+        : [{ groupId: g.groupId, protocolType: g.protocolType, state: g.state, type }];
+    });
   }
 
   /** Partitions of the topics the cluster has; a topic it does not have gives none. */
@@ -213,6 +214,16 @@ export class KafkaGroupAdmin implements GroupAdmin {
   }
 }
 
+/**
+ * A listed group's type; null for a type the filter should have kept out (a broker that ignores
+ * it). ListGroups v4 answers no type: such a broker predates KIP-848, every group is classic.
+ */
+function listedType(g: ListedGroup): GroupType | null {
+  if (g.type === null) return "classic";
+  const type = g.type.toLowerCase();
+  return LISTED_TYPES.find((t) => t === type) ?? null;
+}
+
 /** Every partition answered NONE, or the typed refusal: GROUP_NOT_EMPTY first, as it tells the caller most. */
 function judgeCommit(
   what: string,
@@ -249,24 +260,6 @@ function judgeCommit(
       },
     );
   }
-}
-
-function groupRefusal(what: string, groupId: string, code: number, extra: Record<string, unknown> = {}) {
-  const info = kafkaError(code);
-  return new ReplicatorError("GROUP_ADMIN_FAILED", `${what} failed: ${info.name}`, {
-    retryable: info.retriable,
-    details: { groupId, kafkaErrorCode: code, kafkaError: info.name, ...extra },
-  });
-}
-
-function noAnswer(what: string, groupId: string): ReplicatorError {
-  return new ReplicatorError("GROUP_ADMIN_FAILED", `${what}: the coordinator's answer left the group out`, {
-    details: { groupId },
-  });
-}
-
-function q(groupId: string): string {
-  return JSON.stringify(groupId);
 }
 
 function invalid(operation: string, argument: string, value: unknown, allowed: string): ReplicatorError {

@@ -15,21 +15,30 @@
  *
  * Every write is bounded by its deadline (TargetWriter.write): no request is sent unless it is
  * answered, or has timed out, by then. Out of time before a batch that cannot have landed, the
- * write resolves with the acknowledged prefix.
+ * write resolves with the acknowledged prefix. With fencing each write is one transaction, and
+ * its bounds and what a failed one leaves open are in transactional-write.ts.
  */
 import { systemClock } from "../core/clock.js";
 import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../core/model.js";
-import type { Logger, TargetWriter, WriteDeadline } from "../core/ports.js";
+import type {
+  Clock,
+  Logger,
+  OpenTransactionEnd,
+  TargetWriter,
+  TransactionTimeout,
+  WriteDeadline,
+} from "../core/ports.js";
 import type { ProvenanceStamp } from "../core/provenance.js";
 import { ReplicatorError } from "../errors.js";
 import { splitIntoBatches } from "./batch-split.js";
 import { type ClusterClientOptions, KafkaClusterClient } from "./cluster-client.js";
 import type { CompressionCodec } from "./compression.js";
 import { NOT_PIPELINED, type PipelineContext, sendPipelined } from "./pipelined-send.js";
-import { batchDetails, deadlineError, fencedOr, judgeAttempt } from "./produce-outcome.js";
+import { batchDetails, deadlineError, judgeAttempt } from "./produce-outcome.js";
 import { ProducerSession, type TransactionSettings } from "./producer-session.js";
 import type { ProducerIdentity } from "./producer-state.js";
 import type { TransactionProducers } from "./transaction-producers.js";
+import { endOpenTransaction, type TransactionalWriter, writeTransaction } from "./transactional-write.js";
 
 export interface KafkaTargetWriterOptions extends ClusterClientOptions {
   /** @default "none" */
@@ -88,6 +97,7 @@ export class KafkaTargetWriter implements TargetWriter {
   private readonly retryDeadlineMs: number;
   private readonly requestTimeoutMs: number;
   private readonly logger: Logger | undefined;
+  private readonly clock: Clock;
   private readonly now: () => number;
 
   constructor(options: KafkaTargetWriterOptions) {
@@ -98,6 +108,7 @@ export class KafkaTargetWriter implements TargetWriter {
     this.logger = options.logger;
     const client = new KafkaClusterClient({ ...options, clock: options.clock ?? systemClock });
     this.requestTimeoutMs = client.requestTimeoutMs;
+    this.clock = client.clock;
     this.now = () => client.clock.now();
     this.session = new ProducerSession({
       client,
@@ -117,13 +128,24 @@ export class KafkaTargetWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null = null,
     deadline: WriteDeadline = NO_DEADLINE,
+    runDeadline: number = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     return this.inTurn(tp, () => {
       const transactions = this.session.transactions;
-      return transactions === null
-        ? this.writeInOrder(tp, records, stamp, deadline)
-        : this.writeTransaction(transactions, tp, records, stamp, deadline);
+      if (transactions === null) return this.writeInOrder(tp, records, stamp, deadline);
+      return writeTransaction(
+        this.transactional(transactions),
+        tp,
+        { lease: deadline, run: runDeadline },
+        (bounded) => this.writeInOrder(tp, records, stamp, bounded),
+        records.length,
+      );
     });
+  }
+
+  private transactional(transactions: TransactionProducers): TransactionalWriter {
+    const { clock, requestTimeoutMs, retryDeadlineMs, logger } = this;
+    return { transactions, clock, requestTimeoutMs, retryDeadlineMs, logger };
   }
 
   /**
@@ -140,6 +162,16 @@ export class KafkaTargetWriter implements TargetWriter {
     });
   }
 
+  endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    const transactions = this.session.transactions;
+    if (transactions === null) return Promise.resolve("none");
+    return this.inTurn(tp, () => endOpenTransaction(this.transactional(transactions), tp, deadline));
+  }
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.session.transactions?.useTimeout(timeout);
+  }
+
   /** Runs `job` after every earlier write and fence of `tp` settled: one at a time per partition. */
   private inTurn<T>(tp: TopicPartition, job: () => Promise<T>): Promise<T> {
     const key = partitionKey(tp);
@@ -151,33 +183,6 @@ export class KafkaTargetWriter implements TargetWriter {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     return run;
-  }
-
-  /**
-   * One write as one transaction. What the write acknowledged (all of it, or the prefix a deadline
-   * cut it to) is committed; the commit is attempted even past the write's deadline, which is
-   * safe: a writer that fenced us in the meantime has the commit refused, and one that fences us
-   * later sees it when it looks. Any failure drops the identity, so the next write or fence
-   * starts a new epoch, which also aborts this transaction if it is still open.
-   */
-  private async writeTransaction(
-    transactions: TransactionProducers,
-    tp: TopicPartition,
-    records: readonly MirrorRecord[],
-    stamp: ProvenanceStamp | null,
-    deadline: WriteDeadline,
-  ): Promise<WriteResult> {
-    const identity = await transactions.identity(tp, this.now() + this.retryDeadlineMs);
-    try {
-      await transactions.begin(tp, identity, Math.min(deadline(), this.now() + this.retryDeadlineMs));
-      const result = await this.writeInOrder(tp, records, stamp, deadline);
-      const outcome = result.acknowledged > 0 ? "commit" : "abort";
-      await transactions.end(tp, identity, outcome, this.now() + this.retryDeadlineMs);
-      return result;
-    } catch (error) {
-      transactions.forget(tp, identity);
-      throw fencedOr(error);
-    }
   }
 
   async close(): Promise<void> {

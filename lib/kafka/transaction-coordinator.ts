@@ -89,13 +89,17 @@ export class TransactionCoordinator {
   /**
    * InitProducerId for the transactional.id: the returned producer is the id's only valid one;
    * earlier holders are fenced and their open transaction aborted (by Kafka; the shared mock
-   * does neither unpatched, see test/integration/kafka/transactions.test.ts).
+   * does neither unpatched, see test/integration/kafka/transactions.test.ts). The transaction
+   * timeout is the one given at construction unless the call names another (settled per run).
    */
-  async initProducer(deadline: number): Promise<TransactionalProducer> {
+  async initProducer(
+    deadline: number,
+    transactionTimeoutMs = this.#transactionTimeoutMs,
+  ): Promise<TransactionalProducer> {
     const result = await this.#retrying("InitProducerId", deadline, undefined, (broker) =>
       brokerRequests.initProducerId(broker, {
         transactionalId: this.transactionalId,
-        transactionTimeout: this.#transactionTimeoutMs,
+        transactionTimeout: transactionTimeoutMs,
       }),
     );
     const producer = {

@@ -10,10 +10,16 @@
  * Each write is one transaction: AddPartitionsToTxn, the write's batches (pipelined, sequences
  * continuing within the epoch), EndTxn(commit). A write whose outcome is unknown drops the
  * partition's identity; the next write (or fence) calls InitProducerId again, which aborts the
- * transaction if it is still open.
+ * transaction if it is still open. Until then the partition notes that one may be open
+ * (mayBeOpen), so its holder can end it before letting the partition go.
+ *
+ * The transaction timeout is asked for with each InitProducerId: the configured one until the
+ * worker settles it against the target brokers' cap at a run's start (useTimeout).
  */
 import { partitionKey, type TopicPartition } from "../core/model.js";
-import type { Logger } from "../core/ports.js";
+import type { Logger, TransactionTimeout } from "../core/ports.js";
+import { transactionTimeoutRefused } from "../core/transaction-timeout.js";
+import { isReplicatorError } from "../errors.js";
 import type { KafkaClusterClient } from "./cluster-client.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import {
@@ -37,14 +43,30 @@ interface PartitionProducer {
   /** This partition's identity and sequence: the producer is the partition's own. */
   readonly state: ProducerState;
   initializing: Promise<ProducerIdentity> | undefined;
+  /**
+   * From AddPartitionsToTxn until its EndTxn succeeded or an InitProducerId (ours or a newer
+   * holder's) ended it: a transaction of ours may be open on the partition.
+   */
+  open: boolean;
 }
 
 export class TransactionProducers {
   readonly #options: TransactionProducersOptions;
   readonly #producers = new Map<string, PartitionProducer>();
+  /** Settled by the worker; null: options.transactionTimeoutMs, with no values to name. */
+  #timeout: TransactionTimeout | null = null;
 
   constructor(options: TransactionProducersOptions) {
     this.#options = options;
+  }
+
+  /** The transaction timeout later InitProducerIds ask for (identities already held keep theirs). */
+  useTimeout(timeout: TransactionTimeout): void {
+    this.#timeout = timeout;
+  }
+
+  get timeoutMs(): number {
+    return this.#timeout?.ms ?? this.#options.transactionTimeoutMs;
   }
 
   transactionalIdOf(tp: TopicPartition): string {
@@ -81,7 +103,10 @@ export class TransactionProducers {
 
   /** AddPartitionsToTxn: opens the write's transaction on `tp`. */
   begin(tp: TopicPartition, identity: ProducerIdentity, deadline: number): Promise<void> {
-    return this.#producer(tp).coordinator.addPartition(
+    const producer = this.#producer(tp);
+    // Before the request: once sent, it may have opened the transaction whatever the answer.
+    producer.open = true;
+    return producer.coordinator.addPartition(
       this.#transactional(tp, identity),
       tp.topic,
       tp.partition,
@@ -90,28 +115,48 @@ export class TransactionProducers {
   }
 
   /** EndTxn: commits (or aborts) the write's transaction. */
-  end(
+  async end(
     tp: TopicPartition,
     identity: ProducerIdentity,
     result: TransactionResult,
     deadline: number,
   ): Promise<void> {
-    return this.#producer(tp).coordinator.endTransaction(this.#transactional(tp, identity), result, deadline);
+    const producer = this.#producer(tp);
+    await producer.coordinator.endTransaction(this.#transactional(tp, identity), result, deadline);
+    producer.open = false;
   }
 
-  /** Drops `identity` after a write of unknown outcome, so nothing else is sent under it. */
-  forget(tp: TopicPartition, identity: ProducerIdentity): void {
-    this.#producer(tp).state.reset(partitionKey(tp), identity);
+  /** Whether a transaction of ours may be open on `tp` (see PartitionProducer.open). */
+  mayBeOpen(tp: TopicPartition): boolean {
+    return this.#producer(tp).open;
+  }
+
+  /**
+   * Drops `identity` after a failed write, so nothing else is sent under it. Its transaction stays
+   * open (mayBeOpen) unless a newer holder fenced us, which ended it.
+   */
+  forget(tp: TopicPartition, identity: ProducerIdentity, fencedByAnother: boolean): void {
+    const producer = this.#producer(tp);
+    producer.state.reset(partitionKey(tp), identity);
+    if (fencedByAnother) producer.open = false;
   }
 
   async #init(tp: TopicPartition, producer: PartitionProducer, deadline: number): Promise<ProducerIdentity> {
-    const fresh = await producer.coordinator.initProducer(deadline);
+    const timeoutMs = this.timeoutMs;
+    const fresh = await producer.coordinator.initProducer(deadline, timeoutMs).catch((error: unknown) => {
+      const timeout = this.#timeout;
+      const refused = isReplicatorError(error) && error.details.kafkaError === "INVALID_TRANSACTION_TIMEOUT";
+      throw refused && timeout !== null ? transactionTimeoutRefused(timeout, error) : error;
+    });
+    // The coordinator answers only once it has aborted (or completed) the id's open transaction.
+    producer.open = false;
     this.#options.logger?.info("transactional producer initialised (earlier writers fenced)", {
       topic: tp.topic,
       partition: tp.partition,
       transactionalId: fresh.transactionalId,
       producerId: String(fresh.producerId),
       producerEpoch: fresh.producerEpoch,
+      transactionTimeoutMs: timeoutMs,
     });
     return producer.state.adopt(fresh.producerId, fresh.producerEpoch);
   }
@@ -139,6 +184,7 @@ export class TransactionProducers {
         }),
         state: new ProducerState(),
         initializing: undefined,
+        open: false,
       };
       this.#producers.set(key, producer);
     }

@@ -5,15 +5,18 @@
  *
  * Two rules keep it from hurting anyone:
  *  - never for a group with active members on the target: their commits are the truth there.
- *    The check is a DescribeGroups first; a member joining between it and the commit makes the
- *    coordinator refuse the commit (GROUP_NOT_EMPTY: a commit with no generation is refused for a
- *    group that has members), which is reported the same way;
+ *    The check is a describe first (DescribeGroups for classic groups, ConsumerGroupDescribe for
+ *    KIP-848 ones: lib/kafka/group-describe.ts), judged by hasLiveMembers; a member joining
+ *    between it and the commit makes the coordinator refuse the commit (GROUP_NOT_EMPTY: a commit
+ *    with no generation is refused for a group that has members, in both protocols), which is
+ *    reported the same way;
  *  - never backwards: a target offset at or past the translation stays (the group may have read
  *    the target already), unless `force`.
  */
 import { partitionKey } from "../core/model.js";
-import type { GroupAdmin, Lease, LeaseStore, Logger } from "../core/ports.js";
+import type { GroupAdmin, GroupDescription, Lease, LeaseStore, Logger } from "../core/ports.js";
 import { describeError, isReplicatorError } from "../errors.js";
+import { hasLiveMembers } from "./group-liveness.js";
 import { type GroupOffsetsDeps, groupOffsets, type PartitionOffsetsRow } from "./group-offsets.js";
 import type { GroupSelector } from "./group-selection.js";
 
@@ -48,13 +51,13 @@ export async function syncGroup(
   leases: ReadonlyMap<string, Lease>,
   options: SyncOptions,
 ): Promise<GroupSyncResult> {
-  const members = await targetMembers(deps.targetGroups, groupId);
+  const onTarget = await describedOnTarget(deps.targetGroups, groupId);
   const rows = await groupOffsets(deps, groupId, leases);
   const notCopied = rows.reduce((sum, r) => sum + r.notCopied, 0);
-  const base = { groupId, members, rows, notCopied };
+  const base = { groupId, members: onTarget.members, rows, notCopied };
   if (rows.length === 0) return { ...base, status: "no-offsets", committed: [] };
   const moves = rows.filter((r) => movesForward(r, options.force ?? false));
-  if (members > 0) return { ...base, status: "active", committed: [] };
+  if (hasLiveMembers(onTarget)) return { ...base, status: "active", committed: [] };
   if (moves.length === 0) return { ...base, status: "up-to-date", committed: [] };
   if (options.dryRun !== true) {
     try {
@@ -69,7 +72,7 @@ export async function syncGroup(
       );
     } catch (error) {
       if (!isGroupNotEmpty(error)) throw error;
-      return { ...base, status: "active", members: Math.max(1, members), committed: [] };
+      return { ...base, status: "active", members: Math.max(1, onTarget.members), committed: [] };
     }
   }
   return { ...base, status: "synced", committed: moves };
@@ -83,9 +86,9 @@ function movesForward(row: PartitionOffsetsRow, force: boolean): boolean {
   return force ? to !== row.targetCommitted : to > row.targetCommitted;
 }
 
-async function targetMembers(groups: GroupAdmin, groupId: string): Promise<number> {
+async function describedOnTarget(groups: GroupAdmin, groupId: string): Promise<GroupDescription> {
   const [described] = await groups.describeGroups([groupId]);
-  return described?.members ?? 0;
+  return described ?? { groupId, state: "Dead", members: 0, type: "classic" };
 }
 
 export function isGroupNotEmpty(error: unknown): boolean {

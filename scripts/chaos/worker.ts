@@ -100,10 +100,10 @@ function freezeSoon(tp: { topic: string; partition: number }): void {
 
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   fences: writer.fences,
-  async write(tp, records, stamp, deadline) {
+  async write(tp, records, stamp, deadline, runDeadline) {
     let result: Awaited<ReturnType<TargetWriter["write"]>>;
     try {
-      const writing = writer.write(tp, records, stamp, deadline);
+      const writing = writer.write(tp, records, stamp, deadline, runDeadline);
       if (freezeArmed) freezeSoon(tp);
       result = await writing;
     } catch (error) {
@@ -118,6 +118,8 @@ const decorateTarget = (writer: TargetWriter): TargetWriter => ({
     return result;
   },
   fence: (tp, deadline) => writer.fence(tp, deadline),
+  endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
+  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
   close: () => writer.close(),
 });
 

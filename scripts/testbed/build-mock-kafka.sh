@@ -10,6 +10,8 @@
 # independent client for the topic admin handlers (testbed/mock-kafka/topic-admin.c).
 # .testbed/bin/group-client (testbed/group-client/group-client.c), librdkafka's own group
 # listing and description, an independent client for the consumer-group tests.
+# .testbed/bin/group-member (testbed/group-member/group-member.c), one consumer-group member of
+# either rebalance protocol, for KIP-848 ("consumer") members: Debian's kcat is too old for them.
 # KAFKA_MIRROR_MOCK_UNPATCHED_TXN=1 builds a second copy WITHOUT patch-transactions.pl into
 # .testbed/unpatched-txn/ (the default build is untouched), to show that the transaction tests
 # fail against upstream's mock: MOCK_KAFKA_BINARY=.testbed/unpatched-txn/bin/mock-kafka.
@@ -67,6 +69,7 @@ readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly ADMIN_CLIENT_SRC="${ROOT}/testbed/admin-client/admin-client.c"
 readonly GROUP_CLIENT_SRC="${ROOT}/testbed/group-client/group-client.c"
+readonly GROUP_MEMBER_SRC="${ROOT}/testbed/group-member/group-member.c"
 readonly LIB_STAMP="${SRC_DIR}/.kafka-mirror-lib.stamp"
 readonly BIN_STAMP="${BIN_DIR}/.mock-kafka.stamp"
 # Outside the source tree: its configure script treats any configure.* file there as a module.
@@ -214,6 +217,7 @@ check_prerequisites
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 [[ -f "$ADMIN_CLIENT_SRC" ]] || die "missing ${ADMIN_CLIENT_SRC}"
 [[ -f "$GROUP_CLIENT_SRC" ]] || die "missing ${GROUP_CLIENT_SRC}"
+[[ -f "$GROUP_MEMBER_SRC" ]] || die "missing ${GROUP_MEMBER_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
   lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
@@ -234,3 +238,4 @@ build_launcher "${lib_hash}-$(hash_of "$(dirname "$LAUNCHER_SRC")"/*.[ch] "$SELF
 build_client txn-client "$TXN_CLIENT_SRC" "${lib_hash}-$(hash_of "$TXN_CLIENT_SRC" "$SELF")"
 build_client admin-client "$ADMIN_CLIENT_SRC" "${lib_hash}-$(hash_of "$ADMIN_CLIENT_SRC" "$SELF")"
 build_client group-client "$GROUP_CLIENT_SRC" "${lib_hash}-$(hash_of "$GROUP_CLIENT_SRC" "$SELF")"
+build_client group-member "$GROUP_MEMBER_SRC" "${lib_hash}-$(hash_of "$GROUP_MEMBER_SRC" "$SELF")"

@@ -1,15 +1,16 @@
 /**
  * An in-memory GroupAdmin (our port, lib/core/ports.ts) for unit tests of offset translation,
  * sync and failover. It follows Kafka's group coordinator where the port leaves things open:
- * a group that only has committed offsets is listed as Empty with protocol type ""; an unknown
- * group is described as Dead with 0 members; an admin commit while the group has members is
+ * a group that only has committed offsets is listed as Empty with protocol type "" and type
+ * "classic" (Kafka creates a classic group for an admin commit); an unknown group is described
+ * as Dead with 0 members, type "classic"; an admin commit while the group has members is
  * refused (GROUP_NOT_EMPTY) and commits nothing; a commit to an unknown group creates it, Empty.
  * Fetching given topics answers only partitions the test declared with `setPartitions`, -1 where
  * nothing is committed (as Kafka answers partitions asked for by name). Arguments are checked as
  * KafkaGroupAdmin checks them, with its own checks (CONFIG_INVALID before anything happens): a
  * -1 from fetchOffsets committed back is refused here as it is there.
  */
-import type { GroupAdmin } from "../../lib/core/ports.js";
+import type { GroupAdmin, GroupType } from "../../lib/core/ports.js";
 import { ReplicatorError } from "../../lib/errors.js";
 import { requireGroupId, requireOffsets } from "../../lib/kafka/group-admin.js";
 
@@ -17,6 +18,7 @@ type Committed = { offset: number; metadata: string | null };
 
 interface FakeGroup {
   protocolType: string;
+  type: GroupType;
   state: string;
   members: number;
   /** "topic\0partition" -> committed offset. */
@@ -34,12 +36,16 @@ export class FakeGroupAdmin implements GroupAdmin {
   readonly calls = new Map<keyof GroupAdmin, number>();
   closed = false;
 
-  /** Declares a consumer group with active members (state "Stable" unless given). */
-  setGroup(groupId: string, group: { members: number; state?: string; protocolType?: string }): void {
+  /** Declares a consumer group with active members (state "Stable" unless given, type "classic" unless given). */
+  setGroup(
+    groupId: string,
+    group: { members: number; state?: string; protocolType?: string; type?: GroupType },
+  ): void {
     const existing = this.#group(groupId);
     existing.members = group.members;
     existing.state = group.state ?? (group.members > 0 ? "Stable" : "Empty");
     existing.protocolType = group.protocolType ?? "consumer";
+    existing.type = group.type ?? "classic";
   }
 
   /** The members leave: the group becomes Empty at once, as on Kafka. */
@@ -73,7 +79,7 @@ export class FakeGroupAdmin implements GroupAdmin {
   async listGroups() {
     this.#maybeFail("listGroups");
     return [...this.#groups]
-      .map(([groupId, g]) => ({ groupId, protocolType: g.protocolType, state: g.state }))
+      .map(([groupId, g]) => ({ groupId, protocolType: g.protocolType, state: g.state, type: g.type }))
       .sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
   }
 
@@ -82,7 +88,7 @@ export class FakeGroupAdmin implements GroupAdmin {
     this.#maybeFail("describeGroups");
     return groupIds.map((groupId) => {
       const g = this.#groups.get(groupId);
-      return { groupId, state: g?.state ?? "Dead", members: g?.members ?? 0 };
+      return { groupId, state: g?.state ?? "Dead", members: g?.members ?? 0, type: g?.type ?? "classic" };
     });
   }
 
@@ -138,7 +144,7 @@ export class FakeGroupAdmin implements GroupAdmin {
   #group(groupId: string): FakeGroup {
     let group = this.#groups.get(groupId);
     if (group === undefined) {
-      group = { protocolType: "", state: "Empty", members: 0, offsets: new Map() };
+      group = { protocolType: "", type: "classic", state: "Empty", members: 0, offsets: new Map() };
       this.#groups.set(groupId, group);
     }
     return group;

@@ -22,11 +22,13 @@ import type {
   LeaseStore,
   LogFields,
   Logger,
+  OpenTransactionEnd,
   PartitionIdentity,
   ReplicationMetrics,
   SourceReader,
   TargetWriter,
   TopicMapping,
+  TransactionTimeout,
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
@@ -160,6 +162,14 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   createTopicCalls: TopicSpec[] = [];
   alterConfigCalls: { topic: string; set: ReadonlyMap<string, string> }[] = [];
   createPartitionCalls: { topic: string; count: number }[] = [];
+  /**
+   * The broker configs describeBrokerConfigs answers, one map per broker (ids 1, 2, ...): one
+   * broker with Kafka's default cap on transaction timeouts unless a test sets others, or
+   * "refused" for a cluster that does not let us describe its brokers.
+   */
+  brokerConfigs: readonly ReadonlyMap<string, string>[] | "refused" = [
+    new Map([["transaction.max.timeout.ms", "900000"]]),
+  ];
   closed = false;
 
   constructor(clock: Clock) {
@@ -291,14 +301,15 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     let bytes = 0;
     let nextOffset = offset;
     const epochs: EpochStart[] = [];
+    let full = false;
     for (const slot of log.slots) {
       if (slot.offset < offset) continue;
       if (slot.offset >= stable) break;
       if (slot.record !== null) {
         const size = recordBytes(slot.record);
-        if (records.length >= limits.maxRecords) break;
         // At least one record even when it alone exceeds maxBytes, as Kafka does.
-        if (records.length > 0 && bytes + size > limits.maxBytes) break;
+        full = records.length >= limits.maxRecords || (records.length > 0 && bytes + size > limits.maxBytes);
+        if (full) break;
         records.push(slot.record);
         bytes += size;
       }
@@ -307,6 +318,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         epochs.push({ offset: epochs.length === 0 ? offset : nextOffset, epoch: slot.epoch });
       nextOffset = slot.offset + 1;
     }
+    // Offsets up to the end that hold nothing (compacted away, then the log truncated there) are
+    // stepped over, as the empty batch Kafka keeps for them would be.
+    if (!full && !log.slots.some((s) => s.offset >= nextOffset && s.offset < stable))
+      nextOffset = Math.max(nextOffset, stable);
     return { records, nextOffset, highWatermark: stable, logStartOffset: log.logStart, bytes, epochs };
   }
 
@@ -340,6 +355,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     unstamped: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
+    /** Writes here have no commit that could outlast the run: nothing to bound. */
+    _runDeadline?: number,
   ): Promise<WriteResult> {
     this.writes++;
     const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
@@ -404,6 +421,22 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return answer;
   }
 
+  async describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>> {
+    const configs = this.brokerConfigs;
+    if (configs === "refused") {
+      throw new ReplicatorError(
+        "KAFKA_FATAL",
+        "describe configs of broker 1 failed: CLUSTER_AUTHORIZATION_FAILED",
+        {
+          details: { brokerId: 1, kafkaErrorCode: 31, kafkaError: "CLUSTER_AUTHORIZATION_FAILED" },
+        },
+      );
+    }
+    const asked = (broker: ReadonlyMap<string, string>) =>
+      new Map([...broker].filter(([name]) => names.includes(name)));
+    return new Map(configs.map((broker, i) => [i + 1, asked(broker)]));
+  }
+
   /**
    * As KafkaClusterAdmin over Kafka's IncrementalAlterConfigs: each topic is applied on its own (a
    * known topic changes even when another of the request is unknown), then the first failure is
@@ -457,6 +490,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
   readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
+  useTransactionTimeout(_timeout: TransactionTimeout): void {}
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -662,6 +699,17 @@ export class FencedWriter implements TargetWriter {
   }
 
   readonly fences = true;
+  /** What the worker settled at the run's start (Kafka would refuse one above its cap). */
+  transactionTimeout: TransactionTimeout | null = null;
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.transactionTimeout = timeout;
+  }
+
+  /** Its writes land whole or not at all: nothing is ever left open. */
+  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    return "none";
+  }
 
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();
@@ -675,6 +723,7 @@ export class FencedWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult> {
     if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
     if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
@@ -682,7 +731,7 @@ export class FencedWriter implements TargetWriter {
         details: { ...tp },
       });
     }
-    return this.#cluster.write(tp, records, stamp, deadline);
+    return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
   }
 
   close(): Promise<void> {

@@ -52,6 +52,10 @@ export function flakyAdmin(admin: ClusterAdmin, failures: FlakyOptions = {}): Cl
       failing("describeTopicConfigs", failures, flaky);
       return admin.describeTopicConfigs(topics);
     },
+    describeBrokerConfigs: async (names) => {
+      failing("describeBrokerConfigs", failures, flaky);
+      return admin.describeBrokerConfigs(names);
+    },
     alterTopicConfigs: async (changes) => {
       failing("alterTopicConfigs", failures, flaky);
       return admin.alterTopicConfigs(changes);

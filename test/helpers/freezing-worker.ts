@@ -66,15 +66,17 @@ const metrics: ReplicationMetrics = {
 // The pump stops a fenced partition as "lease lost" without naming the refusal: name it here.
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   fences: writer.fences,
-  async write(tp, records, stamp, deadline) {
+  async write(tp, records, stamp, deadline, runDeadline) {
     try {
-      return await writer.write(tp, records, stamp, deadline);
+      return await writer.write(tp, records, stamp, deadline, runDeadline);
     } catch (error) {
       emit({ level: "error", message: "write refused", ...refusal(error) });
       throw error;
     }
   },
   fence: (tp, deadline) => writer.fence(tp, deadline),
+  endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
+  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
   close: () => writer.close(),
 });
 

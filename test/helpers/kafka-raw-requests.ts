@@ -1,11 +1,13 @@
-// Two Kafka requests the real-Kafka test bed needs and kafkajs 2.2.4 lacks, spoken on a plain
-// socket with the wire primitives of kafka-wire.ts: Metadata v8 (kafkajs stops at v6, before
-// partitions carry their leader epoch) and ElectLeaders v1 (kafkajs has no such call). Test-bed
-// code: plaintext only, one request per connection, classic (non-flexible) versions that every
-// Kafka 4 broker serves.
+// Kafka requests the real-Kafka test bed needs and kafkajs 2.2.4 lacks, spoken on a plain socket
+// with the wire primitives of kafka-wire.ts: Metadata v8 (kafkajs stops at v6, before partitions
+// carry their leader epoch), ElectLeaders v1 (kafkajs has no such call) and ListOffsets v2 with
+// an isolation level of our choosing (the last stable offset, independently of lib/kafka).
+// Test-bed code: plaintext only, one request per connection, classic (non-flexible) versions
+// that every Kafka 4 broker (and the mock) serves.
 import { connect } from "node:net";
 import { FrameSplitter, WireReader, WireWriter } from "./kafka-wire.js";
 
+const API_LIST_OFFSETS = 2;
 const API_METADATA = 3;
 const API_ELECT_LEADERS = 43;
 const CLIENT_ID = "real-kafka-testbed";
@@ -157,4 +159,42 @@ function splitAddress(address: string): [string, number] {
   const port = Number(address.slice(colon + 1));
   if (colon < 0 || !Number.isInteger(port)) throw new Error(`not a host:port address: ${address}`);
   return [address.slice(0, colon), port];
+}
+
+/**
+ * ListOffsets v2 LATEST of one partition, asked of `address` (the partition's leader): the high
+ * watermark with read_uncommitted; with read_committed the last stable offset, which stops at the
+ * first record of a transaction still open.
+ */
+export async function latestOffset(
+  address: string,
+  topic: string,
+  partition: number,
+  isolation: "read_uncommitted" | "read_committed",
+): Promise<number> {
+  const body = new WireWriter()
+    .int32(-1) // replica_id: a client
+    .raw(Buffer.from([isolation === "read_committed" ? 1 : 0]))
+    .arrayLength(1, false)
+    .string(topic, false)
+    .arrayLength(1, false)
+    .int32(partition)
+    .int64(-1n); // LATEST
+  const r = await rawRequest(address, API_LIST_OFFSETS, 2, body.bytesWritten());
+  r.int32(); // throttle_time_ms
+  const answers = array(r, () => {
+    r.string(false); // topic
+    return array(r, () => {
+      const answered = { partition: r.int32(), errorCode: r.int16() };
+      r.int64(); // timestamp
+      return { ...answered, offset: Number(r.int64()) };
+    });
+  }).flat();
+  const answer = answers.find((a) => a.partition === partition);
+  if (answer === undefined || answer.errorCode !== 0) {
+    throw new Error(
+      `ListOffsets ${topic}[${partition}] at ${address}: error ${answer?.errorCode ?? "no answer"}`,
+    );
+  }
+  return answer.offset;
 }

@@ -18,6 +18,12 @@ export class WireReader {
     return v;
   }
 
+  int64(): bigint {
+    const v = this.buf.readBigInt64BE(this.offset);
+    this.offset += 8;
+    return v;
+  }
+
   uvarint(): number {
     let value = 0;
     for (let shift = 0; shift < 35; shift += 7) {

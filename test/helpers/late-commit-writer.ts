@@ -16,13 +16,25 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
-import type { ClusterAdmin, SourceReader, TargetWriter, WriteDeadline } from "../../lib/core/ports.js";
+import type {
+  Clock,
+  ClusterAdmin,
+  OpenTransactionEnd,
+  SourceReader,
+  TargetWriter,
+  TransactionTimeout,
+  WriteDeadline,
+} from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
 import type { InMemoryCluster } from "./fakes.js";
 
-/** How the writer of a zombie write hears of it: at once as a timeout, or only when it ends. */
-export type ZombieAnswer = "times-out" | "hangs";
+/**
+ * How the writer of a zombie write hears of it: at once as a timeout, only when it ends, or at
+ * once as a refused record (non-retryable: the real writer leaves the batches before that record
+ * in the open transaction).
+ */
+export type ZombieAnswer = "times-out" | "hangs" | "refused";
 
 interface OpenTransaction {
   readonly tp: TopicPartition;
@@ -34,15 +46,17 @@ interface OpenTransaction {
 export class LateCommitWriter implements TargetWriter {
   readonly #cluster: InMemoryCluster;
   readonly #onFence: "abort" | "commit";
+  readonly #clock: Clock | undefined;
   readonly #zombies = new Map<number, ZombieAnswer>();
   #open: OpenTransaction | null = null;
   #writes = 0;
   /** What happened, in order, for assertions and failure messages. */
   readonly events: string[] = [];
 
-  constructor(cluster: InMemoryCluster, options: { onFence?: "abort" | "commit" } = {}) {
+  constructor(cluster: InMemoryCluster, options: { onFence?: "abort" | "commit"; clock?: Clock } = {}) {
     this.#cluster = cluster;
     this.#onFence = options.onFence ?? "abort";
+    this.#clock = options.clock;
   }
 
   /** Makes write number `n` (1-based, counted over every call of write) a zombie. */
@@ -61,25 +75,53 @@ export class LateCommitWriter implements TargetWriter {
     records: readonly MirrorRecord[],
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
+    runDeadline?: number,
   ): Promise<WriteResult> {
     const n = ++this.#writes;
     const answer = this.#zombies.get(n);
-    if (answer === undefined) return this.#cluster.write(tp, records, stamp, deadline);
+    if (answer === undefined) return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
     const held = stamp == null ? records : records.map((r) => stamped(r, stamp));
     this.events.push(`write ${n} left open (${records.length} records)`);
     return new Promise<WriteResult>((resolve, reject) => {
       const settle = (committed: boolean) => {
-        if (answer === "times-out") return;
+        if (answer !== "hangs") return;
         if (committed) resolve({ baseOffset: -1, records: records.length, acknowledged: records.length });
         else
           reject(new ReplicatorError("PRODUCER_FENCED", `writer of ${tp.topic}/${tp.partition} was fenced`));
       };
       this.#open = { tp, records: held, settle };
       if (answer === "times-out") reject(new ReplicatorError("KAFKA_RETRIABLE", "request timed out"));
+      if (answer === "refused") {
+        const details = { ...tp, kafkaError: "MESSAGE_TOO_LARGE" };
+        reject(
+          new ReplicatorError("RECORD_REJECTED", "target refused a record: MESSAGE_TOO_LARGE", { details }),
+        );
+      }
     });
   }
 
   readonly fences = true;
+  /** What the worker settled at the run's start. */
+  transactionTimeout: TransactionTimeout | null = null;
+
+  useTransactionTimeout(timeout: TransactionTimeout): void {
+    this.transactionTimeout = timeout;
+  }
+
+  /**
+   * As KafkaTargetWriter's: a fence (abort, or the commit already under way) when a transaction
+   * is open and a request fits before the deadline, by `clock` (without one: unless it is -∞).
+   */
+  async endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {
+    if (this.#open === null || !sameTp(this.#open.tp, tp)) return "none";
+    if ((this.#clock?.now() ?? Number.NEGATIVE_INFINITY) >= deadline()) {
+      this.events.push("open transaction left: no time");
+      return "no-time";
+    }
+    this.events.push("end open transaction");
+    await this.fence(tp);
+    return "aborted";
+  }
 
   async fence(tp: TopicPartition): Promise<void> {
     this.events.push("fence");
@@ -103,6 +145,7 @@ export class LateCommitWriter implements TargetWriter {
         return answer;
       },
       describeTopicConfigs: (topics) => cluster.describeTopicConfigs(topics),
+      describeBrokerConfigs: (names) => cluster.describeBrokerConfigs(names),
       alterTopicConfigs: (changes) => cluster.alterTopicConfigs(changes),
       createPartitions: (changes) => cluster.createPartitions(changes),
       close: () => cluster.close(),

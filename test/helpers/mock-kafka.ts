@@ -82,6 +82,8 @@ export const ApiKey = {
   ApiVersions: 18,
   CreateTopics: 19,
   InitProducerId: 22,
+  AddPartitionsToTxn: 24,
+  EndTxn: 26,
 } as const;
 
 interface Pending {

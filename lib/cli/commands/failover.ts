@@ -6,6 +6,7 @@
  * commits nothing; `--force` moves a target offset backwards too. Failback is the same command
  * with a config whose source and target are swapped (README, "Failover and failback").
  */
+import { hasLiveMembers } from "../../offsets/group-liveness.js";
 import type { GroupSyncResult } from "../../offsets/sync.js";
 import { syncGroup } from "../../offsets/sync.js";
 import { ExitCode } from "../cli-error.js";
@@ -30,6 +31,7 @@ export async function failoverCommand(options: FailoverOptions, io: CliIo): Prom
       dryRun: options.dryRun,
     });
     const sourceMembers = onSource?.members ?? 0;
+    const sourceActive = onSource !== undefined && hasLiveMembers(onSource);
     const untranslatable = result.rows.filter((r) => r.translation === null);
     const exitCode =
       result.status === "active" || result.status === "no-offsets" || untranslatable.length > 0
@@ -37,10 +39,10 @@ export async function failoverCommand(options: FailoverOptions, io: CliIo): Prom
         : ExitCode.OK;
     if (options.json) {
       io.stdout.write(
-        `${JSON.stringify({ ...result, rpoRecords: result.notCopied, sourceMembers }, null, 2)}\n`,
+        `${JSON.stringify({ ...result, rpoRecords: result.notCopied, sourceMembers, sourceActive }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(`${formatFailover(result, options, sourceMembers)}\n`);
+      io.stdout.write(`${formatFailover(result, options, sourceActive ? sourceMembers || "some" : 0)}\n`);
     }
     return exitCode;
   } finally {
@@ -48,7 +50,12 @@ export async function failoverCommand(options: FailoverOptions, io: CliIo): Prom
   }
 }
 
-function formatFailover(result: GroupSyncResult, options: FailoverOptions, sourceMembers: number): string {
+/** `sourceMembers`: 0 unless the group is in use on the source; "some" when in use with none counted. */
+function formatFailover(
+  result: GroupSyncResult,
+  options: FailoverOptions,
+  sourceMembers: number | "some",
+): string {
   const lines: string[] = [];
   const group = JSON.stringify(result.groupId);
   if (result.status === "no-offsets") return `group ${group} has no committed offsets on mirrored topics`;
@@ -58,7 +65,7 @@ function formatFailover(result: GroupSyncResult, options: FailoverOptions, sourc
         "stop its consumers there (or wait for them to leave) and run failover again",
     );
   }
-  if (sourceMembers > 0) {
+  if (sourceMembers !== 0) {
     lines.push(
       `warning: group ${group} still has ${sourceMembers} member(s) on the source: their progress after ` +
         "this translation is not carried over; stop them first for an exact switch",

@@ -3,6 +3,7 @@
  * offset, its exact translation into the target, the target's committed offset and the records
  * not yet copied. Reads only; `failover` (and the lag function's sync) commit.
  */
+import { hasLiveMembers } from "../../offsets/group-liveness.js";
 import type { PartitionOffsetsRow } from "../../offsets/group-offsets.js";
 import { groupOffsets } from "../../offsets/group-offsets.js";
 import { createGroupSelector } from "../../offsets/group-selection.js";
@@ -18,8 +19,10 @@ export interface OffsetsOptions extends GlobalOptions {
 
 export interface GroupOffsetsReport {
   readonly groupId: string;
-  /** Members on the target right now (a live group there is never synced). */
+  /** Members on the target right now. */
   readonly targetMembers: number;
+  /** In use on the target (group-liveness.ts): never synced, `failover` refuses. */
+  readonly activeOnTarget: boolean;
   readonly partitions: readonly PartitionOffsetsRow[];
 }
 
@@ -42,12 +45,18 @@ export async function offsetsCommand(options: OffsetsOptions, io: CliIo): Promis
       .filter((id) => selector.isSelected(id))
       .sort();
     const described = ids.length === 0 ? [] : await context.deps.targetGroups.describeGroups(ids);
-    const members = new Map(described.map((d) => [d.groupId, d.members]));
+    const onTarget = new Map(described.map((d) => [d.groupId, d]));
     const groups: GroupOffsetsReport[] = [];
     for (const groupId of ids) {
       const partitions = await groupOffsets(context.deps, groupId, context.leases);
+      const target = onTarget.get(groupId);
       if (partitions.length > 0)
-        groups.push({ groupId, targetMembers: members.get(groupId) ?? 0, partitions });
+        groups.push({
+          groupId,
+          targetMembers: target?.members ?? 0,
+          activeOnTarget: target !== undefined && hasLiveMembers(target),
+          partitions,
+        });
     }
     if (options.json) io.stdout.write(`${JSON.stringify({ groups }, null, 2)}\n`);
     else if (groups.length === 0)
@@ -64,7 +73,7 @@ export function formatOffsets(groups: readonly GroupOffsetsReport[]): string {
     ["Group", ...PARTITION_COLUMNS],
     groups.flatMap((g) =>
       g.partitions.map((r) => [
-        g.targetMembers > 0 ? `${g.groupId} (active on target)` : g.groupId,
+        g.activeOnTarget ? `${g.groupId} (active on target)` : g.groupId,
         ...partitionCells(r, r.targetCommitted),
       ]),
     ),

@@ -1,8 +1,8 @@
 /**
- * DescribeConfigs v1-v2 (non-flexible) for TOPIC resources. v1 is the first version that says
- * where each value comes from (config_source); v0's is_default cannot tell a topic override from a
- * broker-wide one. kafkajs 2.2.4's parser throws when any resource failed, so one missing topic
- * would hide the others' answers.
+ * DescribeConfigs v1-v2 (non-flexible) for TOPIC and BROKER resources. v1 is the first version
+ * that says where each value comes from (config_source); v0's is_default cannot tell a topic
+ * override from a broker-wide one. kafkajs 2.2.4's parser throws when any resource failed, so one
+ * missing topic would hide the others' answers.
  */
 import {
   Decoder,
@@ -18,7 +18,20 @@ export const DESCRIBE_CONFIGS_API = {
   versions: [2, 1],
 } as const;
 
-const TOPIC_RESOURCE = 2;
+/** Kafka's ConfigResource.Type ids. */
+export const ConfigResourceType = {
+  TOPIC: 2,
+  BROKER: 4,
+} as const;
+
+/** One resource to describe: all its configs, or only those named. */
+export interface ConfigResource {
+  readonly type: number;
+  /** A topic name, or a broker's id as a string (that broker must answer: Kafka refuses others). */
+  readonly name: string;
+  /** Null: every config. */
+  readonly configNames: readonly string[] | null;
+}
 
 /** Kafka's ConfigSource ids (DescribeConfigsResponse.ConfigSource). */
 export const ConfigSource = {
@@ -50,6 +63,16 @@ export function describeTopicConfigsRequest(
   version: number,
   topics: readonly string[],
 ): { request: KafkajsRequest; response: KafkajsResponse<ResourceConfigs[]> } {
+  return describeConfigsRequest(
+    version,
+    topics.map((topic) => ({ type: ConfigResourceType.TOPIC, name: topic, configNames: null })),
+  );
+}
+
+export function describeConfigsRequest(
+  version: number,
+  resources: readonly ConfigResource[],
+): { request: KafkajsRequest; response: KafkajsResponse<ResourceConfigs[]> } {
   return {
     request: {
       apiKey: DESCRIBE_CONFIGS_API.apiKey,
@@ -58,9 +81,11 @@ export function describeTopicConfigsRequest(
       encode: async () =>
         new Encoder()
           .writeArray(
-            topics.map(
-              (topic) => new Encoder().writeInt8(TOPIC_RESOURCE).writeString(topic).writeInt32(-1), // config_names: all
-            ),
+            resources.map((r) => {
+              const resource = new Encoder().writeInt8(r.type).writeString(r.name);
+              // A null array (-1) asks for every config.
+              return r.configNames === null ? resource.writeInt32(-1) : resource.writeArray(r.configNames);
+            }),
           )
           .writeInt8(0), // include_synonyms
     },

@@ -1,15 +1,17 @@
 /**
  * The group coordinator's admin requests, hand-written because kafkajs 2.2.4's own throw on the
  * first error code (we judge each group and partition ourselves) and know no group states:
- * ListGroups v4 (flexible: the first version that answers each group's state), DescribeGroups
- * v0-v2, OffsetFetch v2-v5 (v2+: a null topic list asks for every committed partition) and
+ * ListGroups v4-v5 (flexible; v4 is the first version that answers each group's state, v5 its
+ * type, "classic" or "consumer" for KIP-848), DescribeGroups v0-v2 (classic groups only: Kafka
+ * 4 answers a KIP-848 group as Dead with no members there; consumer-group-describe.ts describes
+ * those), OffsetFetch v2-v5 (v2+: a null topic list asks for every committed partition) and
  * OffsetCommit v5-v7 (generation -1 and no member id: an admin commit). Byte layouts follow
  * Kafka's clients/src/main/resources/common/message/*.json.
  */
 import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "../kafkajs-internals.js";
 import { FlexReader, FlexWriter } from "./flexible.js";
 
-export const LIST_GROUPS = { apiName: "ListGroups", apiKey: 16, versions: [4] } as const;
+export const LIST_GROUPS = { apiName: "ListGroups", apiKey: 16, versions: [5, 4] } as const;
 export const DESCRIBE_GROUPS = { apiName: "DescribeGroups", apiKey: 15, versions: [2, 1, 0] } as const;
 export const OFFSET_FETCH = { apiName: "OffsetFetch", apiKey: 9, versions: [5, 4, 3, 2] } as const;
 export const OFFSET_COMMIT = { apiName: "OffsetCommit", apiKey: 8, versions: [7, 6, 5] } as const;
@@ -18,28 +20,40 @@ export interface ListedGroup {
   readonly groupId: string;
   readonly protocolType: string;
   readonly state: string;
+  /** GroupType (v5+): "classic", "consumer" (KIP-848), "share", ...; null at v4, which predates types. */
+  readonly type: string | null;
 }
 
-/** ListGroups v4 with no states filter: every group the broker coordinates. */
-export function encodeListGroupsRequest(): Buffer {
-  return new FlexWriter()
+/**
+ * ListGroups v4-v5 with no states filter: every group the broker coordinates, in its state. At v5
+ * only the groups of `types` (Kafka matches them case-insensitively; empty: every type).
+ */
+export function encodeListGroupsRequest(version: number, types: readonly string[]): Buffer {
+  const w = new FlexWriter()
     .noTags() // request header v2
-    .uvarint(1) // states_filter: empty (compact arrays store length + 1)
-    .noTags()
-    .toBuffer();
+    .uvarint(1); // StatesFilter: empty (compact arrays store length + 1)
+  if (version >= 5) {
+    w.uvarint(types.length + 1); // TypesFilter
+    for (const type of types) w.compactString(type);
+  }
+  return w.noTags().toBuffer();
 }
 
-export function decodeListGroupsResponse(payload: Buffer): { errorCode: number; groups: ListedGroup[] } {
+export function decodeListGroupsResponse(
+  version: number,
+  payload: Buffer,
+): { errorCode: number; groups: ListedGroup[] } {
   const r = new FlexReader(payload);
   r.skipTags(); // response header v1
-  r.int32(); // throttle_time_ms
+  r.int32(); // ThrottleTimeMs
   const errorCode = r.int16();
   const groups = r.compactArray((g) => {
     const groupId = g.compactString() ?? "";
     const protocolType = g.compactString() ?? "";
     const state = g.compactString() ?? "";
+    const type = version >= 5 ? (g.compactString() ?? "") : null;
     g.skipTags();
-    return { groupId, protocolType, state };
+    return { groupId, protocolType, state, type };
   });
   r.skipTags();
   return { errorCode, groups };

@@ -68,13 +68,13 @@ describe("KafkaGroupAdmin with kcat -G consumer groups", { timeout: 120_000 }, (
 
     // Assess
     assert.deepEqual(described, [
-      { groupId: two, state: "Stable", members: 2 },
-      { groupId: one, state: "Stable", members: 1 },
-      { groupId: unknown, state: "Dead", members: 0 },
+      { groupId: two, state: "Stable", members: 2, type: "classic" },
+      { groupId: one, state: "Stable", members: 1, type: "classic" },
+      { groupId: unknown, state: "Dead", members: 0, type: "classic" },
     ]);
     assert.deepEqual(listed, [
-      { groupId: one, protocolType: "consumer", state: "Stable" },
-      { groupId: two, protocolType: "consumer", state: "Stable" },
+      { groupId: one, protocolType: "consumer", state: "Stable", type: "classic" },
+      { groupId: two, protocolType: "consumer", state: "Stable", type: "classic" },
     ]);
     for (const g of [two, one]) {
       const seen = librdkafka.find((l) => l.kind === "GROUP" && l.id === g);

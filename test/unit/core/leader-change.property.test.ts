@@ -38,6 +38,9 @@ const src: TopicPartition = { topic: "src", partition: 0 };
 const dst: TopicPartition = { topic: "dst", partition: 0 };
 const LEASE_MS = 5_000;
 const RUNS = Number(process.env.LEADER_CHANGE_RUNS ?? 500);
+/** LEADER_CHANGE_SEED replays a run (fast-check prints the seed of a failing one). */
+const SEED =
+  process.env.LEADER_CHANGE_SEED === undefined ? {} : { seed: Number(process.env.LEADER_CHANGE_SEED) };
 
 type Fault = "none" | "crash-after-landing" | "cut-write" | "uncertain-write";
 type Ending = "handoff" | "release" | "expire";
@@ -298,14 +301,14 @@ describe("exactly-once through source leader changes", () => {
   it("clean leader moves: every offset exactly once, in order, nothing reported lost", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(termArb(false), { minLength: 1, maxLength: 6 }), (terms) => scenario(terms)),
-      { numRuns: RUNS },
+      { numRuns: RUNS, timeout: 30_000, ...SEED },
     );
   });
 
   it("unclean elections too: what the source holds is copied once, what it lost is reported", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(termArb(true), { minLength: 1, maxLength: 6 }), (terms) => scenario(terms)),
-      { numRuns: Math.ceil(RUNS / 2) },
+      { numRuns: Math.ceil(RUNS / 2), timeout: 30_000, ...SEED },
     );
   });
 });

@@ -193,14 +193,16 @@ function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): Targe
   const writer: TargetWriter = fencing ? new FencedWriter(target) : target;
   return {
     fences: writer.fences,
-    write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline) => {
+    write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline, runDeadline) => {
       await node.writeDelay();
-      return writer.write(tp, records, stamp, deadline);
+      return writer.write(tp, records, stamp, deadline, runDeadline);
     },
     fence: async (tp) => {
       await node.alive();
       await writer.fence(tp);
     },
+    endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
+    useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
     close: () => writer.close(),
   };
 }

@@ -95,6 +95,29 @@ describe("PartitionPump", () => {
     assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0)).slice(5)));
   });
 
+  it("a broker that answers nothing below its high watermark is asked again only after a wait, not in a spin", async () => {
+    // Prepare: for 10 virtual seconds every fetch answers no records and no progress, with the
+    // high watermark past the offset asked (a broker quirk: each answer would come at once).
+    const e = env();
+    e.source.append(src(0), makeRecords(5, 0));
+    const real = e.source.fetch.bind(e.source);
+    const quirkUntil = e.clock.now() + 10_000;
+    let empty = 0;
+    e.source.fetch = async (tp, offset, limits) => {
+      if (e.clock.now() >= quirkUntil) return real(tp, offset, limits);
+      empty++;
+      return { records: [], nextOffset: offset, highWatermark: 5, logStartOffset: 0, bytes: 0 };
+    };
+
+    // Act
+    const status = await runUntilCaughtUp(e.clock, pumpFor(e, await hold(e, 0)));
+
+    // Assess: about one empty answer per maxWaitMs (500 ms), then the copy.
+    assert.equal(status.error, null);
+    assert.ok(empty <= 10_000 / 500 + 4, `${empty} empty fetches in 10 s`);
+    assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
+  });
+
   it("leaves the checkpoint where it was when a write fails", async () => {
     const e = env();
     e.source.append(src(0), makeRecords(25, 0));

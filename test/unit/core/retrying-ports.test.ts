@@ -28,6 +28,7 @@ const ADMIN_CALLS: Record<string, (admin: ClusterAdmin) => Promise<unknown>> = {
   createTopics: (a) => a.createTopics([{ name: "new", partitions: 1, replicationFactor: 1 }]),
   listOffsets: (a) => a.listOffsets(TOPIC, [0]),
   describeTopicConfigs: (a) => a.describeTopicConfigs([TOPIC]),
+  describeBrokerConfigs: (a) => a.describeBrokerConfigs(["transaction.max.timeout.ms"]),
   alterTopicConfigs: (a) => a.alterTopicConfigs([{ topic: TOPIC, set: new Map([["retention.ms", "1"]]) }]),
   createPartitions: (a) => a.createPartitions([{ topic: TOPIC, count: 2 }]),
 };

@@ -80,6 +80,9 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
   async describeTopicConfigs(): Promise<Map<string, ReadonlyMap<string, string>>> {
     return new Map();
   }
+  async describeBrokerConfigs(): Promise<Map<number, ReadonlyMap<string, string>>> {
+    return new Map();
+  }
   async alterTopicConfigs(): Promise<void> {}
   async createPartitions(): Promise<void> {}
   async close(): Promise<void> {}

@@ -181,12 +181,14 @@ describe("Worker", () => {
     const late: string[] = [];
     const writerOfA: TargetWriter = {
       fences: e.target.fences,
-      write: (tp, records, stamp, deadline) => {
+      write: (tp, records, stamp, deadline, runDeadline) => {
         const key = `${tp.topic.replace(/^dr\./, "")}/${tp.partition}`;
         if (handing.has(key)) late.push(key);
-        return e.target.write(tp, records, stamp, deadline);
+        return e.target.write(tp, records, stamp, deadline, runDeadline);
       },
       fence: (tp, deadline) => e.target.fence(tp, deadline),
+      endOpenTransaction: (tp, deadline) => e.target.endOpenTransaction(tp, deadline),
+      useTransactionTimeout: () => {},
       close: () => e.target.close(),
     };
     let n = 0;

@@ -27,21 +27,21 @@ describe("FakeGroupAdmin", () => {
     assert.deepEqual(groups.commits, [{ groupId: "g", offsets: [{ topic: "t", partition: 0, offset: 3 }] }]);
   });
 
-  it("answers like Kafka's coordinator: unknown ids Dead, offsets-only groups Empty, named topics with -1", async () => {
+  it("answers like Kafka's coordinator: unknown ids Dead, offsets-only groups Empty and classic, named topics with -1", async () => {
     // Prepare
     const groups = new FakeGroupAdmin();
     groups.setPartitions("t", 2);
     await groups.commitOffsets("admin-only", [{ topic: "t", partition: 1, offset: 5 }]);
-    groups.setGroup("live", { members: 1 });
+    groups.setGroup("live", { members: 1, type: "consumer" });
 
     // Act + Assess
     assert.deepEqual(await groups.listGroups(), [
-      { groupId: "admin-only", protocolType: "", state: "Empty" },
-      { groupId: "live", protocolType: "consumer", state: "Stable" },
+      { groupId: "admin-only", protocolType: "", state: "Empty", type: "classic" },
+      { groupId: "live", protocolType: "consumer", state: "Stable", type: "consumer" },
     ]);
     assert.deepEqual(await groups.describeGroups(["live", "nope"]), [
-      { groupId: "live", state: "Stable", members: 1 },
-      { groupId: "nope", state: "Dead", members: 0 },
+      { groupId: "live", state: "Stable", members: 1, type: "consumer" },
+      { groupId: "nope", state: "Dead", members: 0, type: "classic" },
     ]);
     assert.deepEqual(
       (await groups.fetchOffsets("admin-only", ["t"])).map((o) => o.offset),
@@ -89,6 +89,8 @@ describe("FakeGroupAdmin", () => {
     const groups = new FakeGroupAdmin();
     groups.failNext("describeGroups", new Error("boom"));
     await assert.rejects(groups.describeGroups(["g"]), /boom/);
-    assert.deepEqual(await groups.describeGroups(["g"]), [{ groupId: "g", state: "Dead", members: 0 }]);
+    assert.deepEqual(await groups.describeGroups(["g"]), [
+      { groupId: "g", state: "Dead", members: 0, type: "classic" },
+    ]);
   });
 });

@@ -99,6 +99,19 @@ describe("syncGroup", () => {
     assert.deepEqual(targetGroups.commits, []);
   });
 
+  it("never commits for a group in a state only a group with members is in, dry run included", async () => {
+    // A KIP-848 group can be described Reconciling between members; a classic one rebalancing.
+    const { deps, leases, sourceGroups, targetGroups } = world();
+    sourceGroups.setCommitted("billing", "orders", 0, 4);
+    targetGroups.setGroup("billing", { members: 0, state: "Reconciling", type: "consumer" });
+
+    const previewed = await syncGroup(deps, "billing", leases, { ...options, dryRun: true });
+    const result = await syncGroup(deps, "billing", leases, options);
+
+    assert.deepEqual([previewed.status, result.status], ["active", "active"]);
+    assert.deepEqual(targetGroups.commits, []);
+  });
+
   it("reports a member that joined between the look and the commit as active, commits nothing", async () => {
     const { deps, leases, sourceGroups, targetGroups } = world();
     sourceGroups.setCommitted("billing", "orders", 0, 4);
