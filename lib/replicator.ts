@@ -13,14 +13,14 @@ import {
   writeSafetyMarginMs,
 } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
-import type { ConfigSyncPolicy } from "./core/config-sync.js";
 import { MemoryLeaseTable } from "./core/lease/memory-table.js";
 import { TableLeaseStore } from "./core/lease/store.js";
+import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
 import type { Clock, LeaseStore, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { transactionTimeoutBounds } from "./core/transaction-timeout.js";
-import { Worker } from "./core/worker.js";
-import type { WorkerSettings } from "./core/worker-settings.js";
+import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
+import { Worker } from "./core/run/worker.js";
+import type { WorkerSettings } from "./core/run/worker-settings.js";
 import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
 import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
 import type { KafkaConnectionOptions } from "./kafka/connection.js";

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import { DEFAULT_PROVENANCE_HEADER } from "../core/provenance.js";
-import { writeFitsInLease } from "../core/worker-settings.js";
+import { writeFitsInLease } from "../core/run/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";

@@ -3,7 +3,7 @@
  * target copies are kept in line (discovery interval, config sync lists; lib/core/config-sync.ts);
  * and the `groups` section, selected by the same pattern rules.
  */
-import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/config-sync.js";
+import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/plan/config-sync.js";
 import { RENAME_MODES } from "../topics/rename.js";
 import { configNameList, flag, integer, oneOf, section, topicPattern } from "./fields.js";
 

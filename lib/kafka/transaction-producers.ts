@@ -18,7 +18,7 @@
  */
 import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { Logger, TransactionTimeout } from "../core/ports.js";
-import { transactionTimeoutRefused } from "../core/transaction-timeout.js";
+import { transactionTimeoutRefused } from "../core/run/transaction-timeout.js";
 import { isReplicatorError } from "../errors.js";
 import type { KafkaClusterClient } from "./cluster-client.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";

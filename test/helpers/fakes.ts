@@ -14,7 +14,6 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
-import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -32,6 +31,7 @@ import type {
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
+import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../lib/errors.js";
 import { InMemoryLeaseStore } from "./memory-lease-store.js";
 

@@ -7,7 +7,7 @@
 
 import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
-import type { RunSummary } from "../../core/run-summary.js";
+import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
