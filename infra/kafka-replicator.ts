@@ -25,7 +25,7 @@ import { Construct } from "constructs";
 import { TICK_SECONDS_VARIABLE } from "../functions/runtime.js";
 import { replicateTimeoutSeconds } from "../functions/timing.js";
 import { envVariableName } from "../lib/config/load.js";
-import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/transactional-id.js";
+import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/produce/transactional-id.js";
 import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
 import { LeaseTable } from "./lease-table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";

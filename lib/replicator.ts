@@ -22,11 +22,11 @@ import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
 import { Worker } from "./core/run/worker.js";
 import type { WorkerSettings } from "./core/run/worker-settings.js";
 import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
-import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
-import type { KafkaConnectionOptions } from "./kafka/connection.js";
-import type { KafkaSecurityOptions } from "./kafka/security.js";
-import { KafkaSourceReader } from "./kafka/source-reader.js";
-import { KafkaTargetWriter } from "./kafka/target-writer.js";
+import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
+import { KafkaTargetWriter } from "./kafka/produce/target-writer.js";
+import { KafkaSourceReader } from "./kafka/read/source-reader.js";
+import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
 
 /**

@@ -4,7 +4,7 @@
  * not silently drop a credential; the error names keys, never values.
  */
 import { ReplicatorError } from "../errors.js";
-import type { ClusterCredentials } from "../kafka/security.js";
+import type { ClusterCredentials } from "../kafka/wire/security.js";
 
 const KEYS = ["username", "password", "ca", "cert", "key"] as const;
 

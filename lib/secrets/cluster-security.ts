@@ -13,7 +13,7 @@ import {
   type IamTokenProvider,
   type KafkaSecurityOptions,
   kafkaSecurityOptions,
-} from "../kafka/security.js";
+} from "../kafka/wire/security.js";
 import { parseClusterCredentials } from "./cluster-credentials.js";
 
 export type ClusterSide = "source" | "target";

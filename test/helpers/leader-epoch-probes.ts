@@ -3,8 +3,8 @@
 // can show what a broker answers a stale epoch, or none, independently of the reader's routing.
 // The bytes come from our encoders, pinned by test/unit/kafka/protocol.
 import type { TopicPartition } from "../../lib/core/model.js";
-import { decodeFetchResponse, encodeFetchRequest, IsolationLevel } from "../../lib/kafka/protocol/fetch.js";
-import { offsetForLeaderEpochRequest } from "../../lib/kafka/protocol/offset-for-leader-epoch.js";
+import { decodeFetchResponse, encodeFetchRequest, IsolationLevel } from "../../lib/kafka/wire/fetch.js";
+import { offsetForLeaderEpochRequest } from "../../lib/kafka/wire/offset-for-leader-epoch.js";
 import type { CapturingLogger } from "./fakes.js";
 import { rawRequest } from "./kafka-raw-requests.js";
 

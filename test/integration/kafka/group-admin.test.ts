@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaGroupAdmin } from "../../../lib/kafka/group-admin.js";
+import { KafkaGroupAdmin } from "../../../lib/kafka/admin/group-admin.js";
 import { eventually, runGroupClient } from "../../helpers/group-client.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { KcatGroupMembers, kcatFilledTopic } from "../../helpers/kcat-group.js";

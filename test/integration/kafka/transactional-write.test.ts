@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CapturingLogger } from "../../helpers/fakes.js";
 import { latestOffset } from "../../helpers/kafka-raw-requests.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";

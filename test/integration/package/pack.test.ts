@@ -15,7 +15,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { spawnCli } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
