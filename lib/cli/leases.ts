@@ -10,8 +10,8 @@
 import { leaseRequestTimeoutMs, type MirrorConfig } from "../config/schema.js";
 import type { LeaseStore, Logger } from "../core/ports.js";
 import { createDynamoDbClient } from "../dynamodb/client.js";
+import { createEmbeddedLeaseClient } from "../dynamodb/embedded/client.js";
 import { createLeaseTable, describeLeaseTable } from "../dynamodb/lease-table.js";
-import { createEmbeddedLeaseClient } from "../embedded/client.js";
 import { createLeaseStore, type LeaseBackend, memoryLeaseBackend } from "../replicator.js";
 
 export const LEASE_STORES = ["embedded", "dynamodb", "memory"] as const;

@@ -4,24 +4,15 @@
  * replicator that silently accepts any certificate would hand its credentials to whoever
  * answers on the broker's address.
  */
+
 import type { ConnectionOptions } from "node:tls";
 import { generateAuthToken } from "aws-msk-iam-sasl-signer-js";
 import type { SASLOptions } from "kafkajs";
+import type { ClusterCredentials } from "../../config/credentials.js";
 import type { SASL_MECHANISMS } from "../../config/schema.js";
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
 
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
-
-/** What a cluster's secret may hold (JSON). PEM strings for the TLS parts. */
-export interface ClusterCredentials {
-  readonly username?: string;
-  readonly password?: string;
-  /** CA certificate(s) to trust instead of the system store (private CA). */
-  readonly ca?: string;
-  /** Client certificate and key for mutual TLS; both or neither. */
-  readonly cert?: string;
-  readonly key?: string;
-}
 
 export interface ClusterSecurity {
   readonly tls: boolean;

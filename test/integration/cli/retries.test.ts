@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured as cli } from "../../helpers/cli.js";

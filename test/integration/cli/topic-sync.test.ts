@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/plan/config-sync.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";

@@ -17,7 +17,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../../../lib/core/provenance.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { NO_TIMESTAMP } from "../../../lib/kafka/codec/legacy-message-set.js";
 import { KafkaSourceReader } from "../../../lib/kafka/read/source-reader.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";

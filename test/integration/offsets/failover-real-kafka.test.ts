@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { after, afterEach, before, describe, it } from "node:test";
 import { openGroupContext } from "../../../lib/cli/commands/group-context.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { KafkaGroupAdmin } from "../../../lib/kafka/admin/group-admin.js";
 import { createGroupSelector } from "../../../lib/offsets/group-selection.js";
 import { type SyncReport, syncGroups } from "../../../lib/offsets/sync.js";

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { spawnCli } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fakes.js";

@@ -4,8 +4,8 @@ import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeDirectory, stateDirError } from "../../../lib/embedded/state-dir.js";
-import { ReplicatorError } from "../../../lib/errors.js";
+import { makeDirectory, stateDirError } from "../../../../lib/dynamodb/embedded/state-dir.js";
+import { ReplicatorError } from "../../../../lib/errors.js";
 
 /** Node's recursive mkdir spun for ever on these; a working walk fails in milliseconds. */
 const FAILS_WITHIN_MS = 5_000;

@@ -2,7 +2,7 @@
  * Entry point of the detached lease server process: `daemon.ts <stateDir> <idleMs>`. Started by
  * ensureLeaseServer; exits 0 when idle or told to stop, SERVER_EXIT when it could not start.
  */
-import { isReplicatorError } from "../errors.js";
+import { isReplicatorError } from "../../errors.js";
 import { startLeaseServer } from "./server.js";
 import { SERVER_EXIT } from "./server-file.js";
 

@@ -11,12 +11,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { ensureLeaseServer, stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { isProcessAlive, readServerRecord, SERVER_FILE } from "../../../lib/embedded/server-file.js";
-import { isReplicatorError } from "../../../lib/errors.js";
+import { createEmbeddedLeaseClient } from "../../../../lib/dynamodb/embedded/client.js";
+import { ensureLeaseServer, stopLeaseServer } from "../../../../lib/dynamodb/embedded/ensure.js";
+import {
+  isProcessAlive,
+  readServerRecord,
+  SERVER_FILE,
+} from "../../../../lib/dynamodb/embedded/server-file.js";
+import { DynamoDbLeaseStore } from "../../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../../lib/dynamodb/lease-table.js";
+import { isReplicatorError } from "../../../../lib/errors.js";
 
 const TABLE = "embedded-leases";
 const TP = { topic: "BIN-BI-TOPIC", partition: 3 };

@@ -10,7 +10,7 @@
  */
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { isReplicatorError, ReplicatorError } from "../../errors.js";
 import { DATA_DIR, STATE_DIR_MODE } from "./server-file.js";
 
 /** fs failures that may pass by themselves: out of file descriptors, a busy or interrupted call. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isProcessAlive, type ProcessProbe } from "../../../lib/embedded/server-file.js";
+import { isProcessAlive, type ProcessProbe } from "../../../../lib/dynamodb/embedded/server-file.js";
 
 const failingWith =
   (code: string): ProcessProbe =>

@@ -12,11 +12,15 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { readServerRecord, SECRET_FILE, SECRET_HEADER } from "../../../lib/embedded/server-file.js";
+import { createEmbeddedLeaseClient } from "../../../../lib/dynamodb/embedded/client.js";
+import { stopLeaseServer } from "../../../../lib/dynamodb/embedded/ensure.js";
+import {
+  readServerRecord,
+  SECRET_FILE,
+  SECRET_HEADER,
+} from "../../../../lib/dynamodb/embedded/server-file.js";
+import { DynamoDbLeaseStore } from "../../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../../lib/dynamodb/lease-table.js";
 
 const TABLE = "embedded-access";
 const TP = { topic: "BIN-BI-TOPIC", partition: 0 };

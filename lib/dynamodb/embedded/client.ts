@@ -21,7 +21,7 @@ import {
   GetItemCommand,
   type UpdateItemCommandInput,
 } from "@aws-sdk/client-dynamodb";
-import { createDynamoDbClient } from "../dynamodb/client.js";
+import { createDynamoDbClient } from "../client.js";
 import { type EnsureLeaseServerOptions, ensureLeaseServer } from "./ensure.js";
 import { isProcessAlive, readOrCreateSecret, SECRET_HEADER, type ServerRecord } from "./server-file.js";
 

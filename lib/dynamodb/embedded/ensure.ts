@@ -9,7 +9,7 @@ import { closeSync, fchmodSync, openSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ReplicatorError } from "../errors.js";
+import { ReplicatorError } from "../../errors.js";
 import {
   isProcessAlive,
   isServing,

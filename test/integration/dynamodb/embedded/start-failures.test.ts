@@ -12,12 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { ensureLeaseServer, stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { DATA_DIR, LOG_FILE, SERVER_EXIT } from "../../../lib/embedded/server-file.js";
-import { isReplicatorError } from "../../../lib/errors.js";
+import { createEmbeddedLeaseClient } from "../../../../lib/dynamodb/embedded/client.js";
+import { ensureLeaseServer, stopLeaseServer } from "../../../../lib/dynamodb/embedded/ensure.js";
+import { DATA_DIR, LOG_FILE, SERVER_EXIT } from "../../../../lib/dynamodb/embedded/server-file.js";
+import { DynamoDbLeaseStore } from "../../../../lib/dynamodb/lease-store.js";
+import { createLeaseTable } from "../../../../lib/dynamodb/lease-table.js";
+import { isReplicatorError } from "../../../../lib/errors.js";
 
 /** Shorter than the race grace (3 s) that an unexpected server exit waits for. */
 const AT_ONCE_MS = 2_500;
