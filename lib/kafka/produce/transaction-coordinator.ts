@@ -13,12 +13,12 @@
  * A `deadline` is an absolute time on the injected clock; one attempt is made even past it.
  */
 import type { Clock, Logger } from "../../core/ports.js";
-import { backoffDelay, DEFAULT_BACKOFF } from "../../core/retry.js";
 import { describeError, ReplicatorError } from "../../errors.js";
 import type { Broker, KafkaClusterClient } from "../wire/cluster-client.js";
 import { isTransientKafkajsError, protocolErrorCode, translateKafkajsError } from "../wire/connection.js";
 import { isFencedCode, KafkaErrorCode, kafkaError } from "../wire/error-codes.js";
 import { brokerRequests, transactionCoordinatorId } from "../wire/kafkajs-internals.js";
+import { retryKafka } from "../wire/retry.js";
 
 /** What InitProducerId gave a transactional.id: every batch and EndTxn of its transactions carries it. */
 export interface TransactionalProducer {
@@ -152,28 +152,33 @@ export class TransactionCoordinator {
     producer: TransactionalProducer | undefined,
     call: (coordinator: Broker) => Promise<T>,
   ): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await call(await this.#findCoordinator());
-      } catch (error) {
-        const failure = this.#classify(error, what, producer);
-        if (failure.retry === "never") throw failure.error;
-        const now = this.#clock.now();
-        if (now >= deadline) throw failure.error;
-        this.#logger?.debug("transaction coordinator retry", {
-          transactionalId: this.transactionalId,
-          request: what,
-          attempt,
-          ...describeError(error),
-        });
-        if (failure.retry === "elsewhere") {
+    // What the last failure allows: a retry here, or at a coordinator found again first.
+    let last: "never" | "here" | "elsewhere" = "here";
+    return retryKafka(
+      async (attempt) => {
+        if (last === "elsewhere") {
           this.#coordinator = undefined;
           await this.#client.refreshMetadata();
         }
-        const delay = backoffDelay(attempt, { ...DEFAULT_BACKOFF, initialMs: this.#retryBackoffMs });
-        await this.#clock.sleep(Math.min(delay, deadline - now));
-      }
-    }
+        try {
+          return await call(await this.#findCoordinator());
+        } catch (error) {
+          const failure = this.#classify(error, what, producer);
+          last = failure.retry;
+          if (failure.retry !== "never") {
+            this.#logger?.debug("transaction coordinator retry", {
+              transactionalId: this.transactionalId,
+              request: what,
+              attempt,
+              ...describeError(error),
+            });
+          }
+          throw failure.error;
+        }
+      },
+      this.#retryBackoffMs,
+      { clock: this.#clock, deadline, retryable: () => last !== "never" },
+    );
   }
 
   /** Whether an error may go away by retrying (here, or at a re-found coordinator), as a ReplicatorError. */
