@@ -52,17 +52,17 @@ interface TopicAnswer {
 }
 
 export class KafkaClusterAdmin implements ClusterAdmin {
-  private readonly client: KafkaClusterClient;
-  private readonly createTimeoutMs: number;
+  readonly #client: KafkaClusterClient;
+  readonly #createTimeoutMs: number;
 
   constructor(options: KafkaClusterAdminOptions) {
-    this.client = new KafkaClusterClient(options);
-    this.createTimeoutMs = options.createTimeoutMs ?? 10_000;
+    this.#client = new KafkaClusterClient(options);
+    this.#createTimeoutMs = options.createTimeoutMs ?? 10_000;
   }
 
   listTopics(): Promise<TopicInfo[]> {
-    return this.once("list topics", {}, async () => {
-      const metadata = await allTopicsMetadata(await this.client.anyBroker());
+    return this.#once("list topics", {}, async () => {
+      const metadata = await allTopicsMetadata(await this.#client.anyBroker());
       return metadata.topicMetadata
         .filter((t) => t.topicErrorCode === KafkaErrorCode.NONE)
         .map((t) => ({ name: t.topic, partitions: t.partitionMetadata.length }))
@@ -76,7 +76,7 @@ export class KafkaClusterAdmin implements ClusterAdmin {
    */
   async createTopics(specs: readonly TopicSpec[]): Promise<void> {
     if (specs.length === 0) return;
-    const failure = (await this.createOnce(specs))[0];
+    const failure = (await this.#createOnce(specs))[0];
     if (failure === undefined) return;
     const info = kafkaError(failure.code);
     throw new ReplicatorError("TOPIC_CREATE_FAILED", `creating topic ${failure.topic} failed: ${info.name}`, {
@@ -86,8 +86,8 @@ export class KafkaClusterAdmin implements ClusterAdmin {
   }
 
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {
-    return this.once(`list offsets of ${topic}`, { topic }, () =>
-      listPartitionOffsets(this.client, topic, partitions),
+    return this.#once(`list offsets of ${topic}`, { topic }, () =>
+      listPartitionOffsets(this.#client, topic, partitions),
     );
   }
 
@@ -96,8 +96,8 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     const names = [...new Set(topics)];
     const answer = new Map<string, ReadonlyMap<string, string>>();
     if (names.length === 0) return answer;
-    const resources = await this.adminCall("TOPIC_CONFIG_FAILED", "describe configs of", names, async () =>
-      this.client.request(await this.client.anyBroker(), DESCRIBE_CONFIGS_API, (v) =>
+    const resources = await this.#adminCall("TOPIC_CONFIG_FAILED", "describe configs of", names, async () =>
+      this.#client.request(await this.#client.anyBroker(), DESCRIBE_CONFIGS_API, (v) =>
         describeTopicConfigsRequest(v, names),
       ),
     );
@@ -125,8 +125,8 @@ export class KafkaClusterAdmin implements ClusterAdmin {
    * refuses the resource. Brokers are asked side by side; whoever does not answer is left out.
    */
   async describeBrokerConfigs(names: readonly string[]): Promise<Map<number, ReadonlyMap<string, string>>> {
-    const ids = await this.once("list brokers", {}, async () => (await this.client.brokers()).ids);
-    const answers = await Promise.allSettled(ids.map((id) => this.brokerConfigs(id, names)));
+    const ids = await this.#once("list brokers", {}, async () => (await this.#client.brokers()).ids);
+    const answers = await Promise.allSettled(ids.map((id) => this.#brokerConfigs(id, names)));
     const configs = new Map<number, ReadonlyMap<string, string>>();
     answers.forEach((answer, k) => {
       const id = ids[k];
@@ -138,10 +138,10 @@ export class KafkaClusterAdmin implements ClusterAdmin {
   }
 
   /** One broker's own values of `names`; a refusal of the resource (no permission) throws. */
-  private async brokerConfigs(id: number, names: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  async #brokerConfigs(id: number, names: readonly string[]): Promise<ReadonlyMap<string, string>> {
     const what = `describe configs of broker ${id}`;
-    const [resource] = await this.once(what, { brokerId: id }, async () =>
-      this.client.request(await this.client.broker(id), DESCRIBE_CONFIGS_API, (v) =>
+    const [resource] = await this.#once(what, { brokerId: id }, async () =>
+      this.#client.request(await this.#client.broker(id), DESCRIBE_CONFIGS_API, (v) =>
         describeConfigsRequest(v, [
           { type: ConfigResourceType.BROKER, name: String(id), configNames: names },
         ]),
@@ -172,15 +172,15 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     const merged = mergeChanges(changes);
     if (merged.length === 0) return;
     const topics = merged.map((c) => c.topic);
-    const results = await this.adminCall("TOPIC_CONFIG_FAILED", "alter configs of", topics, async () => {
-      const broker = await this.client.anyBroker();
+    const results = await this.#adminCall("TOPIC_CONFIG_FAILED", "alter configs of", topics, async () => {
+      const broker = await this.#client.anyBroker();
       const api = INCREMENTAL_ALTER_CONFIGS_API;
-      const version = this.client.negotiate(broker, api.apiName, api.apiKey, api.versions);
+      const version = this.#client.negotiate(broker, api.apiName, api.apiKey, api.versions);
       if (version < INCREMENTAL_ALTER_CONFIGS_FLEX_VERSION) {
-        return this.client.request(broker, api, () => classicAlterRequest(merged));
+        return this.#client.request(broker, api, () => classicAlterRequest(merged));
       }
       const body = encodeFlexibleAlter(merged);
-      return this.client.sendBody(broker, { ...api, apiVersion: version }, body, decodeFlexibleAlter);
+      return this.#client.sendBody(broker, { ...api, apiVersion: version }, body, decodeFlexibleAlter);
     });
     throwFirstFailure(
       "TOPIC_CONFIG_FAILED",
@@ -197,19 +197,19 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     const growths = mergeGrowths(changes);
     if (growths.length === 0) return;
     const topics = growths.map((g) => g.topic);
-    const results = await this.adminCall(
+    const results = await this.#adminCall(
       "PARTITIONS_CREATE_FAILED",
       "create partitions of",
       topics,
       async () =>
-        this.client.request(await this.client.controller(), CREATE_PARTITIONS_API, (v) =>
-          createPartitionsRequest(v, growths, this.createTimeoutMs),
+        this.#client.request(await this.#client.controller(), CREATE_PARTITIONS_API, (v) =>
+          createPartitionsRequest(v, growths, this.#createTimeoutMs),
         ),
     );
     const answers = results.map((r) => ({ topic: r.topic, code: r.errorCode, message: r.errorMessage }));
-    if (answers.some((a) => a.code === KafkaErrorCode.NOT_CONTROLLER)) await this.client.refreshMetadata();
+    if (answers.some((a) => a.code === KafkaErrorCode.NOT_CONTROLLER)) await this.#client.refreshMetadata();
     const invalid = answers.filter((a) => a.code === KafkaErrorCode.INVALID_PARTITIONS);
-    const grown = invalid.length === 0 ? new Set<string>() : await this.alreadyGrown(growths);
+    const grown = invalid.length === 0 ? new Set<string>() : await this.#alreadyGrown(growths);
     throwFirstFailure(
       "PARTITIONS_CREATE_FAILED",
       "creating partitions of",
@@ -218,25 +218,20 @@ export class KafkaClusterAdmin implements ClusterAdmin {
   }
 
   async close(): Promise<void> {
-    await this.client.disconnect();
+    await this.#client.disconnect();
   }
 
   /** Topics of `growths` that already have at least the requested count, by fresh metadata. */
-  private async alreadyGrown(growths: readonly PartitionGrowth[]): Promise<Set<string>> {
+  async #alreadyGrown(growths: readonly PartitionGrowth[]): Promise<Set<string>> {
     const counts = new Map((await this.listTopics()).map((t) => [t.name, t.partitions]));
     return new Set(growths.filter((g) => (counts.get(g.topic) ?? 0) >= g.count).map((g) => g.topic));
   }
 
   /** One attempt; a transport failure becomes `code` naming the topics, retryable as translated. */
-  private async adminCall<T>(
-    code: ErrorCode,
-    what: string,
-    topics: readonly string[],
-    call: () => Promise<T>,
-  ) {
+  async #adminCall<T>(code: ErrorCode, what: string, topics: readonly string[], call: () => Promise<T>) {
     const label = `${what} ${topics.join(", ")}`;
     try {
-      return await this.client.attempt(label, call);
+      return await this.#client.attempt(label, call);
     } catch (error) {
       const translated = translateKafkajsError(error, label, { topics });
       // A refused login stays what it is: the functions re-read the secret on it.
@@ -250,17 +245,17 @@ export class KafkaClusterAdmin implements ClusterAdmin {
   }
 
   /** Per-topic failures, "already exists" excluded, fatal ones first. Transport failures throw. */
-  private async createOnce(specs: readonly TopicSpec[]): Promise<TopicCreateError[]> {
+  async #createOnce(specs: readonly TopicSpec[]): Promise<TopicCreateError[]> {
     try {
-      await this.client.attempt("create topics", async () =>
-        brokerRequests.createTopics(await this.client.controller(), {
+      await this.#client.attempt("create topics", async () =>
+        brokerRequests.createTopics(await this.#client.controller(), {
           topics: specs.map((s) => ({
             topic: s.name,
             numPartitions: s.partitions,
             replicationFactor: s.replicationFactor,
             configEntries: [...(s.configs ?? [])].map(([name, value]) => ({ name, value })),
           })),
-          timeout: this.createTimeoutMs,
+          timeout: this.#createTimeoutMs,
         }),
       );
       return [];
@@ -281,9 +276,9 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     }
   }
 
-  private async once<T>(what: string, details: Record<string, unknown>, call: () => Promise<T>): Promise<T> {
+  async #once<T>(what: string, details: Record<string, unknown>, call: () => Promise<T>): Promise<T> {
     try {
-      return await this.client.attempt(what, call);
+      return await this.#client.attempt(what, call);
     } catch (error) {
       throw translateKafkajsError(error, what, details);
     }

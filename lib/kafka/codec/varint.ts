@@ -73,13 +73,13 @@ export class ByteReader {
       scale *= 0x80;
       n++;
     }
-    if (b >= 0x80) return this.bigVarlong(start);
+    if (b >= 0x80) return this.#bigVarlong(start);
     if (pos > this.end) throw corrupt("varlong runs past the end of its record");
     this.pos = pos;
     return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
   }
 
-  private bigVarlong(start: number): number {
+  #bigVarlong(start: number): number {
     const buf = this.buf;
     let pos = start;
     let u = 0n;

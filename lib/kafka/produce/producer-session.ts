@@ -10,7 +10,7 @@
 import type { MirrorRecord, TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
-import { backoffDelay, DEFAULT_BACKOFF, retryUntil } from "../../core/retry.js";
+import { backoffDelay } from "../../core/retry.js";
 import { ReplicatorError } from "../../errors.js";
 import type { CompressionCodec } from "../codec/compression.js";
 import { encodeRecordBatch } from "../codec/record-batch.js";
@@ -25,6 +25,7 @@ import {
   produceHeadSize,
   writeProduceHead,
 } from "../wire/produce.js";
+import { kafkaBackoff, retryKafka } from "../wire/retry.js";
 import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
@@ -60,35 +61,35 @@ export interface Leader {
 
 export class ProducerSession {
   /** The idempotent producer's state (no fencing). */
-  private readonly shared = new ProducerState();
-  private readonly client: KafkaClusterClient;
-  private readonly options: ProducerSessionOptions;
+  readonly #shared = new ProducerState();
+  readonly #client: KafkaClusterClient;
+  readonly #options: ProducerSessionOptions;
   /** Per-partition transactional producers (fencing); null without fencing. */
   readonly transactions: TransactionProducers | null;
-  private initializing: Promise<ProducerIdentity> | undefined;
-  private closed = false;
+  #initializing: Promise<ProducerIdentity> | undefined;
+  #closed = false;
 
   constructor(options: ProducerSessionOptions) {
-    this.options = options;
-    this.client = options.client;
+    this.#options = options;
+    this.#client = options.client;
     this.transactions =
       options.transactions === null
         ? null
         : new TransactionProducers({
-            client: this.client,
+            client: this.#client,
             ...options.transactions,
             retryBackoffMs: options.retryBackoffMs,
             ...(options.logger === undefined ? {} : { logger: options.logger }),
           });
   }
 
-  private get logger(): Logger | undefined {
-    return this.options.logger;
+  get #logger(): Logger | undefined {
+    return this.#options.logger;
   }
 
   /** Sequences of `tp`'s batches under its producer identity. */
   state(tp: TopicPartition): ProducerState {
-    return this.transactions?.state(tp) ?? this.shared;
+    return this.transactions?.state(tp) ?? this.#shared;
   }
 
   /**
@@ -97,21 +98,21 @@ export class ProducerSession {
    */
   identity(tp: TopicPartition, deadline: number): Promise<ProducerIdentity> {
     if (this.transactions !== null) return this.transactions.identity(tp, deadline);
-    const current = this.shared.current();
+    const current = this.#shared.current();
     if (current !== undefined) return Promise.resolve(current);
-    this.initializing ??= this.initProducerId(deadline).finally(() => {
-      this.initializing = undefined;
+    this.#initializing ??= this.#initProducerId(deadline).finally(() => {
+      this.#initializing = undefined;
     });
-    return this.initializing;
+    return this.#initializing;
   }
 
   /** The partition's leader as metadata has it, connected and authenticated. */
   async leader(tp: TopicPartition): Promise<Leader> {
-    if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
-    const broker = await this.client.broker(await this.client.leaderFor(tp));
-    const apiVersion = this.client.negotiate(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
+    if (this.#closed) throw new ReplicatorError("KAFKA_FATAL", "target writer is closed");
+    const broker = await this.#client.broker(await this.#client.leaderFor(tp));
+    const apiVersion = this.#client.negotiate(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
     const api = { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion };
-    return { broker, api, connection: await this.client.connection(broker, api) };
+    return { broker, api, connection: await this.#client.connection(broker, api) };
   }
 
   /** A produce request's body: its head, then the batch, laid out once in one buffer. */
@@ -123,9 +124,9 @@ export class ProducerSession {
     baseSequence: number,
   ): Promise<Buffer> {
     const topic = Buffer.from(tp.topic, "utf8");
-    const head = { acks: -1, timeoutMs: this.client.requestTimeoutMs, topic, partition: tp.partition };
+    const head = { acks: -1, timeoutMs: this.#client.requestTimeoutMs, topic, partition: tp.partition };
     const batch = {
-      compression: this.options.compression,
+      compression: this.#options.compression,
       producerId: identity.producerId,
       producerEpoch: identity.producerEpoch,
       baseSequence,
@@ -155,7 +156,7 @@ export class ProducerSession {
    */
   send(leader: Leader, tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
     const { apiVersion } = leader.api;
-    return this.client.enqueue(leader.connection, leader.api, body, (payload) =>
+    return this.#client.enqueue(leader.connection, leader.api, body, (payload) =>
       partitionAnswer(decodeProduceResponse(apiVersion, payload), tp),
     );
   }
@@ -166,16 +167,16 @@ export class ProducerSession {
     try {
       leader = await this.leader(tp);
     } catch (error) {
-      if (this.closed) throw error;
+      if (this.#closed) throw error;
       return { error, sent: false };
     }
     try {
-      this.logger?.debug("produce sent", {
+      this.#logger?.debug("produce sent", {
         topic: tp.topic,
         partition: tp.partition,
         baseSequence,
         batches: 1,
-        at: this.client.clock.now(),
+        at: this.#client.clock.now(),
       });
       return { answer: await this.send(leader, tp, body) };
     } catch (error) {
@@ -188,51 +189,47 @@ export class ProducerSession {
    * moved), then the backoff, cut to end by `until`.
    */
   async pauseBeforeRetry(attempt: number, until: number): Promise<void> {
-    await this.client.refreshMetadata();
-    const { clock } = this.client;
-    const delay = backoffDelay(attempt, { ...DEFAULT_BACKOFF, initialMs: this.options.retryBackoffMs });
+    await this.#client.refreshMetadata();
+    const { clock } = this.#client;
+    const delay = backoffDelay(attempt, kafkaBackoff(this.#options.retryBackoffMs));
     await clock.sleep(Math.min(delay, Math.max(0, until - clock.now())));
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.client.disconnect();
+    this.#closed = true;
+    await this.#client.disconnect();
   }
 
   /** Stops new requests at once; close() disconnects once the writes in progress settled. */
   markClosed(): void {
-    this.closed = true;
+    this.#closed = true;
   }
 
   get isClosed(): boolean {
-    return this.closed;
+    return this.#closed;
   }
 
   /** InitProducerId without a transactional id, tried again on transient failures until `deadline`. */
-  private async initProducerId(deadline: number): Promise<ProducerIdentity> {
-    const { clock } = this.client;
-    const result = await retryUntil(
+  async #initProducerId(deadline: number): Promise<ProducerIdentity> {
+    const { clock } = this.#client;
+    const result = await retryKafka(
       async (n) => {
-        if (n > 0) await this.client.refreshMetadata();
+        if (n > 0) await this.#client.refreshMetadata();
         // Non-transactional: any broker may answer; kafkajs's producer asks the controller too.
-        return brokerRequests.initProducerId(await this.client.controller(), {
+        return brokerRequests.initProducerId(await this.#client.controller(), {
           transactionalId: null,
-          transactionTimeout: this.client.requestTimeoutMs,
+          transactionTimeout: this.#client.requestTimeoutMs,
         });
       },
-      {
-        clock,
-        retryable: isTransient,
-        deadline,
-        backoff: { ...DEFAULT_BACKOFF, initialMs: this.options.retryBackoffMs },
-      },
+      this.#options.retryBackoffMs,
+      { clock, retryable: isTransient, deadline },
     ).catch((error: unknown) => {
       throw translateKafkajsError(error, "InitProducerId");
     });
-    this.logger?.info("producer id assigned", {
+    this.#logger?.info("producer id assigned", {
       producerId: result.producerId,
       producerEpoch: result.producerEpoch,
     });
-    return this.shared.adopt(BigInt(result.producerId), result.producerEpoch);
+    return this.#shared.adopt(BigInt(result.producerId), result.producerEpoch);
   }
 }

@@ -28,29 +28,29 @@ interface PartitionSequence {
 const SEQUENCE_MODULUS = 2 ** 31;
 
 export class ProducerState {
-  private identity: ProducerIdentity | undefined;
-  private generation = 0;
-  private readonly sequences = new Map<string, PartitionSequence>();
+  #identity: ProducerIdentity | undefined;
+  #generation = 0;
+  readonly #sequences = new Map<string, PartitionSequence>();
 
   current(): ProducerIdentity | undefined {
-    return this.identity;
+    return this.#identity;
   }
 
   adopt(producerId: bigint, producerEpoch: number): ProducerIdentity {
-    this.generation += 1;
-    this.identity = { producerId, producerEpoch, generation: this.generation };
-    return this.identity;
+    this.#generation += 1;
+    this.#identity = { producerId, producerEpoch, generation: this.#generation };
+    return this.#identity;
   }
 
   /** The base sequence of the next batch for `partitionKey` under `identity`. */
   nextSequence(partitionKey: string, identity: ProducerIdentity): number {
-    const state = this.sequences.get(partitionKey);
+    const state = this.#sequences.get(partitionKey);
     return state === undefined || state.generation !== identity.generation ? 0 : state.nextSequence;
   }
 
   /** Called once the broker acknowledged `count` records sent with `baseSequence`. */
   acknowledged(partitionKey: string, identity: ProducerIdentity, baseSequence: number, count: number): void {
-    this.sequences.set(partitionKey, {
+    this.#sequences.set(partitionKey, {
       generation: identity.generation,
       nextSequence: sequenceAfter(baseSequence, count),
     });
@@ -58,8 +58,8 @@ export class ProducerState {
 
   /** Drops `identity` (if still current) and the partition's sequence, so the next write starts clean. */
   reset(partitionKey: string, identity: ProducerIdentity): void {
-    this.sequences.delete(partitionKey);
-    if (this.identity?.generation === identity.generation) this.identity = undefined;
+    this.#sequences.delete(partitionKey);
+    if (this.#identity?.generation === identity.generation) this.#identity = undefined;
   }
 }
 

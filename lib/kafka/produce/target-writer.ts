@@ -88,29 +88,29 @@ const NOTHING_SENT: Sent = { baseOffset: -1, acknowledged: 0 };
 const NO_DEADLINE: WriteDeadline = () => Number.POSITIVE_INFINITY;
 
 export class KafkaTargetWriter implements TargetWriter {
-  private readonly session: ProducerSession;
+  readonly #session: ProducerSession;
   /** Tail of each partition's chain of writes: one batch in flight per partition. */
-  private readonly tails = new Map<string, Promise<unknown>>();
-  private readonly maxBatchBytes: number;
-  private readonly maxBatchRecords: number;
-  private readonly maxInFlightBatches: number;
-  private readonly retryDeadlineMs: number;
-  private readonly requestTimeoutMs: number;
-  private readonly logger: Logger | undefined;
-  private readonly clock: Clock;
-  private readonly now: () => number;
+  readonly #tails = new Map<string, Promise<unknown>>();
+  readonly #maxBatchBytes: number;
+  readonly #maxBatchRecords: number;
+  readonly #maxInFlightBatches: number;
+  readonly #retryDeadlineMs: number;
+  readonly #requestTimeoutMs: number;
+  readonly #logger: Logger | undefined;
+  readonly #clock: Clock;
+  readonly #now: () => number;
 
   constructor(options: KafkaTargetWriterOptions) {
-    this.maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
-    this.maxBatchRecords = options.maxBatchRecords ?? 10_000;
-    this.maxInFlightBatches = checkedInFlight(options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES);
-    this.retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
-    this.logger = options.logger;
+    this.#maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
+    this.#maxBatchRecords = options.maxBatchRecords ?? 10_000;
+    this.#maxInFlightBatches = checkedInFlight(options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES);
+    this.#retryDeadlineMs = options.retryDeadlineMs ?? 30_000;
+    this.#logger = options.logger;
     const client = new KafkaClusterClient({ ...options, clock: options.clock ?? systemClock });
-    this.requestTimeoutMs = client.requestTimeoutMs;
-    this.clock = client.clock;
-    this.now = () => client.clock.now();
-    this.session = new ProducerSession({
+    this.#requestTimeoutMs = client.requestTimeoutMs;
+    this.#clock = client.clock;
+    this.#now = () => client.clock.now();
+    this.#session = new ProducerSession({
       client,
       compression: options.compression ?? "none",
       retryBackoffMs: options.retryBackoffMs ?? 100,
@@ -120,7 +120,7 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   get fences(): boolean {
-    return this.session.transactions !== null;
+    return this.#session.transactions !== null;
   }
 
   write(
@@ -130,22 +130,27 @@ export class KafkaTargetWriter implements TargetWriter {
     deadline: WriteDeadline = NO_DEADLINE,
     runDeadline: number = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
-    return this.inTurn(tp, () => {
-      const transactions = this.session.transactions;
-      if (transactions === null) return this.writeInOrder(tp, records, stamp, deadline);
+    return this.#inTurn(tp, () => {
+      const transactions = this.#session.transactions;
+      if (transactions === null) return this.#writeInOrder(tp, records, stamp, deadline);
       return writeTransaction(
-        this.transactional(transactions),
+        this.#transactional(transactions),
         tp,
         { lease: deadline, run: runDeadline },
-        (bounded) => this.writeInOrder(tp, records, stamp, bounded),
+        (bounded) => this.#writeInOrder(tp, records, stamp, bounded),
         records.length,
       );
     });
   }
 
-  private transactional(transactions: TransactionProducers): TransactionalWriter {
-    const { clock, requestTimeoutMs, retryDeadlineMs, logger } = this;
-    return { transactions, clock, requestTimeoutMs, retryDeadlineMs, logger };
+  #transactional(transactions: TransactionProducers): TransactionalWriter {
+    return {
+      transactions,
+      clock: this.#clock,
+      requestTimeoutMs: this.#requestTimeoutMs,
+      retryDeadlineMs: this.#retryDeadlineMs,
+      logger: this.#logger,
+    };
   }
 
   /**
@@ -153,60 +158,60 @@ export class KafkaTargetWriter implements TargetWriter {
    * InitProducerId for the partition's transactional id, in turn with the partition's writes.
    */
   fence(tp: TopicPartition, deadline: WriteDeadline = NO_DEADLINE): Promise<void> {
-    const transactions = this.session.transactions;
+    const transactions = this.#session.transactions;
     if (transactions === null) return Promise.resolve();
-    return this.inTurn(tp, async () => {
+    return this.#inTurn(tp, async () => {
       // Retries end a request timeout before the deadline, so the last attempt ends by it.
-      const until = Math.min(this.now() + this.retryDeadlineMs, deadline() - this.requestTimeoutMs);
+      const until = Math.min(this.#now() + this.#retryDeadlineMs, deadline() - this.#requestTimeoutMs);
       await transactions.fence(tp, until);
     });
   }
 
   endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {
-    const transactions = this.session.transactions;
+    const transactions = this.#session.transactions;
     if (transactions === null) return Promise.resolve("none");
-    return this.inTurn(tp, () => endOpenTransaction(this.transactional(transactions), tp, deadline));
+    return this.#inTurn(tp, () => endOpenTransaction(this.#transactional(transactions), tp, deadline));
   }
 
   useTransactionTimeout(timeout: TransactionTimeout): void {
-    this.session.transactions?.useTimeout(timeout);
+    this.#session.transactions?.useTimeout(timeout);
   }
 
   /** Runs `job` after every earlier write and fence of `tp` settled: one at a time per partition. */
-  private inTurn<T>(tp: TopicPartition, job: () => Promise<T>): Promise<T> {
+  #inTurn<T>(tp: TopicPartition, job: () => Promise<T>): Promise<T> {
     const key = partitionKey(tp);
-    const previous = this.tails.get(key) ?? Promise.resolve();
+    const previous = this.#tails.get(key) ?? Promise.resolve();
     const run = previous.then(job, job);
     const tail = run.catch(() => undefined);
-    this.tails.set(key, tail);
+    this.#tails.set(key, tail);
     void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
     });
     return run;
   }
 
   async close(): Promise<void> {
-    this.session.markClosed();
-    await Promise.allSettled([...this.tails.values()]);
-    await this.session.close();
+    this.#session.markClosed();
+    await Promise.allSettled([...this.#tails.values()]);
+    await this.#session.close();
   }
 
-  private async writeInOrder(
+  async #writeInOrder(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
   ): Promise<WriteResult> {
-    const batches = splitIntoBatches(records, this.maxBatchBytes, this.maxBatchRecords, stamp);
+    const batches = splitIntoBatches(records, this.#maxBatchBytes, this.#maxBatchRecords, stamp);
     let baseOffset: number | null = null;
     let acknowledged = 0;
-    for (let i = 0; i < batches.length; i += this.maxInFlightBatches) {
-      const group = batches.slice(i, i + this.maxInFlightBatches);
-      const sent = await this.sendGroup(tp, group, stamp, deadline);
+    for (let i = 0; i < batches.length; i += this.#maxInFlightBatches) {
+      const group = batches.slice(i, i + this.#maxInFlightBatches);
+      const sent = await this.#sendGroup(tp, group, stamp, deadline);
       if (sent.acknowledged > 0) baseOffset ??= sent.baseOffset;
       acknowledged += sent.acknowledged;
       if (sent.acknowledged < recordCount(group)) {
-        this.logger?.info("write stopped at its deadline", {
+        this.#logger?.info("write stopped at its deadline", {
           topic: tp.topic,
           partition: tp.partition,
           records: records.length,
@@ -224,21 +229,21 @@ export class KafkaTargetWriter implements TargetWriter {
    * landed batches ended, so a batch resent here carries the same bytes and sequence as in the
    * pipeline. Stops early only at a batch nothing of which may have landed.
    */
-  private async sendGroup(
+  async #sendGroup(
     tp: TopicPartition,
     group: readonly (readonly MirrorRecord[])[],
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
   ): Promise<Sent> {
     const pipelined =
-      group.length > 1 ? await sendPipelined(this.pipeline(deadline), tp, group, stamp) : NOT_PIPELINED;
+      group.length > 1 ? await sendPipelined(this.#pipeline(deadline), tp, group, stamp) : NOT_PIPELINED;
     let acknowledged = recordCount(group.slice(0, pipelined.landed));
     let baseOffset = pipelined.landed > 0 ? pipelined.baseOffset : null;
     for (let k = pipelined.landed; k < group.length; k++) {
       const batch = group[k] ?? [];
       // After an uncertain batch the broker appended nothing later (sequence order), so only the
       // batch's own answer tells whether it may have landed.
-      const sent = await this.sendBatch(tp, batch, stamp, deadline, {
+      const sent = await this.#sendBatch(tp, batch, stamp, deadline, {
         identity: pipelined.identity,
         mayHaveLanded: pipelined.uncertain[k] === true,
       });
@@ -249,13 +254,13 @@ export class KafkaTargetWriter implements TargetWriter {
     return { baseOffset: baseOffset ?? -1, acknowledged };
   }
 
-  private pipeline(deadline: WriteDeadline): PipelineContext {
+  #pipeline(deadline: WriteDeadline): PipelineContext {
     return {
-      session: this.session,
-      identityDeadline: this.now() + this.retryDeadlineMs,
-      fits: () => this.fits(deadline),
-      now: this.now,
-      logger: this.logger,
+      session: this.#session,
+      identityDeadline: this.#now() + this.#retryDeadlineMs,
+      fits: () => this.#fits(deadline),
+      now: this.#now,
+      logger: this.#logger,
     };
   }
 
@@ -266,22 +271,22 @@ export class KafkaTargetWriter implements TargetWriter {
    * have landed. Rejects when the outcome is unknown (an attempt may have landed and cannot be
    * confirmed: deadline, retries exhausted, producer session lost) or on a non-retryable answer.
    */
-  private async sendBatch(
+  async #sendBatch(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
     resend: Resend,
   ): Promise<Sent> {
-    const giveUpAt = this.now() + this.retryDeadlineMs;
-    const session = this.session;
+    const giveUpAt = this.#now() + this.#retryDeadlineMs;
+    const session = this.#session;
     const identity = resend.identity ?? (await session.identity(tp, giveUpAt));
     const key = partitionKey(tp);
     const baseSequence = session.state(tp).nextSequence(key, identity);
     const body = await session.body(tp, records, stamp, identity, baseSequence);
     let uncertain = resend.mayHaveLanded;
     for (let attempt = 0; ; attempt++) {
-      if (!this.fits(deadline)) {
+      if (!this.#fits(deadline)) {
         if (!uncertain) return NOTHING_SENT;
         // The batch may be in the log: its sequence must not carry other records later.
         session.state(tp).reset(key, identity);
@@ -292,21 +297,21 @@ export class KafkaTargetWriter implements TargetWriter {
         session.state(tp).acknowledged(key, identity, baseSequence, records.length);
         return { baseOffset: verdict.baseOffset, acknowledged: records.length };
       }
-      if (verdict.kind === "bisect") return this.sendHalves(tp, records, stamp, deadline, identity);
-      if (verdict.kind === "fail" || this.now() >= giveUpAt) {
+      if (verdict.kind === "bisect") return this.#sendHalves(tp, records, stamp, deadline, identity);
+      if (verdict.kind === "fail" || this.#now() >= giveUpAt) {
         const failure =
           verdict.kind === "fail" ? verdict : { error: verdict.exhausted(), reset: verdict.uncertain };
         if (failure.reset) session.state(tp).reset(key, identity);
         throw failure.error;
       }
       uncertain = verdict.uncertain;
-      this.logger?.debug("produce retry", { ...batchDetails(tp, records), attempt, ...verdict.log });
-      await session.pauseBeforeRetry(attempt, Math.min(giveUpAt, deadline() - this.requestTimeoutMs));
+      this.#logger?.debug("produce retry", { ...batchDetails(tp, records), attempt, ...verdict.log });
+      await session.pauseBeforeRetry(attempt, Math.min(giveUpAt, deadline() - this.#requestTimeoutMs));
     }
   }
 
   /** The broker refused the batch without consuming its sequence; find the record to blame. */
-  private async sendHalves(
+  async #sendHalves(
     tp: TopicPartition,
     records: readonly MirrorRecord[],
     stamp: ProvenanceStamp | null,
@@ -314,12 +319,12 @@ export class KafkaTargetWriter implements TargetWriter {
     identity: ProducerIdentity,
   ): Promise<Sent> {
     const middle = Math.ceil(records.length / 2);
-    const first = await this.sendBatch(tp, records.slice(0, middle), stamp, deadline, {
+    const first = await this.#sendBatch(tp, records.slice(0, middle), stamp, deadline, {
       identity,
       mayHaveLanded: false,
     });
     if (first.acknowledged < middle) return first;
-    const second = await this.sendBatch(tp, records.slice(middle), stamp, deadline, {
+    const second = await this.#sendBatch(tp, records.slice(middle), stamp, deadline, {
       identity,
       mayHaveLanded: false,
     });
@@ -327,8 +332,8 @@ export class KafkaTargetWriter implements TargetWriter {
   }
 
   /** A request sent now is answered, or has timed out, by the deadline. */
-  private fits(deadline: WriteDeadline): boolean {
-    return this.now() + this.requestTimeoutMs <= deadline();
+  #fits(deadline: WriteDeadline): boolean {
+    return this.#now() + this.#requestTimeoutMs <= deadline();
   }
 }
 

@@ -44,13 +44,13 @@ const MAX_INT32 = 2 ** 31 - 1;
 const MAX_IN_FLIGHT = 3;
 
 export class FetchCoalescer {
-  private readonly queues = new Map<number, Waiter[]>();
+  readonly #queues = new Map<number, Waiter[]>();
   /** Brokers with a request about to be sent: calls made meanwhile join it. */
-  private readonly scheduled = new Set<number>();
+  readonly #scheduled = new Set<number>();
   /** Requests in flight per broker; calls beyond MAX_IN_FLIGHT wait for one to return. */
-  private readonly inFlight = new Map<number, number>();
-  private readonly send: FetchSender;
-  private readonly isolationLevel: IsolationLevelValue;
+  readonly #inFlight = new Map<number, number>();
+  readonly #send: FetchSender;
+  readonly #isolationLevel: IsolationLevelValue;
 
   constructor(
     client: KafkaClusterClient,
@@ -58,8 +58,8 @@ export class FetchCoalescer {
     send?: FetchSender,
     isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED,
   ) {
-    this.send = send ?? brokerFetchSender(client, requestTimeoutMs);
-    this.isolationLevel = isolationLevel;
+    this.#send = send ?? brokerFetchSender(client, requestTimeoutMs);
+    this.#isolationLevel = isolationLevel;
   }
 
   /** Fetches `tp` from `route.leader`, as of `route.leaderEpoch`. */
@@ -70,36 +70,36 @@ export class FetchCoalescer {
     limits: FetchLimits,
   ): Promise<FetchPartitionResponse> {
     return new Promise((resolve, reject) => {
-      const queue = this.queues.get(route.leader) ?? [];
+      const queue = this.#queues.get(route.leader) ?? [];
       queue.push({ tp, leaderEpoch: route.leaderEpoch, offset, limits, resolve, reject });
-      this.queues.set(route.leader, queue);
-      this.schedule(route.leader);
+      this.#queues.set(route.leader, queue);
+      this.#schedule(route.leader);
     });
   }
 
-  private schedule(brokerId: number): void {
-    if (this.scheduled.has(brokerId) || (this.inFlight.get(brokerId) ?? 0) >= MAX_IN_FLIGHT) return;
-    this.scheduled.add(brokerId);
+  #schedule(brokerId: number): void {
+    if (this.#scheduled.has(brokerId) || (this.#inFlight.get(brokerId) ?? 0) >= MAX_IN_FLIGHT) return;
+    this.#scheduled.add(brokerId);
     // Deferred to the next macrotask so that calls made in the same turn join one request.
-    setImmediate(() => void this.flush(brokerId));
+    setImmediate(() => void this.#flush(brokerId));
   }
 
-  private async flush(brokerId: number): Promise<void> {
-    this.scheduled.delete(brokerId);
-    const { round, rest } = takeRound(this.queues.get(brokerId) ?? []);
-    this.queues.set(brokerId, rest);
-    this.inFlight.set(brokerId, (this.inFlight.get(brokerId) ?? 0) + 1);
+  async #flush(brokerId: number): Promise<void> {
+    this.#scheduled.delete(brokerId);
+    const { round, rest } = takeRound(this.#queues.get(brokerId) ?? []);
+    this.#queues.set(brokerId, rest);
+    this.#inFlight.set(brokerId, (this.#inFlight.get(brokerId) ?? 0) + 1);
     try {
-      const response = await this.send(brokerId, buildRequest(round, this.isolationLevel));
+      const response = await this.#send(brokerId, buildRequest(round, this.#isolationLevel));
       settle(round, response);
     } catch (error) {
       for (const waiter of round) waiter.reject(error);
     } finally {
-      const inFlight = (this.inFlight.get(brokerId) ?? 1) - 1;
-      if (inFlight > 0) this.inFlight.set(brokerId, inFlight);
-      else this.inFlight.delete(brokerId);
-      if ((this.queues.get(brokerId)?.length ?? 0) > 0) this.schedule(brokerId);
-      else if (inFlight === 0 && !this.scheduled.has(brokerId)) this.queues.delete(brokerId);
+      const inFlight = (this.#inFlight.get(brokerId) ?? 1) - 1;
+      if (inFlight > 0) this.#inFlight.set(brokerId, inFlight);
+      else this.#inFlight.delete(brokerId);
+      if ((this.#queues.get(brokerId)?.length ?? 0) > 0) this.#schedule(brokerId);
+      else if (inFlight === 0 && !this.#scheduled.has(brokerId)) this.#queues.delete(brokerId);
     }
   }
 }

@@ -40,22 +40,22 @@ export interface KafkaSourceReaderOptions extends ClusterClientOptions {
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
 export class KafkaSourceReader implements SourceReader {
-  private readonly client: KafkaClusterClient;
-  private readonly coalescer: FetchCoalescer;
-  private readonly logger: Logger | undefined;
-  private readonly readCommitted: boolean;
-  private closed = false;
+  readonly #client: KafkaClusterClient;
+  readonly #coalescer: FetchCoalescer;
+  readonly #logger: Logger | undefined;
+  readonly #readCommitted: boolean;
+  #closed = false;
 
   constructor(options: KafkaSourceReaderOptions) {
-    this.client = new KafkaClusterClient(options);
-    this.readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
-    this.coalescer = new FetchCoalescer(
-      this.client,
-      this.client.requestTimeoutMs,
+    this.#client = new KafkaClusterClient(options);
+    this.#readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
+    this.#coalescer = new FetchCoalescer(
+      this.#client,
+      this.#client.requestTimeoutMs,
       undefined,
-      this.readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
+      this.#readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
     );
-    this.logger = options.logger;
+    this.#logger = options.logger;
   }
 
   /**
@@ -69,23 +69,23 @@ export class KafkaSourceReader implements SourceReader {
    * As with Kafka's own fetch, the last batch taken may carry the total past maxBytes.
    */
   async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
-    const first = await this.onLeader(
+    const first = await this.#onLeader(
       tp,
       `fetch ${tp.topic}/${tp.partition}@${offset}`,
       { offset },
-      (route) => this.fetchOnce(route, tp, offset, limits),
+      (route) => this.#fetchOnce(route, tp, offset, limits),
     );
     if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
     const records = first.records;
     const epochs = [...(first.epochs ?? [])];
     let bytes = first.bytes;
     let last = first;
-    const { clock } = this.client;
+    const { clock } = this.#client;
     const stopAt = clock.now() + FILL_BUDGET_MS;
-    while (clock.now() < stopAt && !this.closed) {
+    while (clock.now() < stopAt && !this.#closed) {
       let next: FetchedRecords;
       try {
-        next = await this.fetchOnce(await this.client.route(tp), tp, last.nextOffset, {
+        next = await this.#fetchOnce(await this.#client.route(tp), tp, last.nextOffset, {
           maxRecords: limits.maxRecords - records.length,
           maxBytes: limits.maxBytes - bytes,
           maxWaitMs: 0,
@@ -116,8 +116,8 @@ export class KafkaSourceReader implements SourceReader {
    * that need them rather than failing the partition.
    */
   describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
-    return this.attempt(tp, `describe ${tp.topic}/${tp.partition}`, {}, async () => {
-      const topic = await this.client.describeTopic(tp);
+    return this.#attempt(tp, `describe ${tp.topic}/${tp.partition}`, {}, async () => {
+      const topic = await this.#client.describeTopic(tp);
       if (topic === null) return { topicId: null, leaderEpoch: -1 };
       const partition = topic.partitions.find((p) => p.partition === tp.partition);
       return { topicId: topic.topicId, leaderEpoch: partition?.leaderEpoch ?? -1 };
@@ -127,12 +127,12 @@ export class KafkaSourceReader implements SourceReader {
   /** OffsetForLeaderEpoch to the partition's leader; -1 when the broker cannot tell. */
   endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
     const what = `offset for leader epoch ${tp.topic}/${tp.partition}`;
-    return this.onLeader(tp, what, {}, async (route) => {
-      const broker = await this.client.broker(route.leader);
+    return this.#onLeader(tp, what, {}, async (route) => {
+      const broker = await this.#client.broker(route.leader);
       const apiKey = OFFSET_FOR_LEADER_EPOCH_API_KEY;
-      if (this.client.supported(broker, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
+      if (this.#client.supported(broker, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
       const api = { apiName: "OffsetForLeaderEpoch", apiKey, versions: OFFSET_FOR_LEADER_EPOCH_VERSIONS };
-      const answer = await this.client.request(broker, api, (v) =>
+      const answer = await this.#client.request(broker, api, (v) =>
         offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: route.leaderEpoch, leaderEpoch }),
       );
       if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
@@ -142,63 +142,63 @@ export class KafkaSourceReader implements SourceReader {
   }
 
   /** `call` routed to the partition's current leader and epoch (see `attempt`). */
-  private onLeader<T>(
+  #onLeader<T>(
     tp: TopicPartition,
     what: string,
     extra: Record<string, unknown>,
     call: (route: PartitionRoute) => Promise<T>,
   ): Promise<T> {
-    return this.attempt(tp, what, extra, async () => call(await this.client.route(tp)));
+    return this.#attempt(tp, what, extra, async () => call(await this.#client.route(tp)));
   }
 
   /** One attempt of `call` (re-routed once by the cluster client), its failure translated. */
-  private async attempt<T>(
+  async #attempt<T>(
     tp: TopicPartition,
     what: string,
     extra: Record<string, unknown>,
     call: () => Promise<T>,
   ): Promise<T> {
     const details = { topic: tp.topic, partition: tp.partition, ...extra };
-    if (this.closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
+    if (this.#closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
     try {
-      return await this.client.attempt(what, call);
+      return await this.#client.attempt(what, call);
     } catch (error) {
       throw translateKafkajsError(error, what, details);
     }
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    await this.client.disconnect();
+    this.#closed = true;
+    await this.#client.disconnect();
   }
 
-  private async fetchOnce(
+  async #fetchOnce(
     route: PartitionRoute,
     tp: TopicPartition,
     offset: number,
     limits: FetchLimits,
   ): Promise<FetchedRecords> {
-    const response = await this.coalescer.fetch(route, tp, offset, limits);
+    const response = await this.#coalescer.fetch(route, tp, offset, limits);
     if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
-      throw await this.outOfRange(tp, offset, response);
+      throw await this.#outOfRange(tp, offset, response);
     if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);
-    return this.toFetchedRecords(response, offset, limits);
+    return this.#toFetchedRecords(response, offset, limits);
   }
 
-  private async toFetchedRecords(
+  async #toFetchedRecords(
     response: FetchPartitionResponse,
     offset: number,
     limits: FetchLimits,
   ): Promise<FetchedRecords> {
     const all = await decodeRecordBatches(response.records);
-    const visible = this.readCommitted ? dropAborted(all, response.abortedTransactions) : all;
+    const visible = this.#readCommitted ? dropAborted(all, response.abortedTransactions) : all;
     const slice = slicePartition(all, visible, offset, limits.maxRecords);
     return {
       records: slice.records,
       nextOffset: slice.nextOffset,
       // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
       highWatermark:
-        this.readCommitted && response.lastStableOffset >= 0
+        this.#readCommitted && response.lastStableOffset >= 0
           ? response.lastStableOffset
           : response.highWatermark,
       logStartOffset: response.logStartOffset,
@@ -207,16 +207,16 @@ export class KafkaSourceReader implements SourceReader {
     };
   }
 
-  private async outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {
+  async #outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {
     let logStartOffset = response.logStartOffset;
     let highWatermark = response.highWatermark;
     if (logStartOffset < 0 || highWatermark < 0) {
       // Brokers often send -1 with this error; the core needs the range to know what was lost.
       try {
-        const [offsets] = await listPartitionOffsets(this.client, tp.topic, [tp.partition]);
+        const [offsets] = await listPartitionOffsets(this.#client, tp.topic, [tp.partition]);
         if (offsets !== undefined) ({ logStartOffset, logEndOffset: highWatermark } = offsets);
       } catch (error) {
-        this.logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
+        this.#logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
           ...tp,
           ...describeError(error),
         });
