@@ -5,6 +5,6 @@
  * (crc32c.ts, crc32.ts) and varints (varint.ts); shared types in model.ts. Imports lib/core's
  * model and provenance and lib/errors.ts; nothing else in lib/kafka.
  */
-export { type CompressionCodec, compress, decompress } from "./compression.js";
+export { CODECS, compress, decompress } from "./compression.js";
 export type { ControlType, DecodedBatch } from "./model.js";
 export { decodeRecordBatches, encodeRecordBatch } from "./record-batch.js";

@@ -11,10 +11,11 @@
  *   53 baseSequence int32 | 57 recordCount int32 | 61 records (compressed as one block, if any)
  */
 
+import type { CompressionCodec } from "../../config/compression.js";
 import type { MirrorRecord, RecordHeader } from "../../core/model.js";
 import { type ProvenanceStamp, STAMP_OFFSET_BYTES } from "../../core/provenance.js";
 import { ReplicatorError } from "../../errors.js";
-import { CODEC_IDS, type CompressionCodec, codecFromId, compress, decompress } from "./compression.js";
+import { CODECS, codecFromId, compress, decompress } from "./compression.js";
 import { crc32c } from "./crc32c.js";
 import { decodeLegacyEntry } from "./legacy-message-set.js";
 import type { ControlType, DecodedBatch } from "./model.js";
@@ -281,7 +282,7 @@ export async function encodeRecordBatch(
   batch.writeInt32BE(batch.length - headroom - LOG_OVERHEAD, at + 8);
   batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, at + 12);
   batch.writeInt8(CURRENT_MAGIC, at + MAGIC_OFFSET);
-  const attributes = CODEC_IDS[codec] | (options.isTransactional === true ? TRANSACTIONAL_FLAG : 0);
+  const attributes = CODECS[codec].id | (options.isTransactional === true ? TRANSACTIONAL_FLAG : 0);
   batch.writeInt16BE(attributes, at + ATTRIBUTES_OFFSET);
   batch.writeInt32BE(count - 1, at + 23);
   writeInt64(batch, at + 27, baseTimestamp);

@@ -7,12 +7,13 @@
  * fencing, each target partition has a transactional producer of its own
  * (transaction-producers.ts), whose InitProducerId fences every earlier writer of the partition.
  */
+
+import type { CompressionCodec } from "../../config/compression.js";
 import type { MirrorRecord, TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
 import { backoffDelay } from "../../core/retry.js";
 import { ReplicatorError } from "../../errors.js";
-import type { CompressionCodec } from "../codec/compression.js";
 import { encodeRecordBatch } from "../codec/record-batch.js";
 import type { BodyApi, Broker, BrokerConnection, KafkaClusterClient } from "../wire/cluster-client.js";
 import { isTransient, translateKafkajsError } from "../wire/connection.js";

@@ -18,6 +18,8 @@
  * write resolves with the acknowledged prefix. With fencing each write is one transaction, and
  * its bounds and what a failed one leaves open are in transactional-write.ts.
  */
+
+import type { CompressionCodec } from "../../config/compression.js";
 import { systemClock } from "../../core/clock.js";
 import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../../core/model.js";
 import type {
@@ -30,7 +32,6 @@ import type {
 } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
 import { ReplicatorError } from "../../errors.js";
-import type { CompressionCodec } from "../codec/compression.js";
 import { type ClusterClientOptions, KafkaClusterClient } from "../wire/cluster-client.js";
 import { splitIntoBatches } from "./batch-split.js";
 import { NOT_PIPELINED, type PipelineContext, sendPipelined } from "./pipelined-send.js";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { CompressionCodec } from "../../../../lib/config/compression.js";
 import type { MirrorRecord, RecordHeader } from "../../../../lib/core/model.js";
 import { encodeProvenance, stampFor } from "../../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../../lib/errors.js";
-import type { CompressionCodec } from "../../../../lib/kafka/codec/compression.js";
 import type { DecodedBatch } from "../../../../lib/kafka/codec/model.js";
 import {
   decodeRecordBatches,
