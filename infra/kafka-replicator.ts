@@ -185,7 +185,7 @@ export class KafkaReplicator extends Construct {
       topicsReason:
         "the target topics replicate creates, grows, configures, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
       // Fenced writes go through one transactional.id per target partition, all named
-      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
+      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/produce/transactional-id.ts): nothing else.
       transactionalIds: {
         actions: ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
         prefix: Fn.join("", [TRANSACTIONAL_ID_PREFIX, props.source.alias, "/"]),

@@ -32,7 +32,7 @@ export type TransactionResult = "commit" | "abort";
 export interface TransactionCoordinatorOptions {
   /** The target cluster's client, shared with the writer. */
   readonly client: KafkaClusterClient;
-  /** From transactionalIdFor (lib/kafka/transactional-id.ts). */
+  /** From transactionalIdFor (lib/kafka/produce/transactional-id.ts). */
   readonly transactionalId: string;
   /**
    * The coordinator aborts a transaction left open longer than this (transaction.timeout.ms); the

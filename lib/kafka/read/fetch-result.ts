@@ -4,7 +4,7 @@
  */
 import type { EpochStart, MirrorRecord } from "../../core/model.js";
 
-/** The parts of a decoded record batch this step needs (lib/kafka/record-batch.ts's DecodedBatch). */
+/** The parts of a decoded record batch this step needs (lib/kafka/codec/record-batch.ts's DecodedBatch). */
 export interface BatchView {
   readonly baseOffset: number;
   readonly lastOffset: number;

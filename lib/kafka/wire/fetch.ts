@@ -1,7 +1,7 @@
 /**
  * Fetch v11 with the record sets left as raw bytes. kafkajs's own Fetch decoder turns records into
  * objects and loses the order of interleaved repeated headers; we decode the bytes ourselves with
- * lib/kafka/record-batch.ts instead. Each partition carries the leader epoch the reader believes
+ * lib/kafka/codec/record-batch.ts instead. Each partition carries the leader epoch the reader believes
  * current (KIP-320, Fetch v9+), so a broker that is not at that epoch refuses to answer.
  */
 import {

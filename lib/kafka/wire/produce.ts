@@ -1,5 +1,5 @@
 /**
- * Produce v3..v7 carrying one record batch we encoded ourselves (lib/kafka/record-batch.ts), so a
+ * Produce v3..v7 carrying one record batch we encoded ourselves (lib/kafka/codec/record-batch.ts), so a
  * retry resends exactly the same bytes with the same base sequence. The request layout is the
  * same in v3..v7; the response gains log_start_offset in v5. One partition per request: a write
  * is ordered per partition and acknowledged on its own.

@@ -11,7 +11,7 @@ import type { ProduceHead } from "./produce.js";
 const MAX_STRING_BYTES = 32_767;
 
 export interface TransactionalProduceHead extends ProduceHead {
-  /** The transactional.id, UTF-8 (transactionalIdFor, lib/kafka/transactional-id.ts). */
+  /** The transactional.id, UTF-8 (transactionalIdFor, lib/kafka/produce/transactional-id.ts). */
   readonly transactionalId: Buffer;
 }
 

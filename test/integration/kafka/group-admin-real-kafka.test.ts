@@ -1,4 +1,4 @@
-// KafkaGroupAdmin (lib/kafka/group-admin.ts, group-describe.ts) against real Apache Kafka 4.1 (one
+// KafkaGroupAdmin (lib/kafka/admin/group-admin.ts, group-describe.ts) against real Apache Kafka 4.1 (one
 // KRaft node, test/helpers/real-kafka.ts) with real groups of both rebalance protocols: KIP-848
 // members (`group.protocol=consumer`, the default for new consumers from Kafka 4.0) and classic
 // ones, both librdkafka 2.15.1 consumers (test/helpers/group-member.ts). DescribeGroups answers a

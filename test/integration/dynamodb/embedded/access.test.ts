@@ -138,7 +138,7 @@ describe("embedded lease store: a state directory someone else owns", () => {
     // World-writable, so only the ownership check can refuse it: writing into it would succeed.
     const owned = await mkdtemp(join(tmpdir(), "kafka-mirror-owned-"));
     await chmod(owned, 0o777);
-    const ensureUrl = new URL("../../../lib/embedded/ensure.ts", import.meta.url).href;
+    const ensureUrl = new URL("../../../lib/dynamodb/embedded/ensure.ts", import.meta.url).href;
     const script = [
       `import(${JSON.stringify(ensureUrl)})`,
       `  .then((m) => m.ensureLeaseServer(${JSON.stringify(owned)}))`,

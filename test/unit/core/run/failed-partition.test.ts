@@ -1,5 +1,5 @@
 /**
- * A partition whose pump stops on a non-retryable error (lib/core/failure-backoff.ts): it is
+ * A partition whose pump stops on a non-retryable error (lib/core/run/failure-backoff.ts): it is
  * checkpointed and released, the worker that failed it leaves it alone for its backoff, and the
  * fleet copies it again, another worker at once. Named after the bug they pin: the partition
  * used to be parked with its failing worker until the run ended.

@@ -1,5 +1,5 @@
 /**
- * The backoff a worker gives a partition it failed (lib/core/failure-backoff.ts): one lease
+ * The backoff a worker gives a partition it failed (lib/core/run/failure-backoff.ts): one lease
  * duration, doubling with each failure in a row, capped; reset by a term that ended well.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Which failures are settings no retry can change, and what to change (lib/core/failure-report.ts).
+ * Which failures are settings no retry can change, and what to change (lib/core/run/failure-report.ts).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * The leader's pure assignment (lib/core/lease-assignment.ts): balance, stickiness, the cap on
+ * The leader's pure assignment (lib/core/run/lease-assignment.ts): balance, stickiness, the cap on
  * changes, draining and slot preference, plus a property over random fleets.
  */
 import assert from "node:assert/strict";

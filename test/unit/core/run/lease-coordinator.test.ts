@@ -1,5 +1,5 @@
 /**
- * The worker's side of the lease protocol (lib/core/lease-coordinator.ts) with the real leader
+ * The worker's side of the lease protocol (lib/core/run/lease-coordinator.ts) with the real leader
  * turn, over the in-memory store that evaluates DynamoDB's conditions: claims, handoffs,
  * failover, and a fleet settling and staying put.
  */

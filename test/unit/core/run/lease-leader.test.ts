@@ -1,5 +1,5 @@
 /**
- * The leader item's renewal (lib/core/lease-leader.ts): a renewal whose answer is lost (a timeout
+ * The leader item's renewal (lib/core/run/lease-leader.ts): a renewal whose answer is lost (a timeout
  * after it landed) must not lock the leader out of its own item until it expires, leaving the
  * fleet without assignments for a heartbeat's life.
  */

@@ -1,5 +1,5 @@
 /**
- * Discovery inside a run (lib/core/topic-watch.ts, called from the worker's loop): topics and
+ * Discovery inside a run (lib/core/run/topic-watch.ts, called from the worker's loop): topics and
  * partitions that appear on the source while a run goes on are copied in the same run, from
  * their first offset, within a discovery interval and a lease round.
  */

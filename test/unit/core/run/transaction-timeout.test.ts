@@ -1,6 +1,6 @@
 /**
  * The transaction timeout of fenced writes against the target brokers' transaction.max.timeout.ms
- * (lib/core/transaction-timeout.ts). Named after the bug they pin: the timeout was never checked
+ * (lib/core/run/transaction-timeout.ts). Named after the bug they pin: the timeout was never checked
  * against the brokers' cap, so a broker with a lower one refused every InitProducerId
  * (INVALID_TRANSACTION_TIMEOUT) and nothing was copied.
  */

@@ -1,5 +1,5 @@
 /**
- * ConsumerGroupDescribe (API 69) v0-v1 bytes (lib/kafka/protocol/consumer-group-describe.ts),
+ * ConsumerGroupDescribe (API 69) v0-v1 bytes (lib/kafka/wire/consumer-group-describe.ts),
  * laid out by hand from Kafka's ConsumerGroupDescribeRequest.json / ConsumerGroupDescribeResponse.json
  * (flexible from v0; v1 adds Member.MemberType, KIP-1099, checked against Kafka 4.1.2's generated
  * ConsumerGroupDescribeResponseData, whose Member.write puts it after TargetAssignment). Against a

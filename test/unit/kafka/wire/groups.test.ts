@@ -1,5 +1,5 @@
 /**
- * ListGroups v4-v5 bytes (lib/kafka/protocol/groups.ts), laid out by hand from Kafka's
+ * ListGroups v4-v5 bytes (lib/kafka/wire/groups.ts), laid out by hand from Kafka's
  * ListGroupsRequest.json / ListGroupsResponse.json: flexible from v3, StatesFilter from v4,
  * TypesFilter and GroupType from v5 (KIP-848). Against a broker: the group-admin integration
  * tests (the mock's handler, and Kafka 4.1 in group-admin-real-kafka.test.ts).

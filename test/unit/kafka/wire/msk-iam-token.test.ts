@@ -1,5 +1,5 @@
 /**
- * The MSK IAM token our signer path produces (lib/kafka/security.ts with its default provider,
+ * The MSK IAM token our signer path produces (lib/kafka/wire/security.ts with its default provider,
  * aws-msk-iam-sasl-signer-js over the default AWS credential chain) has the documented shape:
  * the base64url of a SigV4-presigned URL for `kafka-cluster:Connect` on
  * `kafka.<region>.amazonaws.com`. Fixed fake credentials come from the environment, so nothing
