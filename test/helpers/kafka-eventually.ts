@@ -1,11 +1,18 @@
 /**
  * Waits for what Kafka makes visible only a moment after it answered a call, on the condition
- * Kafka documents, bounded; never a bare sleep. On real Kafka (the mock applies at once) an admin
- * change (CreateTopics, CreatePartitions, IncrementalAlterConfigs) is answered once the controller
- * made it; each broker applies it from the metadata log later, and the Metadata and
- * DescribeConfigs it serves show the old state until then (Kafka's AdminClient: "it may take
- * several seconds ... for all the brokers to become aware").
+ * Kafka documents, bounded; never a bare sleep. Two such gaps meet the contract tests on real
+ * Kafka (the mock closes both at once):
+ * - an admin change (CreateTopics, CreatePartitions, IncrementalAlterConfigs) is answered once the
+ *   controller made it; each broker applies it from the metadata log later, and the Metadata and
+ *   DescribeConfigs it serves show the old state until then (Kafka's AdminClient: "it may take
+ *   several seconds ... for all the brokers to become aware");
+ * - a transaction's commit or abort is answered once the coordinator logged the decision; it
+ *   writes the COMMIT or ABORT markers to the partitions after answering, and until a partition
+ *   has its marker the last stable offset (LSO) stays at the transaction's first record.
  */
+import type { TopicPartition } from "../../lib/core/model.js";
+import { latestOffset, metadata } from "./kafka-raw-requests.js";
+
 const POLL_MS = 100;
 const TIMEOUT_MS = 15_000;
 
@@ -30,6 +37,34 @@ export async function eventually<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/**
+ * Until the partition's LSO, asked of its leader (ListOffsets read_committed, independently of
+ * lib/kafka), is at least `offset`: the markers of the transactions ended below it are written.
+ */
+export async function stableOffsetReaches(
+  brokers: readonly string[],
+  tp: TopicPartition,
+  offset: number,
+  timeoutMs = TIMEOUT_MS,
+): Promise<void> {
+  await eventually(
+    `the last stable offset of ${tp.topic}[${tp.partition}] to reach ${offset}`,
+    () => lastStableOffset(brokers, tp),
+    (lso) => lso >= offset,
+    timeoutMs,
+  );
+}
+
+async function lastStableOffset(brokers: readonly string[], tp: TopicPartition): Promise<number> {
+  const [bootstrap] = brokers;
+  if (bootstrap === undefined) throw new Error("no broker address");
+  const cluster = await metadata(bootstrap, [tp.topic]);
+  const leader = cluster.topics.get(tp.topic)?.partitions.find((p) => p.partition === tp.partition)?.leader;
+  const node = cluster.brokers.find((b) => b.nodeId === leader);
+  if (node === undefined) return -1; // no leader yet: not reached
+  return latestOffset(`${node.host}:${node.port}`, tp.topic, tp.partition, "read_committed");
 }
 
 function describe(answer: unknown): string {
