@@ -72,16 +72,6 @@ export interface PartitionIdentity {
   readonly leaderEpoch: number;
 }
 
-/** Which source log a checkpoint belongs to, stored with it (see Lease.sourceTopicId). */
-export interface SourcePosition {
-  readonly topicId: string | null;
-  /** Leader epoch of the last record copied; null when unknown. */
-  readonly leaderEpoch: number | null;
-}
-
-/** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
-export type CheckpointResetReason = "topic-recreated" | "log-truncated";
-
 /**
  * The latest instant (epoch ms, by the writer's clock) by which every request a write sends must
  * be finished. Called before each request, so a lease renewed during the write extends it.
@@ -307,17 +297,19 @@ export interface GroupDescription {
   readonly type: GroupType;
 }
 
-// The lease store's port and its items: lease-ports.ts.
+// The lease store's port and its items: lease/model.ts.
 export type {
+  CheckpointResetReason,
   HeartbeatOptions,
   LeaderLease,
   Lease,
   LeaseStore,
   OffsetMapPoint,
+  SourcePosition,
   TableSnapshot,
   WorkerHeartbeat,
   WorkerRecord,
-} from "./lease-ports.js";
+} from "./lease/model.js";
 
 export interface Clock {
   now(): number;

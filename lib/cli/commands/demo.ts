@@ -154,7 +154,7 @@ async function prepareDemo(
 
   const metrics = new DemoMetrics();
   const workers = WORKERS.map((workerId) => {
-    const replicator = createReplicator(config, { dynamodb: table.client, logger, metrics, workerId });
+    const replicator = createReplicator(config, { ...table.backend, logger, metrics, workerId });
     closers.add(workerId, () => replicator.close());
     return replicator;
   });

@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { HeldLease } from "../../../lib/core/held-lease.js";
+import { checkpointWrite } from "../../../lib/core/lease/checkpoint.js";
 import type { TopicPartition } from "../../../lib/core/model.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { RunLeases } from "../../../lib/core/run-leases.js";
-import { checkpointUpdate } from "../../../lib/dynamodb/checkpoint-update.js";
 import { CapturingLogger, FakeClock, InMemoryLeaseStore, storeWith } from "../../helpers/fakes.js";
 
 const src: TopicPartition = { topic: "src", partition: 0 };
@@ -64,10 +64,10 @@ describe("HeldLease: answers of concurrent writes", () => {
 
     assert.equal(lease.lease.checkpoint, 100, "the checkpoint went back to before the pin");
     assert.equal(lease.lease.expiresAt, clock.now() + 120_000);
-    // The next checkpoint's write, as the DynamoDB store builds it from the held lease: 500 is
-    // not the map's origin ("nothing copied before target 450"), since 100..499 were copied
-    // before it. (The in-memory store keeps no offset map, so the pin's own point is not here.)
-    const built = checkpointUpdate(
+    // The next checkpoint's write, as the store builds it from the held lease: the pin stays the
+    // map's origin, and 500 is not one ("nothing copied before target 450"), since 100..499 were
+    // copied before it.
+    const { changes } = checkpointWrite(
       lease.lease,
       { owner: "A", counter: lease.lease.counter },
       500,
@@ -76,8 +76,11 @@ describe("HeldLease: answers of concurrent writes", () => {
         targetOffset: 450,
         source: undefined,
       },
-    ).build();
-    assert.deepEqual(built.ExpressionAttributeValues[":offsetMap"], { S: "500:450" });
+    );
+    assert.deepEqual(changes.set.offsetMap, [
+      { source: 100, target: 40, origin: true },
+      { source: 500, target: 450 },
+    ]);
   });
 
   it("an answer without the handoff request does not drop the one an earlier answer brought", async () => {

@@ -1,67 +1,23 @@
 /**
- * Every condition the lease store writes under, composed from named pieces (condition.ts), with
- * the race each one prevents. The in-memory LeaseStore of the tests evaluates these same
- * conditions, so it refuses exactly what DynamoDB refuses.
- *
- * Placeholders are the piece's own (`:heldOwner`, `:observedCounter`, ...), apart from the
- * `:<attribute>` ones of the values an update writes (lease-update.ts), so a condition and an
- * update never bind the same placeholder.
+ * Every condition the lease store (store.ts, coordination.ts) writes under, composed from the
+ * named pieces of model.ts, with the race each one prevents. Both backends apply these same
+ * conditions (the conformance suite runs each on both), so a write is refused or allowed alike.
  */
-import type { Lease } from "../core/ports.js";
-import { absent, allOf, anyOf, type Condition, equals, greaterThan, lessThan } from "./condition.js";
-
-/** The holding a writer has: a held lease's owner and fencing counter. */
-export interface Holding {
-  readonly owner: string;
-  readonly counter: number;
-}
-
-/**
- * The lease fence, as every conditional write on a held lease states it: the item is still the
- * holding the writer has. The counter grows on every claim, so a holder that lost the lease and
- * got it back (or a reused worker id) never passes for the holder it used to be.
- */
-export function heldBy(holding: Holding): Condition {
-  return allOf(
-    equals("owner", ":heldOwner", holding.owner),
-    equals("counter", ":heldCounter", holding.counter),
-  );
-}
-
-/** Not expired by the writer's clock. */
-export function unexpiredAt(now: number): Condition {
-  return greaterThan("expiresAt", ":now", now);
-}
-
-/** Exactly as a claimer read it: the same owner (or none), counter and expiry. */
-export function unchangedSince(observed: Lease): Condition {
-  return allOf(
-    observed.owner === null ? absent("owner") : equals("owner", ":observedOwner", observed.owner),
-    equals("counter", ":observedCounter", observed.counter),
-    equals("expiresAt", ":observedExpiresAt", observed.expiresAt),
-  );
-}
-
-/** Nobody asked the holder for the lease yet. */
-export const noHandoffRequested: Condition = absent("handoffTo");
-
-/** `worker` is the one that asked the holder for the lease. */
-export function handoffRequestedBy(worker: string): Condition {
-  return equals("handoffTo", ":requester", worker);
-}
-
-/** The stored checkpoint is below `offset`, or there is none yet. */
-export function checkpointBelow(offset: number): Condition {
-  return anyOf(absent("checkpoint"), lessThan("checkpoint", ":checkpointBound", offset));
-}
-
-/** The stored checkpoint is `offset`. */
-export function checkpointAt(offset: number): Condition {
-  return equals("checkpoint", ":storedCheckpoint", offset);
-}
-
-/** No item under the key yet. */
-export const leaseAbsent: Condition = absent("key");
+import {
+  allOf,
+  type Condition,
+  checkpointAt,
+  checkpointBelow,
+  equals,
+  type Holding,
+  handoffRequestedBy,
+  heldBy,
+  itemAbsent,
+  type Lease,
+  noHandoffRequested,
+  unchangedSince,
+  unexpiredAt,
+} from "./model.js";
 
 /** Whether a checkpoint of `nextOffset` moves `held`'s checkpoint forward (or sets the first). */
 export function checkpointAdvances(held: Lease, nextOffset: number): boolean {
@@ -78,7 +34,7 @@ export const LeaseConditions = {
    * put would replace A's item with a free one, dropping owner, counter and checkpoint, and the
    * partition would restart from its policy start offset while A keeps copying.
    */
-  create: (): Condition => leaseAbsent,
+  create: (): Condition => itemAbsent,
 
   /**
    * claim: succeeds only if the item is exactly as the claimer saw it. Timelines it prevents:
@@ -181,7 +137,7 @@ export const LeaseConditions = {
 } as const;
 
 /**
- * The conditions of the protocol's own items (coordination-store.ts). None of these writes
+ * The conditions of the protocol's own items (coordination.ts). None of these writes
  * decides ownership or progress, which only lease items do; they keep the protocol's bookkeeping
  * from being corrupted by a stale reader.
  */
@@ -193,7 +149,7 @@ export const CoordinationConditions = {
    *   t2  the first leader writes W's assignment: unconditionally an item with an assignment
    *       and no heartbeat would appear, which every later scan would have to skip.
    */
-  assign: (workerId: string): Condition => equals("workerId", ":assignee", workerId),
+  assign: (workerId: string): Condition => equals("workerId", workerId),
 
   /**
    * removeWorker: only the dead item the leader saw. Timeline it prevents:
@@ -202,8 +158,7 @@ export const CoordinationConditions = {
    *   t2  the leader deletes W's item: W would lose its assignment and look dead to the next
    *       leader. The expiry the leader saw is no longer the item's: refused.
    */
-  removeWorker: (observedExpiresAt: number): Condition =>
-    equals("expiresAt", ":observedExpiresAt", observedExpiresAt),
+  removeWorker: (observedExpiresAt: number): Condition => equals("expiresAt", observedExpiresAt),
 
   /**
    * claimLeader: taken or renewed only as the claimer read it (or absent). Timeline it prevents:
@@ -214,11 +169,5 @@ export const CoordinationConditions = {
    *       condition B is refused, and so is a renewal by a leader whose item someone took.
    */
   claimLeader: (observed: { owner: string | null; counter: number; expiresAt: number } | null): Condition =>
-    observed === null
-      ? leaseAbsent
-      : allOf(
-          observed.owner === null ? absent("owner") : equals("owner", ":observedOwner", observed.owner),
-          equals("counter", ":observedCounter", observed.counter),
-          equals("expiresAt", ":observedExpiresAt", observed.expiresAt),
-        ),
+    observed === null ? itemAbsent : unchangedSince(observed),
 } as const;

@@ -1,12 +1,10 @@
 /**
  * What a refused write on a held lease means, read from the item as it is now: which of the
- * conditions (lease-conditions.ts) failed, and the LEASE_LOST error that says so. Pure, so the
- * in-memory LeaseStore of the tests reports losses exactly as the DynamoDB one does.
+ * conditions (conditions.ts) failed, and the LEASE_LOST error that says so.
  */
-import { partitionKey } from "../core/model.js";
-import type { Lease } from "../core/ports.js";
-import { ReplicatorError } from "../errors.js";
-import type { Holding } from "./lease-conditions.js";
+import { ReplicatorError } from "../../errors.js";
+import { partitionKey } from "../model.js";
+import type { Holding, Lease } from "./model.js";
 
 /** Why a conditional write on a held lease failed. */
 export type LossReason = "missing" | "released" | "taken" | "expired" | "checkpoint-ahead";

@@ -1,14 +1,19 @@
 /**
- * The UpdateItem a checkpoint and a checkpoint reset (LeaseStore.resetCheckpoint) write, with
- * the checks of their arguments: what the checkpoint says about its target position and its
- * source log (topic id, leader epoch) rides in the same conditional write as the offset.
+ * What a checkpoint and a checkpoint reset (LeaseStore.resetCheckpoint) write, with the checks of
+ * their arguments: what the checkpoint says about its target position and its source log (topic
+ * id, leader epoch) rides in the same conditional write as the offset.
  */
-import type { Lease, SourcePosition } from "../core/ports.js";
-import { withPoint } from "../offsets/offset-map.js";
-import { invalidArgument, requireOffset } from "./lease-arguments.js";
-import { checkpointAdvances, type Holding, LeaseConditions } from "./lease-conditions.js";
-import { LeaseUpdate } from "./lease-update.js";
-import { encodeOffsetMap } from "./offset-map-attribute.js";
+import { invalidArgument, requireOffset } from "./arguments.js";
+import { checkpointAdvances, LeaseConditions } from "./conditions.js";
+import type { Condition, Holding, Lease, SourcePosition } from "./model.js";
+import { withPoint } from "./offset-map.js";
+import { ChangeSet } from "./table.js";
+
+/** One conditional write: what it changes and when. */
+export interface ConditionalChanges {
+  readonly changes: ChangeSet;
+  readonly condition: Condition;
+}
 
 /**
  * A checkpoint of `held` at `nextOffset`. The target position travels in the same conditional
@@ -20,19 +25,20 @@ import { encodeOffsetMap } from "./offset-map-attribute.js";
  * rides along for the same reason: paired with another batch's epoch, a truncation check on
  * resume would compare wrong values.
  */
-export function checkpointUpdate(
+export function checkpointWrite(
   held: Lease,
   holder: Holding,
   nextOffset: number,
   now: number,
   position: { readonly targetOffset: number | undefined; readonly source: SourcePosition | undefined },
-): LeaseUpdate {
-  const update = new LeaseUpdate(LeaseConditions.checkpoint({ ...held, ...holder }, nextOffset, now));
+): ConditionalChanges {
+  const changes = new ChangeSet();
   // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
-  if (checkpointAdvances(held, nextOffset)) update.set("checkpoint", nextOffset).set("lastProgressAt", now);
-  update.set("updatedAt", now);
+  if (checkpointAdvances(held, nextOffset))
+    changes.with("checkpoint", nextOffset).with("lastProgressAt", now);
+  changes.with("updatedAt", now);
   if (position.targetOffset !== undefined) {
-    update.set("targetOffset", position.targetOffset);
+    changes.with("targetOffset", position.targetOffset);
     // The pair joins the lease's offset map in the same write (offset-map.ts). Built from the
     // held lease: only this holder writes it, and a stale base only loses points (a longer
     // translation scan), never makes one wrong.
@@ -43,20 +49,20 @@ export function checkpointUpdate(
       target: position.targetOffset,
       ...(origin ? { origin: true as const } : {}),
     };
-    update.set("offsetMap", encodeOffsetMap(withPoint(held.offsetMap ?? [], point)));
+    changes.with("offsetMap", withPoint(held.offsetMap ?? [], point));
   }
-  if (position.source !== undefined) withSource(update, "checkpoint", position.source, nextOffset);
-  return update;
+  if (position.source !== undefined) withSource(changes, "checkpoint", position.source, nextOffset);
+  return { changes, condition: LeaseConditions.checkpoint({ ...held, ...holder }, nextOffset, now) };
 }
 
 /** A reset of `held`'s checkpoint to `nextOffset` (backwards too), with its new positions. */
-export function resetCheckpointUpdate(
+export function resetCheckpointWrite(
   held: Lease,
   holder: Holding,
   nextOffset: number,
   now: number,
   position: { readonly targetOffset: number | null; readonly source: SourcePosition },
-): LeaseUpdate {
+): ConditionalChanges {
   const operation = "resetCheckpoint";
   requireOffset(operation, "nextOffset", nextOffset);
   if (held.checkpoint === null) {
@@ -69,43 +75,40 @@ export function resetCheckpointUpdate(
   }
   const { targetOffset } = position;
   if (targetOffset !== null) requireOffset(operation, "targetOffset", targetOffset);
-  const update = new LeaseUpdate(LeaseConditions.resetCheckpoint(holder, held.checkpoint, now))
-    .set("checkpoint", nextOffset)
-    .set("updatedAt", now);
+  const changes = new ChangeSet().with("checkpoint", nextOffset).with("updatedAt", now);
   // A position paired with the old checkpoint would point exactly-once recovery at records the
   // reset made meaningless, so without a new one the old one goes.
   // The offset map goes with it: its source offsets named records of the log that diverged.
-  if (targetOffset === null) update.remove("targetOffset", "offsetMap");
+  if (targetOffset === null) changes.without("targetOffset", "offsetMap");
   else
-    update
-      .set("targetOffset", targetOffset)
-      .set("offsetMap", encodeOffsetMap([{ source: nextOffset, target: targetOffset }]));
-  return withSource(update, operation, position.source, nextOffset, "reset");
+    changes
+      .with("targetOffset", targetOffset)
+      .with("offsetMap", [{ source: nextOffset, target: targetOffset }]);
+  withSource(changes, operation, position.source, nextOffset, "reset");
+  return { changes, condition: LeaseConditions.resetCheckpoint(holder, held.checkpoint, now) };
 }
 
 /**
- * Sets the source position on `update`. An unknown topic id (a cluster without ids) is kept as
- * stored by a checkpoint and removed by a reset (the old one describes the log the reset left).
- * The epoch is always the checkpointer's current one (Lease.sourceEpoch), null removing it, and
- * goes with the checkpoint it is stored with (`sourceEpochAt`, lease-item.ts): an epoch paired
- * with a checkpoint it does not belong to is what made a clean leader change look like a
- * truncation. Older versions' `sourceLeaderEpoch` is never read; it is removed here to tidy.
+ * Sets the source position. An unknown topic id (a cluster without ids) is kept as stored by a
+ * checkpoint and removed by a reset (the old one describes the log the reset left). The epoch is
+ * always the checkpointer's current one (Lease.sourceEpoch), null removing it, and goes with the
+ * checkpoint it is stored with (`sourceEpochAt`, items.ts storedEpoch): an epoch paired with a
+ * checkpoint it does not belong to is what made a clean leader change look like a truncation.
  */
 function withSource(
-  update: LeaseUpdate,
+  changes: ChangeSet,
   operation: string,
   source: SourcePosition,
   nextOffset: number,
   kind?: "reset",
-): LeaseUpdate {
+): void {
   if (source.topicId === "") {
     throw invalidArgument(operation, "source.topicId", source.topicId, "a non-empty string or null");
   }
   if (source.leaderEpoch !== null) requireOffset(operation, "source.leaderEpoch", source.leaderEpoch);
-  if (source.topicId !== null) update.set("sourceTopicId", source.topicId);
-  else if (kind === "reset") update.remove("sourceTopicId");
+  if (source.topicId !== null) changes.with("sourceTopicId", source.topicId);
+  else if (kind === "reset") changes.without("sourceTopicId");
   if (source.leaderEpoch !== null)
-    update.set("sourceEpoch", source.leaderEpoch).set("sourceEpochAt", nextOffset);
-  else update.remove("sourceEpoch", "sourceEpochAt");
-  return update.remove("legacySourceLeaderEpoch");
+    changes.with("sourceEpoch", source.leaderEpoch).with("sourceEpochAt", nextOffset);
+  else changes.without("sourceEpoch", "sourceEpochAt");
 }

@@ -3,7 +3,7 @@
  * is refused before anything is written, as CONFIG_INVALID naming the operation, the argument,
  * the value and what is allowed.
  */
-import { ReplicatorError } from "../errors.js";
+import { ReplicatorError } from "../../errors.js";
 
 /** The CONFIG_INVALID for a bad `argument` of `operation`, saying what is allowed. */
 export function invalidArgument(

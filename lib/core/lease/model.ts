@@ -1,9 +1,19 @@
 /**
- * The lease store's port (implemented by lib/dynamodb with the AWS SDK) and the items it keeps:
- * partition leases, worker heartbeats, the leader lease. Re-exported by ports.ts.
+ * The lease store's port and the items it keeps (partition leases, worker heartbeats, the leader
+ * lease), and the conditions its writes are made under, as data. Re-exported by ports.ts, so
+ * the rest of the core sees one list of ports.
  */
-import type { TopicPartition } from "./model.js";
-import type { CheckpointResetReason, SourcePosition } from "./ports.js";
+import type { TopicPartition } from "../model.js";
+
+/** Which source log a checkpoint belongs to, stored with it (see Lease.sourceTopicId). */
+export interface SourcePosition {
+  readonly topicId: string | null;
+  /** Leader epoch of the last record copied; null when unknown. */
+  readonly leaderEpoch: number | null;
+}
+
+/** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
+export type CheckpointResetReason = "topic-recreated" | "log-truncated";
 
 /**
  * One lease item per source topic-partition. `counter` is the fencing token: it increases on
@@ -50,12 +60,12 @@ export interface Lease {
    * So whatever a holder wrote past its stored checkpoint is of this epoch, and
    * OffsetForLeaderEpoch of it tells a clean leader change from a truncation under those records
    * (source-continuity.ts). Null or absent when unknown, and in a store item whose checkpoint
-   * was moved without it (an older version of this code: lib/dynamodb/lease-item.ts).
+   * was moved without it (an older version of this code: items.ts, storedEpoch).
    */
   readonly sourceEpoch?: number | null;
   /**
    * A bounded history of (checkpoint, targetOffset) pairs of this lease, oldest first, thinned
-   * so older points are sparser (lib/offsets/offset-map.ts): where consumer-group offset
+   * so older points are sparser (offset-map.ts): where consumer-group offset
    * translation starts reading the target for a source offset below the current checkpoint.
    * Empty or absent before the first exactly-once checkpoint.
    */
@@ -130,6 +140,10 @@ export interface TableSnapshot {
   readonly leader: LeaderLease | null;
 }
 
+/**
+ * The lease protocol as the rest of the core uses it. Implemented once, by TableLeaseStore
+ * (store.ts) over a LeaseTable (table.ts): DynamoDB (lib/dynamodb) or memory (memory-table.ts).
+ */
 export interface LeaseStore {
   /** Creates a free lease item for each partition that has none. Existing items are untouched. */
   ensure(partitions: readonly TopicPartition[]): Promise<void>;
@@ -138,9 +152,10 @@ export interface LeaseStore {
   /** One lease, read consistently; null when the partition has no item. */
   lease(tp: TopicPartition): Promise<Lease | null>;
   /**
-   * Leases, worker items and the leader item in one paginated, eventually consistent scan: the
-   * leader's read. Every write decided on it is conditional, so a stale view costs a refused write.
-   * Items it cannot read are skipped (and reported), never an error.
+   * Leases, worker items and the leader item in one pass over the table that may be stale
+   * (eventually consistent): the leader's read. Every write decided on it is conditional, so a
+   * stale view costs a refused write. Items it cannot read are skipped (and reported), never an
+   * error.
    */
   scan(): Promise<TableSnapshot>;
   /**
@@ -222,3 +237,104 @@ export interface LeaseStore {
    */
   handOver(held: Lease, expiresAt: number): Promise<boolean>;
 }
+
+/** The attributes a condition can test; `key` exists exactly when the item does. */
+export type ConditionAttribute =
+  | "key"
+  | "owner"
+  | "counter"
+  | "expiresAt"
+  | "checkpoint"
+  | "handoffTo"
+  | "workerId";
+
+/**
+ * A condition on the item a write is about, as data, so that each backend applies the same one:
+ * DynamoDB translates it into a ConditionExpression (lib/dynamodb/expressions.ts), the
+ * memory table evaluates it (memory-table.ts). A comparison with an absent attribute (or a
+ * missing item) is false, as in DynamoDB. The named pieces below build every condition the store
+ * writes under (conditions.ts); the race each one prevents is written there.
+ */
+export type Condition =
+  | { readonly test: "equals"; readonly attribute: ConditionAttribute; readonly value: string | number }
+  | {
+      readonly test: "lessThan" | "greaterThan";
+      readonly attribute: ConditionAttribute;
+      readonly value: number;
+    }
+  | { readonly test: "absent"; readonly attribute: ConditionAttribute }
+  | { readonly test: "allOf" | "anyOf"; readonly pieces: readonly Condition[] };
+
+export const equals = (attribute: ConditionAttribute, value: string | number): Condition => ({
+  test: "equals",
+  attribute,
+  value,
+});
+export const lessThan = (attribute: ConditionAttribute, value: number): Condition => ({
+  test: "lessThan",
+  attribute,
+  value,
+});
+export const greaterThan = (attribute: ConditionAttribute, value: number): Condition => ({
+  test: "greaterThan",
+  attribute,
+  value,
+});
+/** The attribute is not stored; `absent("key")`: there is no item. */
+export const absent = (attribute: ConditionAttribute): Condition => ({ test: "absent", attribute });
+export const allOf = (...pieces: readonly Condition[]): Condition => ({ test: "allOf", pieces });
+export const anyOf = (...pieces: readonly Condition[]): Condition => ({ test: "anyOf", pieces });
+
+/** The holding a writer has: a held lease's owner and fencing counter. */
+export interface Holding {
+  readonly owner: string;
+  readonly counter: number;
+}
+
+/**
+ * The lease fence, as every conditional write on a held lease states it: the item is still the
+ * holding the writer has. The counter grows on every claim, so a holder that lost the lease and
+ * got it back (or a reused worker id) never passes for the holder it used to be.
+ */
+export function heldBy(holding: Holding): Condition {
+  return allOf(equals("owner", holding.owner), equals("counter", holding.counter));
+}
+
+/** Not expired by the writer's clock. */
+export function unexpiredAt(now: number): Condition {
+  return greaterThan("expiresAt", now);
+}
+
+/** Exactly as a claimer read it: the same owner (or none), counter and expiry. */
+export function unchangedSince(observed: {
+  readonly owner: string | null;
+  readonly counter: number;
+  readonly expiresAt: number;
+}): Condition {
+  return allOf(
+    observed.owner === null ? absent("owner") : equals("owner", observed.owner),
+    equals("counter", observed.counter),
+    equals("expiresAt", observed.expiresAt),
+  );
+}
+
+/** Nobody asked the holder for the lease yet. */
+export const noHandoffRequested: Condition = absent("handoffTo");
+
+/** `worker` is the one that asked the holder for the lease. */
+export function handoffRequestedBy(worker: string): Condition {
+  return equals("handoffTo", worker);
+}
+
+/** The stored checkpoint is below `offset`, or there is none yet. */
+export function checkpointBelow(offset: number): Condition {
+  return anyOf(absent("checkpoint"), lessThan("checkpoint", offset));
+}
+
+/** The stored checkpoint is `offset`. */
+export function checkpointAt(offset: number): Condition {
+  return equals("checkpoint", offset);
+}
+
+/** No item under the key yet. */
+export const itemAbsent: Condition = absent("key");

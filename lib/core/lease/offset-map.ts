@@ -2,7 +2,7 @@
  * The compact source-to-target offset map a lease keeps for consumer-group offset translation.
  *
  * Every exactly-once checkpoint C is stored with a target position T such that every record
- * copied from source offset C onwards sits at or after T (ports.ts, Lease.targetOffset). Such a
+ * copied from source offset C onwards sits at or after T (model.ts, Lease.targetOffset). Such a
  * pair stays true for ever (later copies land later), so any set of past pairs is a valid map,
  * and translating a source offset O needs to read the target only from the T of the nearest
  * point with C <= O. The lease keeps at most OFFSET_MAP_MAX_POINTS of them: recent points dense
@@ -13,9 +13,9 @@
  * scan longer, never a translation wrong. A checkpoint reset (the source log diverged) clears
  * it, since its source offsets named records of a log that is gone.
  */
-import type { OffsetMapPoint } from "../core/ports.js";
+import type { OffsetMapPoint } from "./model.js";
 
-export type { OffsetMapPoint } from "../core/ports.js";
+export type { OffsetMapPoint } from "./model.js";
 
 /** Points a lease keeps; 32 pairs cost some 400 bytes of the item. */
 export const OFFSET_MAP_MAX_POINTS = 32;
