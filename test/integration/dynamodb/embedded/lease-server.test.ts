@@ -78,7 +78,7 @@ describe("embedded lease store", () => {
 
   it("gives processes that start at the same moment one shared server", async () => {
     const d = await stateDir();
-    const ensureUrl = new URL("../../../lib/dynamodb/embedded/ensure.ts", import.meta.url).href;
+    const ensureUrl = new URL("../../../../lib/dynamodb/embedded/ensure.ts", import.meta.url).href;
     const file = join(d, "probe.mts");
     await writeFile(
       file,

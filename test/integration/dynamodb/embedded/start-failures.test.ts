@@ -22,7 +22,7 @@ import { isReplicatorError } from "../../../../lib/errors.js";
 /** Shorter than the race grace (3 s) that an unexpected server exit waits for. */
 const AT_ONCE_MS = 2_500;
 const TABLE = "start-failures";
-const DAEMON = fileURLToPath(new URL("../../../lib/dynamodb/embedded/daemon.ts", import.meta.url));
+const DAEMON = fileURLToPath(new URL("../../../../lib/dynamodb/embedded/daemon.ts", import.meta.url));
 
 describe("embedded lease server in a state directory it cannot use", () => {
   let root: string;
