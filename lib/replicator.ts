@@ -1,7 +1,7 @@
 /**
- * The composition root: turns a parsed config into a ready Worker with its Kafka and DynamoDB
- * adapters. The Lambda handlers, the CLI and the integration tests all build workers here, so a
- * worker is wired one way only.
+ * The composition root: turns a parsed config into a ready Worker with its Kafka adapters and
+ * its lease store (over DynamoDB, or over this process's memory). The Lambda handlers, the CLI
+ * and the integration tests all build workers and lease stores here, so each is wired one way.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -13,23 +13,55 @@ import {
   writeSafetyMarginMs,
 } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
-import type { ConfigSyncPolicy } from "./core/config-sync.js";
-import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
+import { MemoryLeaseTable } from "./core/lease/memory-table.js";
+import { TableLeaseStore } from "./core/lease/store.js";
+import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
+import type { Clock, LeaseStore, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { transactionTimeoutBounds } from "./core/transaction-timeout.js";
-import { Worker } from "./core/worker.js";
-import type { WorkerSettings } from "./core/worker-settings.js";
-import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
-import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
-import type { KafkaConnectionOptions } from "./kafka/connection.js";
-import type { KafkaSecurityOptions } from "./kafka/security.js";
-import { KafkaSourceReader } from "./kafka/source-reader.js";
-import { KafkaTargetWriter } from "./kafka/target-writer.js";
+import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
+import { Worker } from "./core/run/worker.js";
+import type { WorkerSettings } from "./core/run/worker-settings.js";
+import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
+import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
+import { KafkaTargetWriter } from "./kafka/produce/target-writer.js";
+import { KafkaSourceReader } from "./kafka/read/source-reader.js";
+import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
 
-export interface ReplicatorDependencies {
-  /** Built once by the caller (cold start) with its endpoint, timeouts and retries. */
-  readonly dynamodb: DynamoDBClient;
+/**
+ * Where the leases live: exactly one of the two. `dynamodb`: the table `leases.table`, through a
+ * client built once by the caller (cold start) with its endpoint, timeouts and retries. `memory`:
+ * a table in this process, for one process alone (`run --lease-store memory`); it is gone when
+ * the process is.
+ */
+export type LeaseBackend =
+  | { readonly dynamodb: DynamoDBClient; readonly memory?: never }
+  | { readonly memory: MemoryLeaseTable; readonly dynamodb?: never };
+
+/** A fresh in-memory lease table for one process (LeaseBackend `memory`). */
+export function memoryLeaseBackend(): LeaseBackend {
+  return { memory: new MemoryLeaseTable() };
+}
+
+/** THE lease store of a config over `backend`; `observers` hear of lease items it skips. */
+export function createLeaseStore(
+  config: Pick<MirrorConfig, "leases">,
+  backend: LeaseBackend,
+  observers: {
+    readonly logger?: Logger | undefined;
+    readonly metrics?: Pick<ReplicationMetrics, "leaseItemSkipped"> | undefined;
+    readonly clock?: Clock | undefined;
+  } = {},
+): LeaseStore {
+  const table =
+    backend.memory !== undefined
+      ? backend.memory
+      : new DynamoDbLeaseTable({ client: backend.dynamodb, tableName: config.leases.table });
+  return new TableLeaseStore({ table, ...observers });
+}
+
+export type ReplicatorDependencies = LeaseBackend & {
   readonly logger: Logger;
   readonly metrics: ReplicationMetrics;
   /** @default config.worker.id, else `<hostname>-<pid>-<random>` */
@@ -49,7 +81,7 @@ export interface ReplicatorDependencies {
    * process right after a write was acknowledged, before its checkpoint). @default none
    */
   readonly decorateTarget?: (writer: TargetWriter) => TargetWriter;
-}
+};
 
 export interface Replicator {
   readonly workerId: string;
@@ -59,7 +91,7 @@ export interface Replicator {
    * whichever schedule slot invokes it, and the CLI overlaps its rounds.
    */
   workerFor(identity: { readonly workerId: string; readonly slot: string }): Worker;
-  /** Closes every connection the replicator opened; the DynamoDB client stays the caller's. */
+  /** Closes every connection the replicator opened; the lease backend stays the caller's. */
   close(): Promise<void>;
 }
 
@@ -156,13 +188,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     : undefined;
   const sourceAdmin = new KafkaClusterAdmin({ ...sourceOptions, clock });
   const targetAdmin = new KafkaClusterAdmin({ ...targetOptions, clock });
-  const leases = new DynamoDbLeaseStore({
-    client: deps.dynamodb,
-    tableName: config.leases.table,
-    logger,
-    metrics: deps.metrics,
-    clock,
-  });
+  const leases = createLeaseStore(config, deps, { logger, metrics: deps.metrics, clock });
   const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
     new Worker({
       ...identity,

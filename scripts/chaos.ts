@@ -7,11 +7,13 @@
  * CHAOS_LEADER_MOVES (clean leader changes of source partitions per run; default 14),
  * CHAOS_TARGET_ISOLATION (read_committed, the default, or read_uncommitted: how the comparison
  * reads the target) and CHAOS_FENCING (the workers' target.fencing: transactional, the default,
- * or none, the old idempotent mode, which cannot fence a frozen worker); CHAOS_KEEP_LOGS=1 keeps
+ * or none, the old idempotent mode, which cannot fence a frozen worker); KAFKA_TESTBED=real runs
+ * it against real Kafka (no broker faults there); CHAOS_KEEP_LOGS=1 keeps
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
-import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../lib/kafka/read/source-reader.js";
+import { KAFKA_TESTBED } from "../test/helpers/kafka-testbed.js";
 import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./chaos/run.js";
 
 const MIN_KILLS = 25;
@@ -54,6 +56,9 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
 
 const options: ChaosOptions = {
   ...DEFAULT_CHAOS,
+  // Real Kafka gets no broker faults (scripts/chaos/run.ts): three brokers where leaders move,
+  // one for the target.
+  brokers: KAFKA_TESTBED === "real" ? { source: 3, target: 1 } : DEFAULT_CHAOS.brokers,
   seed: count("CHAOS_SEED", DEFAULT_CHAOS.seed),
   faultPhaseMs: count("CHAOS_FAULT_MS", DEFAULT_CHAOS.faultPhaseMs),
   recordsPerPartition: count("CHAOS_RECORDS", DEFAULT_CHAOS.recordsPerPartition),

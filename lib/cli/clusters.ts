@@ -6,9 +6,9 @@
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { MirrorConfig } from "../config/schema.js";
 import type { ClusterAdmin, Logger, SourceReader } from "../core/ports.js";
-import { KafkaClusterAdmin } from "../kafka/cluster-admin.js";
-import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/security.js";
-import { KafkaSourceReader } from "../kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../kafka/admin/cluster-admin.js";
+import { KafkaSourceReader } from "../kafka/read/source-reader.js";
+import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/wire/security.js";
 import { kafkaConnectionOptions } from "../replicator.js";
 import {
   type ClusterSecurity,

@@ -6,7 +6,13 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CliError, describeFailure, ExitCode } from "./cli-error.js";
 import type { CliIo } from "./console.js";
-import { DEFAULT_STATE_DIR, LEASE_STORES, type LeaseStoreKind } from "./leases.js";
+import {
+  DEFAULT_STATE_DIR,
+  isLeaseStoreKind,
+  LEASE_STORES,
+  type LeaseStoreKind,
+  leaseStoreServes,
+} from "./leases.js";
 
 export const USAGE = `usage: kafka-mirror <command> [options]
 
@@ -29,8 +35,9 @@ commands:
 options:
   --config FILE      YAML or JSON, the functions' config schema
   --state-dir DIR    embedded lease store directory (default ${DEFAULT_STATE_DIR}/)
-  --lease-store KIND embedded (default), or dynamodb: the table leases.table in DynamoDB
-                     (AWS_REGION, AWS credentials, AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them)
+  --lease-store KIND embedded (default); dynamodb: the table leases.table in DynamoDB
+                     (AWS_REGION, AWS credentials, AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them);
+                     memory (run only): in this process, gone when it ends, shared with no other
   --json             machine-readable output
   --debug            verbose logs and stack traces
 `;
@@ -106,16 +113,13 @@ async function runConfigCommand(
   signal: AbortSignal,
 ): Promise<number> {
   if (values.config === undefined) throw usageError(`${command} needs --config FILE`);
-  const leaseStore = values["lease-store"] ?? "embedded";
-  if (!LEASE_STORES.includes(leaseStore as LeaseStoreKind)) {
-    throw usageError(`--lease-store must be one of ${LEASE_STORES.join(", ")}, got "${leaseStore}"`);
-  }
+  const leaseStore = leaseStoreOption(values["lease-store"], command);
   const global = {
     config: values.config,
     json: values.json ?? false,
     debug: values.debug ?? false,
     stateDir: resolve(values["state-dir"] ?? DEFAULT_STATE_DIR),
-    leaseStore: leaseStore as LeaseStoreKind,
+    leaseStore,
     signal,
   };
   switch (command) {
@@ -154,6 +158,19 @@ async function runConfigCommand(
       return failoverCommand({ ...global, group: values.group, ...flags }, io);
     }
   }
+}
+
+function leaseStoreOption(value: string | undefined, command: string): LeaseStoreKind {
+  const kind = value ?? "embedded";
+  if (!isLeaseStoreKind(kind)) {
+    throw usageError(`--lease-store must be one of ${LEASE_STORES.join(", ")}, got "${kind}"`);
+  }
+  if (!leaseStoreServes(kind, command)) {
+    throw usageError(
+      `--lease-store memory keeps leases inside one run's process; ${command} would see an empty table`,
+    );
+  }
+  return kind;
 }
 
 function usageError(message: string): CliError {

@@ -93,10 +93,12 @@ async function main(): Promise<void> {
   });
   const table = await openLeaseTable(config, job.stateDir);
   // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
-  // the pump's path between two writes, so their latency is part of the copy rate.
-  if (process.env.BENCH_LEASE_TRACE) {
+  // the pump's path between two writes, so their latency is part of the copy rate. The bench's
+  // embedded store is reached through a DynamoDB client, so `dynamodb` is always set here.
+  const dynamodb = table.backend.dynamodb;
+  if (process.env.BENCH_LEASE_TRACE && dynamodb !== undefined) {
     const { appendFileSync } = await import("node:fs");
-    table.client.middlewareStack.add(
+    dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
         const t0 = performance.now();
         try {
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
   }
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
-    dynamodb: table.client,
+    ...table.backend,
     logger: new StderrLogger(),
     metrics,
   });

@@ -8,10 +8,10 @@ import type { MirrorRecord } from "../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../lib/core/provenance.js";
 import { retryingAdmin } from "../../lib/core/retrying-ports.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import type { DynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import type { MockKafka } from "../../test/helpers/mock-kafka.js";
+import type { TestKafka } from "../../test/helpers/kafka-testbed.js";
 import { ClusterView, recordImage } from "../../test/helpers/partition-data.js";
 import { sleep } from "./faults.js";
 
@@ -31,7 +31,7 @@ export interface Tally {
 }
 
 export async function waitForCatchUp(
-  src: MockKafka,
+  src: Pick<TestKafka, "bootstrapServers">,
   db: DynamoDbLocal,
   table: string,
   partitionsOf: { topics: readonly string[]; partitions: number; timeoutMs: number },
@@ -81,8 +81,8 @@ export async function waitForCatchUp(
 
 /** Reads every partition of both sides (the target at `targetIsolation`) and tallies them. */
 export async function compare(
-  src: MockKafka,
-  dst: MockKafka,
+  src: Pick<TestKafka, "bootstrapServers">,
+  dst: Pick<TestKafka, "bootstrapServers">,
   partitionsOf: { topics: readonly string[]; partitions: number },
   targetIsolation: SourceIsolationLevel,
   result: Tally,

@@ -7,6 +7,12 @@
  * the workers' lease-store traffic in bursts (a proxy in front of DynamoDB Local) and, when asked,
  * freeze workers (SIGSTOP/SIGCONT). Then every target partition is compared with its source,
  * record for record, by the provenance headers (scripts/chaos/compare.ts).
+ *
+ * The clusters are the mock or real Kafka, per KAFKA_TESTBED (test/helpers/kafka-testbed.ts). The
+ * broker faults are the mock's fault injection (down/up, its leader moves, injected errors, RTT):
+ * on real Kafka the run has none, and proves exactly-once through worker kills, freezes past the
+ * lease, lease-store faults and clean source leader changes (reassignment and election on a
+ * 3-broker source) against Kafka's own fencing, transactions, leader epochs and read_committed.
  */
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,10 +20,10 @@ import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import type { MirrorConfig, MirrorConfigInput } from "../../lib/config/schema.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { type DelayProxy, startDelayProxy } from "../../test/helpers/delay-proxy.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
+import { startTestKafka, type TestKafka } from "../../test/helpers/kafka-testbed.js";
 import { compare, type Tally, waitForCatchUp } from "./compare.js";
 import {
   type BurstOptions,
@@ -39,6 +45,11 @@ import { WorkerPool } from "./workers.js";
 export { tally } from "./compare.js";
 
 export interface ChaosOptions {
+  /**
+   * Brokers per cluster: 3 on the mock (broker faults and leader moves need them); on real Kafka
+   * 3 for the source (leader moves) and 1 for the target (no broker faults there).
+   */
+  readonly brokers: { readonly source: 1 | 3; readonly target: 1 | 3 };
   readonly topics: number;
   readonly partitions: number;
   /** Records produced per partition during the fault phase. */
@@ -88,6 +99,7 @@ export const FENCING_MODES: readonly TargetFencing[] = ["transactional", "none"]
 const LEASE_DURATION_MS = 8_000;
 
 export const DEFAULT_CHAOS: ChaosOptions = {
+  brokers: { source: 3, target: 3 },
   topics: 3,
   partitions: 8,
   recordsPerPartition: 2_500,
@@ -126,6 +138,8 @@ export interface ChaosResult extends Tally, FaultCounts {
   target_isolation: SourceIsolationLevel;
   /** The workers' target.fencing. */
   fencing: TargetFencing;
+  /** The broker: librdkafka's mock or real Kafka. */
+  testbed: TestKafka["kind"];
   seed: number;
 }
 
@@ -153,6 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let keepLogs = true;
   try {
     const w = await startWorld(o, topics, dbPath, world);
+    result.testbed = w.src.kind;
     const config = mirrorConfig(w, o.fencing);
     // Longer than the longest burst: a held request lands late instead of being given up.
     const dynamodbTimeoutMs = Math.round(LEASE_DURATION_MS * 1.6) + 5_000;
@@ -198,8 +213,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 interface World {
-  src: MockKafka;
-  dst: MockKafka;
+  src: TestKafka;
+  dst: TestKafka;
   db: DynamoDbLocal;
   /** In front of DynamoDB Local: the workers talk to it, the driver's own checks do not. */
   proxy: DelayProxy;
@@ -213,8 +228,8 @@ async function startWorld(
   world: Partial<World>,
 ): Promise<World> {
   const started = await Promise.allSettled([
-    startMockKafka({ brokers: 3 }),
-    startMockKafka({ brokers: 3 }),
+    startTestKafka({ brokers: o.brokers.source }),
+    startTestKafka({ brokers: o.brokers.target }),
     startDynamoDbLocal({ dbPath }),
   ]);
   const [s, d, db] = started;
@@ -225,8 +240,8 @@ async function startWorld(
   const { src, dst, db: dynamo } = world as Required<Pick<World, "src" | "dst" | "db">>;
   world.proxy = await startDelayProxy({ upstreamPort: dynamo.port });
   for (const topic of topics) {
-    await src.createTopic(topic, o.partitions, 3);
-    await dst.createTopic(topic, o.partitions, 3);
+    await src.createTopic(topic, o.partitions, o.brokers.source);
+    await dst.createTopic(topic, o.partitions, o.brokers.target);
   }
   const setupClient = dynamo.client();
   await createLeaseTable(setupClient, TABLE);
@@ -272,6 +287,7 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     worker_runs: 0,
     target_isolation: o.targetIsolation,
     fencing: o.fencing,
+    testbed: "mock",
     anomalies: [],
     seed: o.seed,
   };
@@ -296,28 +312,30 @@ async function runFaults(
     frozen: new Set(),
     freezeInWrite: (child, withinMs) => pool.freezeInWrite(child, withinMs),
   };
+  const { src, dst } = w;
+  const mocks = src.kind === "mock" && dst.kind === "mock" ? { src: src.mock, dst: dst.mock } : null;
+  if (mocks === null) log("real Kafka: no broker faults (they are the mock's fault injection)");
   await Promise.all([
     produce(w.src.bootstrapServers, topics, o, log),
     killWorkers(ctx, stream(o.seed, 1), o.killEveryMs, pool.killedByUs),
-    brokerFaults(ctx, stream(o.seed, 2), o.faultEveryMs, {
-      src: w.src,
-      dst: w.dst,
-      topics,
-      partitions: o.partitions,
-    }),
+    mocks === null
+      ? Promise.resolve()
+      : brokerFaults(ctx, stream(o.seed, 2), o.faultEveryMs, { ...mocks, topics, partitions: o.partitions }),
     dynamoOutages(ctx, stream(o.seed, 3), w.db, o.dynamoOutages),
     storeDelays(ctx, stream(o.seed, 4), w.proxy, o.storeDelays),
     freezeWorkers(ctx, stream(o.seed, 5), o.freezes),
-    moveLeaders(ctx, stream(o.seed, 6), o.leaderMoves, {
+    // Clean leader changes: the mock's set-leader, or on real Kafka a reassignment and a
+    // preferred election (a new leader epoch, as a rolling restart gives).
+    moveLeaders(ctx, stream(o.seed, 6), o.brokers.source > 1 ? o.leaderMoves : 0, {
       mover: {
-        brokers: 3,
-        moveLeader: (topic, partition, broker) => w.src.setLeader(topic, partition, broker),
+        brokers: o.brokers.source,
+        moveLeader: (topic, partition, broker) => w.src.moveLeader(topic, partition, broker),
       },
       topics,
       partitions: o.partitions,
     }),
   ]);
-  for (const cluster of [w.src, w.dst]) {
+  for (const cluster of mocks === null ? [] : [mocks.src, mocks.dst]) {
     for (let b = 1; b <= 3; b++) {
       await cluster.brokerUp(b);
       await cluster.setRtt(b, 0);

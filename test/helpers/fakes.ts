@@ -14,12 +14,9 @@ import type {
   TopicPartition,
   WriteResult,
 } from "../../lib/core/model.js";
-import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type {
   Clock,
   ClusterAdmin,
-  HeartbeatOptions,
-  LeaderLease,
   Lease,
   LeaseStore,
   LogFields,
@@ -28,24 +25,17 @@ import type {
   PartitionIdentity,
   ReplicationMetrics,
   SourceReader,
-  TableSnapshot,
   TargetWriter,
   TopicMapping,
   TransactionTimeout,
-  WorkerHeartbeat,
-  WorkerRecord,
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
-import { invalidArgument } from "../../lib/dynamodb/lease-arguments.js";
-import {
-  CoordinationConditions,
-  checkpointAdvances,
-  LeaseConditions,
-} from "../../lib/dynamodb/lease-conditions.js";
-import { storedEpoch } from "../../lib/dynamodb/lease-item.js";
-import { leaseLost, requireHolder, settleRefusedCheckpoint } from "../../lib/dynamodb/lease-loss.js";
+import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../lib/errors.js";
+import { InMemoryLeaseStore } from "./memory-lease-store.js";
+
+export { InMemoryLeaseStore } from "./memory-lease-store.js";
 
 /**
  * Virtual time. `sleep` registers a wake-up; once everything else is idle (a macrotask turn,
@@ -524,271 +514,6 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
       throw new ReplicatorError("OFFSET_OUT_OF_RANGE", `offset ${offset} out of range`, {
         details: { ...tp, offset, logStartOffset: log.logStart, logEndOffset: log.end },
       });
-    }
-  }
-}
-
-/**
- * The LeaseStore contract, exactly as lib/dynamodb keeps it: every write is refused or allowed by
- * the same conditions (lib/dynamodb/lease-conditions.ts, evaluated here on the stored lease), and
- * a refusal means what it means there (lib/dynamodb/lease-loss.ts), down to the LEASE_LOST
- * details. Set `unavailable` to make every call fail with LEASE_STORE_UNAVAILABLE.
- */
-export class InMemoryLeaseStore implements LeaseStore {
-  readonly #items = new Map<string, Lease>();
-  /** The checkpoint each item's sourceEpoch was stored with (lib/dynamodb's sourceEpochAt). */
-  readonly #epochAt = new Map<string, number | null>();
-  readonly #workers = new Map<string, WorkerRecord>();
-  #leader: LeaderLease | null = null;
-  unavailable = false;
-  readonly calls = {
-    ensure: 0,
-    list: 0,
-    lease: 0,
-    worker: 0,
-    scan: 0,
-    heartbeat: 0,
-    assign: 0,
-    removeWorker: 0,
-    leader: 0,
-    claimLeader: 0,
-    claim: 0,
-    renew: 0,
-    checkpoint: 0,
-    resetCheckpoint: 0,
-    release: 0,
-    requestHandoff: 0,
-    handOver: 0,
-  };
-
-  async ensure(partitions: readonly TopicPartition[]): Promise<void> {
-    this.#call("ensure");
-    for (const { topic, partition } of partitions) {
-      if (!LeaseConditions.create().holds(this.#items.get(keyOf({ topic, partition })))) continue;
-      this.#put(leaseOf({ topic, partition }));
-    }
-  }
-
-  async list(): Promise<Lease[]> {
-    this.#call("list");
-    return this.snapshot();
-  }
-
-  async lease(tp: TopicPartition): Promise<Lease | null> {
-    this.#call("lease");
-    return this.get(tp) ?? null;
-  }
-
-  async scan(): Promise<TableSnapshot> {
-    this.#call("scan");
-    return {
-      leases: this.snapshot(),
-      workers: this.workers(),
-      leader: this.#leader === null ? null : { ...this.#leader },
-    };
-  }
-
-  async heartbeat(beat: WorkerHeartbeat, options: HeartbeatOptions = {}): Promise<WorkerRecord> {
-    this.#call("heartbeat");
-    const kept = options.forgetAssignment === true ? null : this.#workers.get(beat.workerId)?.assignment;
-    // Like lib/dynamodb: the heartbeat replaces the backoff (a beat without one removes it).
-    const backoff = beat.backoff === undefined ? {} : { backoff: new Map(beat.backoff) };
-    const record = { ...beat, ...backoff, assignment: kept ?? null };
-    this.#workers.set(beat.workerId, record);
-    return { ...record };
-  }
-
-  async assign(workerId: string, assignment: readonly string[]): Promise<boolean> {
-    this.#call("assign");
-    const current = this.#workers.get(workerId);
-    if (!CoordinationConditions.assign(workerId).holds(current) || current === undefined) return false;
-    this.#workers.set(workerId, { ...current, assignment: [...assignment] });
-    return true;
-  }
-
-  async removeWorker(observed: WorkerRecord): Promise<boolean> {
-    this.#call("removeWorker");
-    const current = this.#workers.get(observed.workerId);
-    if (!CoordinationConditions.removeWorker(observed.expiresAt).holds(current)) return false;
-    this.#workers.delete(observed.workerId);
-    return true;
-  }
-
-  async worker(workerId: string): Promise<WorkerRecord | null> {
-    this.#call("worker");
-    const record = this.#workers.get(workerId);
-    return record === undefined ? null : { ...record };
-  }
-
-  async leader(): Promise<LeaderLease | null> {
-    this.#call("leader");
-    return this.#leader === null ? null : { ...this.#leader };
-  }
-
-  async claimLeader(
-    observed: LeaderLease | null,
-    owner: string,
-    expiresAt: number,
-  ): Promise<LeaderLease | null> {
-    this.#call("claimLeader");
-    if (!CoordinationConditions.claimLeader(observed).holds(this.#leader ?? undefined)) return null;
-    this.#leader = { owner, counter: (observed?.counter ?? 0) + 1, expiresAt };
-    return { ...this.#leader };
-  }
-
-  /** Every worker item, for assertions. */
-  workers(): WorkerRecord[] {
-    return [...this.#workers.values()].map((w) => ({ ...w }));
-  }
-
-  async claim(observed: Lease, owner: string, expiresAt: number): Promise<Lease | null> {
-    this.#call("claim");
-    const current = this.#items.get(keyOf(observed));
-    if (current === undefined || !LeaseConditions.claim(observed).holds(current)) return null;
-    return this.#put({ ...current, owner, counter: current.counter + 1, expiresAt, handoffTo: null });
-  }
-
-  async renew(held: Lease, expiresAt: number): Promise<Lease> {
-    this.#call("renew");
-    const current = this.#items.get(keyOf(held));
-    if (current === undefined || !LeaseConditions.renew(requireHolder(held, "renew")).holds(current)) {
-      throw leaseLost(held, "renew", current, null);
-    }
-    return this.#put({ ...current, expiresAt });
-  }
-
-  async checkpoint(
-    ...[held, nextOffset, now, targetOffset, source]: Parameters<LeaseStore["checkpoint"]>
-  ): Promise<Lease> {
-    this.#call("checkpoint");
-    const holder = requireHolder(held, "checkpoint");
-    if (held.checkpoint !== null && nextOffset < held.checkpoint) {
-      throw leaseLost(held, "checkpoint", undefined, nextOffset, "checkpoint-ahead");
-    }
-    const current = this.#items.get(keyOf(held));
-    if (
-      current === undefined ||
-      !LeaseConditions.checkpoint({ ...held, ...holder }, nextOffset, now).holds(current)
-    ) {
-      return settleRefusedCheckpoint(held, "checkpoint", current, nextOffset, now);
-    }
-    const advances = checkpointAdvances(held, nextOffset);
-    return this.#put(
-      {
-        ...current,
-        checkpoint: nextOffset,
-        lastProgressAt: advances ? now : current.lastProgressAt,
-        ...(targetOffset !== undefined ? { targetOffset } : {}),
-        // Like lib/dynamodb: an unknown topic id keeps what is stored; the epoch is always the one given.
-        ...(source?.topicId != null ? { sourceTopicId: source.topicId } : {}),
-        ...(source !== undefined ? { sourceEpoch: source.leaderEpoch } : {}),
-      },
-      source === undefined ? undefined : nextOffset,
-    );
-  }
-
-  async resetCheckpoint(
-    ...[held, nextOffset, now, _reason, position]: Parameters<LeaseStore["resetCheckpoint"]>
-  ): Promise<Lease> {
-    this.#call("resetCheckpoint");
-    const holder = requireHolder(held, "resetCheckpoint");
-    if (held.checkpoint === null) {
-      throw invalidArgument("resetCheckpoint", "held.checkpoint", null, "an offset");
-    }
-    const current = this.#items.get(keyOf(held));
-    if (
-      current === undefined ||
-      !LeaseConditions.resetCheckpoint(holder, held.checkpoint, now).holds(current)
-    ) {
-      return settleRefusedCheckpoint(held, "resetCheckpoint", current, nextOffset, now);
-    }
-    return this.#put(
-      {
-        ...current,
-        checkpoint: nextOffset,
-        targetOffset: position.targetOffset,
-        sourceTopicId: position.source.topicId,
-        sourceEpoch: position.source.leaderEpoch,
-      },
-      nextOffset,
-    );
-  }
-
-  async release(held: Lease): Promise<boolean> {
-    this.#call("release");
-    const current = this.#items.get(keyOf(held));
-    if (held.owner === null || current === undefined) return false;
-    if (!LeaseConditions.release({ owner: held.owner, counter: held.counter }).holds(current)) return false;
-    // Like lib/dynamodb: releasing does not bump the counter; the next claim does.
-    this.#put({ ...current, owner: null, expiresAt: 0, handoffTo: null });
-    return true;
-  }
-
-  async requestHandoff(observed: Lease, requester: string): Promise<boolean> {
-    this.#call("requestHandoff");
-    const current = this.#items.get(keyOf(observed));
-    if (observed.owner === null || current === undefined) return false;
-    const holding = { owner: observed.owner, counter: observed.counter };
-    if (!LeaseConditions.requestHandoff(holding).holds(current)) return false;
-    this.#put({ ...current, handoffTo: requester });
-    return true;
-  }
-
-  async handOver(held: Lease, expiresAt: number): Promise<boolean> {
-    this.#call("handOver");
-    const current = this.#items.get(keyOf(held));
-    if (held.owner === null || held.handoffTo === null || current === undefined) return false;
-    const holding = { owner: held.owner, counter: held.counter };
-    if (!LeaseConditions.handOver(holding, held.handoffTo).holds(current)) return false;
-    this.#put({
-      ...current,
-      owner: held.handoffTo,
-      counter: current.counter + 1,
-      expiresAt,
-      handoffTo: null,
-    });
-    return true;
-  }
-
-  /** Every lease, sorted, for assertions. */
-  snapshot(): Lease[] {
-    return [...this.#items.values()]
-      .map((l) => this.#seen(l))
-      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-  }
-
-  get(tp: TopicPartition): Lease | undefined {
-    const lease = this.#items.get(keyOf(tp));
-    return lease === undefined ? undefined : this.#seen(lease);
-  }
-
-  /**
-   * Test setup: overwrite an item as is. `sourceEpochAt` (default: its checkpoint) is the
-   * checkpoint its epoch was stored with; another one stands for an older version that moved the
-   * checkpoint without the epoch.
-   */
-  put(lease: Lease, options: { readonly sourceEpochAt?: number | null } = {}): void {
-    this.#put(lease, options.sourceEpochAt === undefined ? lease.checkpoint : options.sourceEpochAt);
-  }
-
-  /** Stores `lease`; `epochAt` given: its epoch was stored with that checkpoint (else kept). */
-  #put(lease: Lease, epochAt?: number | null): Lease {
-    const key = keyOf(lease);
-    this.#items.set(key, { ...lease });
-    if (epochAt !== undefined) this.#epochAt.set(key, epochAt);
-    return this.#seen(lease);
-  }
-
-  /** Like lib/dynamodb: an epoch counts only with the checkpoint it was stored with. */
-  #seen(lease: Lease): Lease {
-    const at = this.#epochAt.get(keyOf(lease)) ?? null;
-    return { ...lease, sourceEpoch: storedEpoch(lease.sourceEpoch ?? null, at, lease.checkpoint) };
-  }
-
-  #call(op: keyof InMemoryLeaseStore["calls"]): void {
-    this.calls[op]++;
-    if (this.unavailable) {
-      throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", `lease store unavailable (${op})`);
     }
   }
 }

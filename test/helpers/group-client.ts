@@ -70,3 +70,30 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** What a coordinator answers while it is still being set up; anything else is a real refusal. */
+const COORDINATOR_NOT_READY = new Set([
+  "NOT_COORDINATOR",
+  "COORDINATOR_LOAD_IN_PROGRESS",
+  "COORDINATOR_NOT_AVAILABLE",
+]);
+
+/**
+ * `group-client alter`, until every partition is committed. Real Kafka creates __consumer_offsets
+ * at the first group request and its coordinator answers NOT_COORDINATOR per partition until it
+ * has loaded (librdkafka's admin call does not retry that, and reports overall NO_ERROR); the
+ * mock answers at once. Any other per-partition error fails at once.
+ */
+export async function alterGroupOffsets(
+  brokers: readonly string[],
+  groupId: string,
+  offsets: readonly string[],
+): Promise<void> {
+  await eventually(`group-client alter of ${groupId}`, async () => {
+    const lines = await runGroupClient("alter", brokers, [groupId, ...offsets]);
+    const failed = lines.filter((l) => l.kind === "ALTERED" && l.err !== "NO_ERROR");
+    const refused = failed.find((l) => !COORDINATOR_NOT_READY.has(l.err ?? ""));
+    if (refused !== undefined) throw new Error(`alter of ${groupId} refused: ${JSON.stringify(refused)}`);
+    return failed.length === 0 && lines.some((l) => l.kind === "ALTERED") ? true : undefined;
+  });
+}

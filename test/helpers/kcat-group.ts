@@ -9,7 +9,6 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { KCAT, kcatProduce } from "./kcat.js";
-import type { MockKafka } from "./mock-kafka.js";
 
 export interface KcatGroupOptions {
   readonly brokers: readonly string[];
@@ -109,7 +108,10 @@ class Member implements KcatGroupMember {
 
 /** A new topic of `partitions` partitions holding `perPartition` records valued `p<partition>-<i>` each (kcat-written). */
 export async function kcatFilledTopic(
-  kafka: MockKafka,
+  kafka: {
+    readonly bootstrapServers: string[];
+    createTopic(name: string, partitions: number): Promise<void>;
+  },
   prefix: string,
   partitions: number,
   perPartition: number,

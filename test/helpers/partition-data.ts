@@ -6,8 +6,9 @@ import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader, TargetWriter } from "../../lib/core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
 import { isReplicatorError } from "../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader, type SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaSourceReader, type SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
+import { stableOffsetReaches } from "./kafka-eventually.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
 export async function readPartition(
@@ -33,9 +34,11 @@ export async function readPartition(
 export class ClusterView {
   readonly admin: KafkaClusterAdmin;
   readonly reader: KafkaSourceReader;
+  readonly #brokers: readonly string[];
 
   /** `isolationLevel` is the reader's (@default "read_committed"); the admin's offsets are the high watermark's. */
   constructor(brokers: readonly string[], clientId?: string, isolationLevel?: SourceIsolationLevel) {
+    this.#brokers = brokers;
     const options = clientId === undefined ? { brokers } : { brokers, clientId };
     this.admin = new KafkaClusterAdmin(options);
     this.reader = new KafkaSourceReader(
@@ -45,6 +48,18 @@ export class ClusterView {
 
   read(tp: TopicPartition): Promise<MirrorRecord[]> {
     return readPartition(this.reader, this.admin, tp);
+  }
+
+  /**
+   * Until every transaction below the partition's high watermark has its marker (the last stable
+   * offset reaches it), bounded: for reading what writers that have stopped committed. Their
+   * commit returned before the coordinator wrote the markers (kafka-eventually.ts); until then a
+   * read_committed read stops short of the end `read` listed.
+   */
+  async settled(tp: TopicPartition): Promise<void> {
+    const [offsets] = await this.admin.listOffsets(tp.topic, [tp.partition]);
+    if (offsets === undefined) throw new Error(`no offsets for ${tp.topic}/${tp.partition}`);
+    await stableOffsetReaches(this.#brokers, tp, offsets.logEndOffset);
   }
 
   async close(): Promise<void> {
@@ -112,5 +127,31 @@ export async function produceRetrying(
       if (attempt >= 20 || !isReplicatorError(error) || !error.retryable) throw error;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+  }
+}
+
+/**
+ * The last stable offset of `tp` while a transaction is open in it (a read_committed fetch
+ * reports the LSO as its high watermark, a read_uncommitted one the log end), else null.
+ */
+export async function openTransactionAt(
+  brokers: readonly string[],
+  tp: TopicPartition,
+): Promise<number | null> {
+  const committed = new KafkaSourceReader({ brokers, clientId: "open-txn-probe" });
+  const everything = new KafkaSourceReader({
+    brokers,
+    clientId: "open-txn-probe",
+    isolationLevel: "read_uncommitted",
+  });
+  const limits = { maxRecords: 1, maxBytes: 1024, maxWaitMs: 0 };
+  try {
+    const [stable, end] = await Promise.all([
+      committed.fetch(tp, 0, limits),
+      everything.fetch(tp, 0, limits),
+    ]);
+    return stable.highWatermark < end.highWatermark ? stable.highWatermark : null;
+  } finally {
+    await Promise.allSettled([committed.close(), everything.close()]);
   }
 }

@@ -130,6 +130,14 @@ function testBehaviour(input: NodeConfigInput): [string, string][] {
     // Leaders move when a test says so (electPreferredLeaders, moveLeader), not when the
     // controller's 5-minute imbalance check happens to run after a broker came back.
     ["auto.leader.rebalance.enable", "false"],
+    // Tests write records with fixed timestamps years in the past (deterministic data, and a copy
+    // must keep them), and Kafka's time retention goes by record timestamps: with the 7-day
+    // default the first retention check, 30 s after start, deleted a test's source partitions
+    // under it. No topic expires by time unless a test sets retention.ms on it, and then only
+    // at that first check (the next is an hour later). Retention loss is staged with
+    // DeleteRecords (exactly-once/retention-loss.test.ts), not by waiting for the clock.
+    ["log.retention.ms", "-1"],
+    ["log.retention.check.interval.ms", String(60 * 60 * 1000)],
   ];
   if (input.transactionMaxTimeoutMs !== undefined) {
     // Caps transaction.timeout.ms (15 min by default): tests of abandoned transactions need the

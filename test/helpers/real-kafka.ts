@@ -63,7 +63,7 @@ export interface RealKafka {
   readonly dataDir: string;
   /** The JVM's pid while the broker runs. */
   pid(brokerId: number): number | undefined;
-  /** Replication factor defaults to min(3, brokers); resolves once every partition has a leader. */
+  /** Replication factor defaults to min(3, brokers); resolves once every partition's leader serves it. */
   createTopic(
     name: string,
     partitions: number,
@@ -85,6 +85,12 @@ export interface RealKafka {
   leaderOf(topic: string, partition: number): Promise<number>;
   /** Preferred-replica election for every partition of `topic`, or of the cluster. */
   electPreferredLeaders(topic?: string): Promise<void>;
+  /**
+   * ElectLeaders UNCLEAN for a partition whose in-sync replicas are all gone: a live replica out of
+   * the ISR leads with its own, shorter log (what only the ISR had is lost), at a new leader epoch.
+   * Resolves once a broker leads it.
+   */
+  uncleanElection(topic: string, partition: number): Promise<void>;
   /**
    * Makes `brokerId` (an in-sync replica) the leader: reorders the replicas so it comes first
    * (AlterPartitionReassignments, no data moves) and runs a preferred election. Bumps the epoch.
@@ -154,6 +160,13 @@ class RealKafkaCluster implements RealKafka {
         Array.from({ length: partitions }, (_, p) => this.partitionState(name, p)),
       );
       return states.every((s) => s.leader > 0);
+    });
+    // Metadata names a leader as soon as the controller chose one; the leader itself may not have
+    // applied that record yet and answers UNKNOWN_TOPIC_OR_PARTITION (a producer that starts at
+    // once then fails, once its few retries are spent). Ready when every leader answers ListOffsets.
+    await waitFor(`the leaders of ${name} to serve it`, 30_000, [], async () => {
+      await this.listOffsets(name);
+      return true;
     });
   }
 
@@ -230,6 +243,22 @@ class RealKafkaCluster implements RealKafka {
       const what = failed.map((f) => `${f.topic}[${f.partition}]: ${f.errorCode} ${f.message ?? ""}`);
       throw new Error(`preferred leader election failed: ${what.join("; ")}`);
     }
+  }
+
+  async uncleanElection(topic: string, partition: number): Promise<void> {
+    await waitFor(`an unclean leader for ${topic}[${partition}]`, 30_000, [], async () => {
+      const [result] = await electLeaders(this.#anyAddress(), ElectionType.unclean, [
+        { topic, partitions: [partition] },
+      ]);
+      if (result !== undefined && result.errorCode !== 0 && result.errorCode !== ELECTION_NOT_NEEDED) {
+        throw new Error(
+          `unclean election of ${topic}[${partition}]: ${result.errorCode} ${result.message ?? ""}`,
+        );
+      }
+      // The dead leader stays in Metadata until the controller fences it: wait for a live one.
+      const { leader } = await this.partitionState(topic, partition);
+      return this.#nodes.get(leader)?.answering === true;
+    });
   }
 
   async moveLeader(topic: string, partition: number, brokerId: number): Promise<void> {

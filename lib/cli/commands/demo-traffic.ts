@@ -4,7 +4,7 @@
  * event timestamps that are not in offset order. Generated, so nothing is read back as text.
  */
 import type { MirrorRecord, RecordHeader } from "../../core/model.js";
-import { KafkaTargetWriter } from "../../kafka/target-writer.js";
+import { KafkaTargetWriter } from "../../kafka/produce/target-writer.js";
 
 export const DEMO_TOPICS = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC", "USER-BI-TOPIC"] as const;
 /** On the source but left out by the whitelist: it must never appear on the target. */

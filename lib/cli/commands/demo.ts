@@ -13,9 +13,9 @@ import { type MirrorConfig, parseConfig } from "../../config/schema.js";
 import type { ClusterAdmin, ReplicationMetrics } from "../../core/ports.js";
 import type { KafkaRetry } from "../../core/retry.js";
 import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
-import { stopLeaseServer } from "../../embedded/ensure.js";
-import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../kafka/source-reader.js";
+import { stopLeaseServer } from "../../dynamodb/embedded/ensure.js";
+import { KafkaClusterAdmin } from "../../kafka/admin/cluster-admin.js";
+import { KafkaSourceReader } from "../../kafka/read/source-reader.js";
 import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { CliError, ExitCode } from "../cli-error.js";
@@ -154,7 +154,7 @@ async function prepareDemo(
 
   const metrics = new DemoMetrics();
   const workers = WORKERS.map((workerId) => {
-    const replicator = createReplicator(config, { dynamodb: table.client, logger, metrics, workerId });
+    const replicator = createReplicator(config, { ...table.backend, logger, metrics, workerId });
     closers.add(workerId, () => replicator.close());
     return replicator;
   });

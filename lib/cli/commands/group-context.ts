@@ -6,7 +6,7 @@
 import { partitionKey } from "../../core/model.js";
 import type { GroupAdmin, Lease } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
-import { createGroupAdmin } from "../../kafka/group-admin.js";
+import { createGroupAdmin } from "../../kafka/admin/group-admin.js";
 import type { GroupOffsetsDeps } from "../../offsets/group-offsets.js";
 import { retryingGroups } from "../../offsets/retrying-groups.js";
 import { kafkaConnectionOptions } from "../../replicator.js";

@@ -1,11 +1,13 @@
 /**
  * `kafka-mirror run`: the Lambda's worker, run locally. Any number of these processes may run at
  * once on the same state directory (or DynamoDB table); the leases share the partitions out.
+ * With `--lease-store memory` the leases live in this process alone: its rounds hand partitions
+ * to each other as usual, but another process would not see them and would copy the same ones.
  */
 
 import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
-import type { RunSummary } from "../../core/run-summary.js";
+import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
@@ -55,7 +57,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
-    dynamodb: table.client,
+    ...table.backend,
     logger,
     metrics,
     security: clusters.security,

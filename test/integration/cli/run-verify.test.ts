@@ -1,5 +1,6 @@
 /**
- * The CLI against two local mock clusters and its embedded lease store: two `run --once`
+ * The CLI against two local clusters (the mock or real Kafka, KAFKA_TESTBED) and its embedded
+ * lease store: two `run --once`
  * processes share the partitions, `verify` passes on their copy and catches an altered, a
  * missing and a duplicated record, and `status` agrees with the lease table and the offsets.
  */
@@ -10,16 +11,16 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import { createEmbeddedLeaseClient } from "../../../lib/dynamodb/embedded/client.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fakes.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 
 const MIRRORED = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
 const PARTITIONS = 4;
@@ -32,8 +33,8 @@ function records(count: number, tag: number): MirrorRecord[] {
 const cli = runCliCaptured;
 
 describe("kafka-mirror run, verify and status", () => {
-  let source: MockKafka;
-  let target: MockKafka;
+  let source: TestKafka;
+  let target: TestKafka;
   let dir: string;
   let stateDir: string;
   let sourceWriter: KafkaTargetWriter;
@@ -49,7 +50,7 @@ describe("kafka-mirror run, verify and status", () => {
   };
 
   before(async () => {
-    [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startMockKafka({ brokers: 1 })]);
+    [source, target] = await Promise.all([startTestKafka({ brokers: 1 }), startTestKafka({ brokers: 1 })]);
     dir = await mkdtemp(join(tmpdir(), "kafka-mirror-cli-"));
     stateDir = join(dir, "state");
     sourceWriter = new KafkaTargetWriter({ brokers: source.bootstrapServers });

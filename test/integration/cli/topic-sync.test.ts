@@ -1,31 +1,65 @@
 /**
- * A long-running `kafka-mirror run` (not --once) over two mock clusters whose topic admin
- * handlers are ours (testbed/mock-kafka/topic-*.c): a topic created mid-run arrives within 30 s
+ * A long-running `kafka-mirror run` (not --once) over two clusters: real Kafka (KAFKA_TESTBED=real),
+ * whose broker validates configs, enforces max.message.bytes and propagates new partitions on
+ * its own time, or the mock, whose topic admin handlers are ours (testbed/mock-kafka/topic-*.c): a topic created mid-run arrives within 30 s
  * with the source's configs (a compacted source gives a compacted copy with the same retention);
  * a source grown from 4 to 8 partitions mid-run ends with 8 target partitions, all copied, no
- * error; a target-only setting survives sync; a record up to the source's max.message.bytes is
- * copied; `plan` reports drift before and a clean plan after.
+ * error; a target-only setting survives sync; a record as large as the source's max.message.bytes
+ * allows is copied (on real Kafka only because the target's limit has our headroom); `plan`
+ * reports drift before and a clean plan after.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/config-sync.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/plan/config-sync.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
+import { encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
+import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fakes.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { eventually } from "../../helpers/kafka-eventually.js";
+import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
 const GROWN = "ORDERS";
 const NEW = "USERS-COMPACTED";
 const BIG = "BLOBS";
 const BIG_LIMIT = 3 * 1024 * 1024;
+
+/**
+ * One record whose batch is exactly `limit` bytes, as large as a topic with max.message.bytes
+ * `limit` takes (the broker compares the whole batch). Random bytes, so no codec shrinks it. Its
+ * copy is larger by our provenance header: real Kafka refuses it unless the target's limit
+ * has the headroom (the mock checks no size at all).
+ */
+async function recordFilling(limit: number): Promise<MirrorRecord> {
+  const withValue = (length: number): MirrorRecord => ({
+    offset: 0,
+    timestamp: Date.now(),
+    key: Buffer.from("k"),
+    value: randomBytes(length),
+    headers: [],
+  });
+  const batchSize = async (record: MirrorRecord) =>
+    (
+      await encodeRecordBatch([record], {
+        compression: "none",
+        producerId: 0n,
+        producerEpoch: 0,
+        baseSequence: 0,
+      })
+    ).length;
+  const probe = limit - 1024;
+  const record = withValue(probe + limit - (await batchSize(withValue(probe))));
+  assert.equal(await batchSize(record), limit, "the record's batch is exactly at the limit");
+  return record;
+}
 
 function records(count: number, tag: number): MirrorRecord[] {
   return makeRecords(count, tag).map((r, i) => ({ ...r, offset: i }));
@@ -47,8 +81,8 @@ interface PlanJson {
 }
 
 describe("kafka-mirror run: topics that appear, grow and change while it runs", () => {
-  let source: MockKafka;
-  let target: MockKafka;
+  let source: TestKafka;
+  let target: TestKafka;
   let dir: string;
   let stateDir: string;
   let config: string;
@@ -59,7 +93,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
   let runOutput = "";
 
   before(async () => {
-    [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startMockKafka({ brokers: 1 })]);
+    [source, target] = await Promise.all([startTestKafka({ brokers: 1 }), startTestKafka({ brokers: 1 })]);
     dir = await mkdtemp(join(tmpdir(), "kafka-mirror-topic-sync-"));
     stateDir = join(dir, "state");
     config = join(dir, "mirror.yaml");
@@ -181,13 +215,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
         configs: configs({ "max.message.bytes": String(BIG_LIMIT) }),
       },
     ]);
-    const big: MirrorRecord = {
-      offset: 0,
-      timestamp: Date.now(),
-      key: Buffer.from("k"),
-      value: Buffer.alloc(BIG_LIMIT - 1024, 0xab),
-      headers: [],
-    };
+    const big = await recordFilling(BIG_LIMIT);
     await writer.write({ topic: BIG, partition: 0 }, [big]);
 
     // Assess 2
@@ -235,6 +263,18 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
     await sourceView.admin.alterTopicConfigs([
       { topic: GROWN, set: configs({ "retention.ms": "172800000" }) },
     ]);
+    // Both are answered once the controller made them; plan reads the broker, which shows them a
+    // moment later (test/helpers/kafka-eventually.ts).
+    await eventually(
+      `${GROWN} grown past 8 partitions in the source's Metadata`,
+      () => sourceView.admin.listTopics(),
+      (topics) => (topics.find((t) => t.name === GROWN)?.partitions ?? 0) > 8,
+    );
+    await eventually(
+      `${GROWN}'s new retention.ms described by the source`,
+      () => sourceView.admin.describeTopicConfigs([GROWN]),
+      (described) => described.get(GROWN)?.get("retention.ms") !== "86400000",
+    );
     const drift = await plan();
 
     assert.equal(drift.code, 0);

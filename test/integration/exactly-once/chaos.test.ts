@@ -4,11 +4,14 @@
  * latency bursts, clean leader changes of source partitions and a few worker freezes past the
  * lease, the workers writing fenced
  * (target.fencing "transactional"), then every partition compared with its source, read
- * read_committed. `npm run chaos` is the long version.
+ * read_committed. `npm run chaos` is the long version. On real Kafka (KAFKA_TESTBED=real: three
+ * source brokers, whose leaders move by reassignment and election, one target broker) the same
+ * run without broker faults, which are the mock's injection.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_CHAOS, runChaos } from "../../../scripts/chaos/run.js";
+import { KAFKA_TESTBED } from "../../helpers/kafka-testbed.js";
 
 describe("chaos, short", () => {
   it("copies every record exactly once, in order, through kills and faults", {
@@ -16,6 +19,7 @@ describe("chaos, short", () => {
   }, async () => {
     const result = await runChaos({
       ...DEFAULT_CHAOS,
+      brokers: KAFKA_TESTBED === "real" ? { source: 3, target: 1 } : { source: 3, target: 3 },
       topics: 3,
       partitions: 8,
       recordsPerPartition: 300,
@@ -42,6 +46,7 @@ describe("chaos, short", () => {
     assert.equal(result.leader_moves, 5, JSON.stringify(result));
     assert.equal(result.target_isolation, "read_committed");
     assert.equal(result.fencing, "transactional");
+    assert.equal(result.testbed, KAFKA_TESTBED);
     // Some kills hit between a target ack and its checkpoint, and the next holder found and
     // skipped what had landed: the path under test was taken.
     assert.ok(result.kills_after_ack >= 1 && result.recoveries >= 1, JSON.stringify(result));

@@ -7,11 +7,16 @@
  * what keeps it out.
  *
  * Worker A is test/helpers/freezing-worker.ts, a child process that stops itself at its second
- * write ("before-send": after the writer's last deadline check, before the produce requests go
- * out; "in-flight": while the target broker's RTT holds the produce answers back, so the records
- * sit in the log inside an open transaction). Worker B runs in this process and takes the
- * partition over once A's lease has expired. In every scenario B must still hold the partition
- * after A woke: it copies records written after that.
+ * produce ("before-send": after the writer's last deadline check, before the produce requests go
+ * out, at the start of its second write; "mid-transaction": the same point inside its first
+ * write, sent one batch at a time, so its first batch sits in the log inside an open
+ * transaction; "in-flight", mock only: while the mock's RTT holds the produce answers back).
+ * Worker B runs in this process and takes the partition over once A's lease has expired. In every
+ * scenario B must still hold the partition after A woke: it copies records written after that.
+ *
+ * The clusters are the mock or real Kafka (KAFKA_TESTBED). On real Kafka one more scenario: A's
+ * open transaction outlives transaction.timeout.ms while nobody takes over, and the coordinator,
+ * not a new holder, aborts it (the mock models no transaction timeouts).
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -23,11 +28,12 @@ import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.
 import type { TopicPartition } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import type { SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { startDelayProxy } from "../../helpers/delay-proxy.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
-import { ApiKey } from "../../helpers/mock-kafka.js";
+import { KAFKA_TESTBED, type TestKafka } from "../../helpers/kafka-testbed.js";
+import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 import { MirrorRig } from "./mirror-rig.js";
 
@@ -40,11 +46,20 @@ const REQUEST_TIMED_OUT = 7;
 const LEASE_MS = 4_000;
 
 type Line = Record<string, unknown> & { readonly at: number };
-type FreezePoint = "before-send" | "in-flight";
+type FreezePoint = "before-send" | "mid-transaction" | "in-flight";
 interface Scenario {
   readonly fencing: "transactional" | "none";
   readonly point: FreezePoint;
+  /** Mock only: A's first produce after waking is answered long after its timeout. */
   readonly loseAnswer?: boolean;
+  /** Real Kafka only: B starts only once the coordinator aborted A's transaction on its timeout. */
+  readonly timeoutAbort?: boolean;
+}
+
+/** The mock's fault injection, for the scenarios that real Kafka cannot stage. */
+function mockOf(cluster: TestKafka): MockKafka {
+  if (cluster.kind !== "mock") throw new Error("this scenario needs the mock's fault injection");
+  return cluster.mock;
 }
 
 /** Worker A: its JSON log lines as they come, and its process to stop, continue and kill. */
@@ -122,8 +137,12 @@ describe("a worker frozen past its lease mid-write", () => {
   });
   after(() => rig.close());
 
-  /** Short leases; source batches of 40 records written as three target batches (pipelined). */
-  function mirrorConfig(topic: string, table: string, fencing: "transactional" | "none"): MirrorConfigInput {
+  /**
+   * Short leases (so transaction.timeout.ms is 3 x 4 s); source batches of 40 records written as
+   * three target batches, pipelined, or one at a time for "mid-transaction".
+   */
+  function mirrorConfig(topic: string, table: string, scenario: Scenario): MirrorConfigInput {
+    const { fencing, point } = scenario;
     return {
       source: { brokers: rig.cluster("src").bootstrapServers, alias: "src", requestTimeoutMs: 5_000 },
       target: {
@@ -132,6 +151,7 @@ describe("a worker frozen past its lease mid-write", () => {
         requestTimeoutMs: 1_000,
         maxBatchBytes: 1_024,
         fencing,
+        ...(point === "mid-transaction" ? { maxInFlightBatches: 1 } : {}),
       },
       topics: { whitelist: topic },
       batch: { maxRecords: 40, maxBytes: 1_024, maxWaitMs: 100 },
@@ -147,19 +167,20 @@ describe("a worker frozen past its lease mid-write", () => {
     await dst.createTopic(topic, 1, 1);
     await rig.produce("src", topic, 0, RECORDS, 7);
     const table = await rig.leaseTable();
-    const config = mirrorConfig(topic, table, scenario.fencing);
+    const config = mirrorConfig(topic, table, scenario);
     // A's lease store behind a proxy that can hold its requests (renewals) for a while.
     const dynamo = new URL(rig.dynamo?.endpoint ?? "http://127.0.0.1:0");
     const proxy = await startDelayProxy({ upstreamPort: Number(dynamo.port) });
     // Produce answers held back long enough to freeze A while its records wait in the log.
-    if (scenario.point === "in-flight") await dst.setRtt(1, 600);
+    if (scenario.point === "in-flight") await mockOf(dst).setRtt(1, 600);
     const a = new WorkerProcess({
       FREEZE_CONFIG: JSON.stringify(config),
       FREEZE_DYNAMODB: proxy.endpoint,
       FREEZE_WORKER_ID: "A",
       FREEZE_BUDGET_MS: "40000",
       FREEZE_AT: "2",
-      FREEZE_POINT: scenario.point,
+      // "mid-transaction" is "before-send" with one batch per produce: the first one landed.
+      FREEZE_POINT: scenario.point === "in-flight" ? "in-flight" : "before-send",
       FREEZE_DELAY_MS: "250",
     });
     const b = {
@@ -201,18 +222,23 @@ describe("a worker frozen past its lease mid-write", () => {
       await until("A stopped by the kernel", async () => a.state() === "T", 2_000);
       const leaseOfA = await lease();
       assert.equal(leaseOfA?.owner, "A");
-      if (point === "in-flight") await dst.setRtt(1, 0);
+      if (point === "in-flight") await mockOf(dst).setRtt(1, 0);
+      if (scenario.timeoutAbort === true) await abortedByTimeout(tp);
       const runB = replicatorB.worker.replicate(Date.now() + 45_000, { signal: b.abort.signal });
       await until("B took over and copied everything", copiedByB(RECORDS), 25_000);
       assert.ok(Date.now() > (leaseOfA?.expiresAt ?? 0), "A stays frozen past its lease's expiry");
       if (scenario.loseAnswer === true) {
-        await dst.pushBrokerRequestErrors(1, ApiKey.Produce, [{ code: REQUEST_TIMED_OUT, rttMs: 10_000 }]);
+        await mockOf(dst).pushBrokerRequestErrors(1, ApiKey.Produce, [
+          { code: REQUEST_TIMED_OUT, rttMs: 10_000 },
+        ]);
         // A learns of its lost lease from its store only after its write has failed.
         proxy.hold(3_000, { direction: "requests" });
       }
       a.resume();
       await a.waitFor("partition stop", (l) => String(l.message).endsWith("partition stopped"), 15_000);
-      if (scenario.loseAnswer === true) assert.equal(await dst.brokerErrorCount(1, ApiKey.Produce), 0);
+      if (scenario.loseAnswer === true) {
+        assert.equal(await mockOf(dst).brokerErrorCount(1, ApiKey.Produce), 0);
+      }
       // Let the woken A run on: it must not take the partition back or write anything more.
       await sleep(1_500);
       await rig.produce("src", tp.topic, 0, MORE, 8);
@@ -229,7 +255,46 @@ describe("a worker frozen past its lease mid-write", () => {
       b.abort.abort();
       await replicatorB.close();
       await proxy.stop();
-      if (point === "in-flight") await dst.setRtt(1, 0);
+      if (point === "in-flight") await mockOf(dst).setRtt(1, 0);
+    }
+  }
+
+  /**
+   * Waits, A frozen and nobody else writing, until the target partition has no open transaction:
+   * only the coordinator, on transaction.timeout.ms, can have ended A's. Meanwhile our
+   * read_committed reader stops at A's first open record, the LSO, and reports it as its end.
+   */
+  async function abortedByTimeout(tp: TopicPartition): Promise<void> {
+    const committed = new ClusterView(rig.cluster("dst").bootstrapServers, undefined, "read_committed");
+    const everything = new ClusterView(rig.cluster("dst").bootstrapServers, undefined, "read_uncommitted");
+    const limits = { maxRecords: 1_000, maxBytes: 1 << 20, maxWaitMs: 0 };
+    try {
+      const open = await everything.reader.fetch(tp, 0, limits);
+      const stable = await committed.reader.fetch(tp, 0, limits);
+      const lso = stable.highWatermark;
+      assert.ok(lso < open.highWatermark, `no open transaction: LSO ${lso}, log end ${open.highWatermark}`);
+      assert.ok(
+        stable.nextOffset <= lso && stable.records.every((r) => r.offset < lso),
+        "read_committed stops at the LSO",
+      );
+      await until(
+        "the coordinator aborted A's transaction (transaction.timeout.ms)",
+        async () => {
+          const [c, u] = await Promise.all([
+            committed.reader.fetch(tp, lso, limits),
+            everything.reader.fetch(tp, lso, limits),
+          ]);
+          return c.highWatermark === u.highWatermark;
+        },
+        3 * LEASE_MS + 15_000,
+      );
+      const after = await committed.read(tp);
+      assert.ok(
+        after.every((r) => r.offset < lso),
+        "the aborted records stay invisible to read_committed",
+      );
+    } finally {
+      await Promise.allSettled([committed.close(), everything.close()]);
     }
   }
 
@@ -244,63 +309,81 @@ describe("a worker frozen past its lease mid-write", () => {
 
   const everyOffset = Array.from({ length: RECORDS + MORE }, (_, i) => i);
 
-  for (const point of ["before-send", "in-flight"] as const) {
+  /** Every record once, A refused as fenced and stopped as a lease loss, B kept the partition. */
+  function assertFencedOut(result: Awaited<ReturnType<typeof freezeScenario>>, point: FreezePoint): void {
+    const { copied, inLog, a, b } = result;
+    assert.deepEqual(copied, everyOffset, a.story());
+    const refused = a.lines.filter((l) => l.message === "write refused");
+    assert.deepEqual(
+      refused.map((l) => l.code),
+      ["PRODUCER_FENCED"],
+      `A's write was not refused as fenced:\n${a.story()}`,
+    );
+    // A fenced writer has lost the partition: a lease loss, not a partition error.
+    const stops = a.lines.filter((l) => String(l.message).endsWith("partition stopped"));
+    assert.deepEqual(
+      stops.map((l) => l.message),
+      ["lease lost, partition stopped"],
+      a.story(),
+    );
+    if (point !== "before-send") {
+      // A's batch did reach the log before the takeover: it is there, aborted.
+      assert.ok(inLog.length > RECORDS + MORE, `A's open batch is not in the log: ${inLog.length} records`);
+    }
+    const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+    assert.deepEqual(bLost, [], "B kept the partition");
+  }
+
+  const points: readonly FreezePoint[] =
+    KAFKA_TESTBED === "mock"
+      ? ["before-send", "mid-transaction", "in-flight"]
+      : ["before-send", "mid-transaction"];
+  for (const point of points) {
     it(`lands nothing after it wakes (${point}): refused as fenced, every record once`, {
       timeout: 60_000,
     }, async () => {
-      const { copied, inLog, a, b } = await freezeScenario({ fencing: "transactional", point });
+      assertFencedOut(await freezeScenario({ fencing: "transactional", point }), point);
+    });
+  }
 
-      // Assess
-      assert.deepEqual(copied, everyOffset, a.story());
-      const refused = a.lines.filter((l) => l.message === "write refused");
-      assert.deepEqual(
-        refused.map((l) => l.code),
-        ["PRODUCER_FENCED"],
-        `A's write was not refused as fenced:\n${a.story()}`,
-      );
-      // A fenced writer has lost the partition: a lease loss, not a partition error.
-      const stops = a.lines.filter((l) => String(l.message).endsWith("partition stopped"));
-      assert.deepEqual(
-        stops.map((l) => l.message),
-        ["lease lost, partition stopped"],
-        a.story(),
-      );
-      if (point === "in-flight") {
-        // A's batch did reach the log before the takeover: it is there, aborted.
-        assert.ok(
-          inLog.length > RECORDS + MORE,
-          `A's in-flight batch is not in the log: ${inLog.length} records`,
-        );
-      }
-      const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
-      assert.deepEqual(bLost, [], "B kept the partition");
+  if (KAFKA_TESTBED === "real") {
+    it("lands nothing after it wakes when the coordinator aborted its transaction on timeout", {
+      timeout: 90_000,
+    }, async () => {
+      const point = "mid-transaction";
+      assertFencedOut(await freezeScenario({ fencing: "transactional", point, timeoutAbort: true }), point);
     });
   }
 
   // Regression: with its write uncertain, the woken A fenced again before looking at its lease,
   // bumping B's epoch, so B's next write was refused and B stopped as if it had lost the lease.
-  it("a woken worker whose write ends uncertain stops without fencing the new holder", {
-    timeout: 60_000,
-  }, async () => {
-    const { copied, a, b } = await freezeScenario({
-      fencing: "transactional",
-      point: "before-send",
-      loseAnswer: true,
-    });
+  // Mock only: a produce that lands but is answered after its timeout needs injected delays.
+  if (KAFKA_TESTBED === "mock") {
+    it("a woken worker whose write ends uncertain stops without fencing the new holder", {
+      timeout: 60_000,
+    }, async () => {
+      const { copied, a, b } = await freezeScenario({
+        fencing: "transactional",
+        point: "before-send",
+        loseAnswer: true,
+      });
 
-    // Assess
-    assert.deepEqual(copied, everyOffset, a.story());
-    const woke = a.lines.findIndex((l) => l.woke !== undefined);
-    const after = a.lines.slice(woke);
-    assert.ok(
-      after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
-      `A's write did not end uncertain:\n${a.story()}`,
-    );
-    const refenced = after.filter((l) => String(l.message).startsWith("transactional producer initialised"));
-    assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
-    const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
-    assert.deepEqual(bLost, [], "B kept the partition");
-  });
+      // Assess
+      assert.deepEqual(copied, everyOffset, a.story());
+      const woke = a.lines.findIndex((l) => l.woke !== undefined);
+      const after = a.lines.slice(woke);
+      assert.ok(
+        after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
+        `A's write did not end uncertain:\n${a.story()}`,
+      );
+      const refenced = after.filter((l) =>
+        String(l.message).startsWith("transactional producer initialised"),
+      );
+      assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
+      const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+      assert.deepEqual(bLost, [], "B kept the partition");
+    });
+  }
 
   it("without fencing, the same freeze lands a duplicate after the takeover", {
     timeout: 60_000,

@@ -1,5 +1,6 @@
 /**
- * Shared set-up of the exactly-once integration tests: mock Kafka clusters by alias, DynamoDB
+ * Shared set-up of the exactly-once integration tests: Kafka clusters by alias (the mock or real
+ * Kafka, per KAFKA_TESTBED: test/helpers/kafka-testbed.ts), DynamoDB
  * Local with a table per replicator, and helpers to produce, replicate until caught up and read
  * a partition back. Everything opened is closed by `close()`.
  */
@@ -10,13 +11,13 @@ import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import type { RunSummary } from "../../../lib/core/run-summary.js";
+import type { RunSummary } from "../../../lib/core/run/run-summary.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 
 /**
@@ -34,21 +35,22 @@ export function useMirrorRig(aliases: readonly string[], topic: string): MirrorR
 }
 
 export class MirrorRig {
-  readonly clusters = new Map<string, MockKafka>();
+  readonly clusters = new Map<string, TestKafka>();
   dynamo: DynamoDbLocal | undefined;
   readonly #closers: (() => Promise<unknown>)[] = [];
   readonly #tables = new Map<string, string>();
 
-  async start(aliases: readonly string[]): Promise<void> {
+  /** `brokers` per alias: 1 unless given (3 where a test kills or moves a replica). */
+  async start(aliases: readonly string[], brokers: Readonly<Record<string, 1 | 3>> = {}): Promise<void> {
     const started = await Promise.all([
       startDynamoDbLocal(),
-      ...aliases.map(() => startMockKafka({ brokers: 1 })),
+      ...aliases.map((alias) => startTestKafka({ brokers: brokers[alias] ?? 1 })),
     ]);
     this.dynamo = started[0] as DynamoDbLocal;
-    for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as MockKafka);
+    for (const [i, alias] of aliases.entries()) this.clusters.set(alias, started[i + 1] as TestKafka);
   }
 
-  cluster(alias: string): MockKafka {
+  cluster(alias: string): TestKafka {
     const c = this.clusters.get(alias);
     if (c === undefined) throw new Error(`no cluster ${alias}`);
     return c;
@@ -88,19 +90,21 @@ export class MirrorRig {
     return table;
   }
 
-  /** A replicator from one cluster to another (a lease table per direction), run until caught up. */
+  /** A replicator from one cluster to another (a lease table per mirror), run until caught up. */
   async replicate(
     from: string,
     to: string,
     config: Partial<MirrorConfigInput> & { topics: MirrorConfigInput["topics"] },
   ): Promise<{ summary: RunSummary; logger: CapturingLogger; metrics: CapturingMetrics }> {
-    // One table per direction, kept across runs: a later run resumes from the checkpoints.
-    let table = this.#tables.get(`${from}>${to}`);
+    // One table per mirror (direction and whitelist), kept across runs: a later run of the same
+    // mirror resumes from its checkpoints, and two mirrors of one rig never share leases.
+    const key = mirrorKey(from, to, config.topics);
+    let table = this.#tables.get(key);
     const client = this.client();
     if (table === undefined) {
       table = `leases-${from}-${to}-${randomUUID()}`;
       await createLeaseTable(client, table);
-      this.#tables.set(`${from}>${to}`, table);
+      this.#tables.set(key, table);
     }
     const logger = new CapturingLogger();
     const metrics = new CapturingMetrics();
@@ -122,16 +126,18 @@ export class MirrorRig {
     }
   }
 
-  /** The lease item of `tp` in the table of the direction `from` > `to` (null before any run). */
+  /** The lease item of `tp` in the table of the mirror `from` > `to` whose whitelist is `tp.topic` (null before any run). */
   async lease(from: string, to: string, tp: TopicPartition): Promise<Lease | null> {
-    const tableName = this.#tables.get(`${from}>${to}`);
+    const tableName = this.#tables.get(mirrorKey(from, to, { whitelist: tp.topic }));
     if (tableName === undefined) return null;
     return new DynamoDbLeaseStore({ client: this.client(), tableName }).lease(tp);
   }
 
+  /** Every committed record of `tp`, once the transactions of writers that stopped have their markers. */
   async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {
     const view = new ClusterView(this.cluster(alias).bootstrapServers);
     try {
+      await view.settled(tp);
       return await view.read(tp);
     } finally {
       await view.close();
@@ -142,4 +148,9 @@ export class MirrorRig {
     for (const close of this.#closers.reverse()) await close();
     await Promise.allSettled([...[...this.clusters.values()].map((c) => c.stop()), this.dynamo?.stop()]);
   }
+}
+
+/** A mirror is its direction and its topic selection. */
+function mirrorKey(from: string, to: string, topics: unknown): string {
+  return `${from}>${to}>${JSON.stringify(topics ?? null)}`;
 }

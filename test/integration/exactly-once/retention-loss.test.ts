@@ -1,7 +1,8 @@
 /**
  * Source retention deleting records before they were copied is never silent: the worker resumes
  * at the log start, counts the lost range in the recordsLost metric and logs it as an error.
- * Retention is imitated with the mock's DeleteRecords (`delete-records`, our launcher command).
+ * Retention is imitated with DeleteRecords (on the mock `delete-records`, our launcher command; on
+ * real Kafka the admin call, after which the broker's log start is what retention would leave).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -21,7 +22,7 @@ describe("source retention overtakes the replicator", () => {
     await rig.replicate("src", "dst", whitelist);
     await rig.produce("src", TOPIC, 0, 100, 2);
     // Retention drops offsets below 150 while 100..199 wait to be copied.
-    await rig.cluster("src").command(`delete-records ${TOPIC} 0 150`);
+    await rig.cluster("src").deleteRecords(TOPIC, 0, 150);
 
     const { metrics, logger } = await rig.replicate("src", "dst", whitelist);
 

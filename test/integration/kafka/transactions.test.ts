@@ -1,54 +1,54 @@
-// Kafka transactions through our own pieces against librdkafka's mock cluster: TransactionCoordinator
-// (FindCoordinator, InitProducerId, AddPartitionsToTxn, EndTxn), transactional batches from our
-// encoder sent on our produce path, and the partition read back with our Fetch and batch decoders.
-// The test broker is patched to fence, honour read_committed and checksum its control batches as
-// Kafka does (TESTING.md); these tests hold it to that.
+// Kafka transactions through our own pieces: TransactionCoordinator (FindCoordinator,
+// InitProducerId, AddPartitionsToTxn, EndTxn), transactional batches from our encoder sent on our
+// produce path, and the partition read back with our Fetch and batch decoders. The broker is
+// librdkafka's mock, patched to fence, honour read_committed and checksum its control batches as
+// Kafka does (TESTING.md), or real Kafka (KAFKA_TESTBED=real), for the commit/abort and fencing
+// tests; the retry tests need the mock's injected errors and coordinator moves.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { systemClock } from "../../../lib/core/clock.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
+import { decodeRecordBatches, encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
 import {
-  createKafkaCluster,
-  type KafkajsCluster,
-  negotiateVersion,
-  sendBody,
-  sendRequest,
-} from "../../../lib/kafka/kafkajs-internals.js";
+  type TransactionalProducer,
+  TransactionCoordinator,
+  type TransactionCoordinatorOptions,
+} from "../../../lib/kafka/produce/transaction-coordinator.js";
+import { transactionalIdFor } from "../../../lib/kafka/produce/transactional-id.js";
+import { dropAborted } from "../../../lib/kafka/read/read-committed.js";
+import { KafkaClusterClient } from "../../../lib/kafka/wire/cluster-client.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   type AbortedTransaction,
   FETCH_API_KEY,
   FETCH_VERSIONS,
   fetchRequest,
   IsolationLevel,
-} from "../../../lib/kafka/protocol/fetch.js";
+} from "../../../lib/kafka/wire/fetch.js";
+import {
+  createKafkaCluster,
+  type KafkajsCluster,
+  negotiateVersion,
+  sendBody,
+  sendRequest,
+} from "../../../lib/kafka/wire/kafkajs-internals.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   type ProducePartitionResponse,
-} from "../../../lib/kafka/protocol/produce.js";
+} from "../../../lib/kafka/wire/produce.js";
 import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
-} from "../../../lib/kafka/protocol/transactional-produce.js";
-import { dropAborted } from "../../../lib/kafka/read-committed.js";
-import {
-  type DecodedBatch,
-  decodeRecordBatches,
-  encodeRecordBatch,
-} from "../../../lib/kafka/record-batch.js";
-import {
-  type TransactionalProducer,
-  TransactionCoordinator,
-  type TransactionCoordinatorOptions,
-} from "../../../lib/kafka/transaction-coordinator.js";
-import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
+} from "../../../lib/kafka/wire/transactional-produce.js";
 import { CapturingLogger, FakeClock } from "../../helpers/fakes.js";
-import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
+import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
+import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 
 const PARTITION = 0;
 const API_ADD_PARTITIONS_TO_TXN = 24;
@@ -67,13 +67,15 @@ function records(vals: readonly Buffer[]): MirrorRecord[] {
   }));
 }
 
-describe("transactions against the mock cluster", () => {
-  let kafka: MockKafka;
+describe("transactions", () => {
+  let kafka: TestKafka;
   let cluster: KafkajsCluster;
   let client: KafkaClusterClient;
 
   before(async () => {
-    kafka = await startMockKafka({ brokers: 3 });
+    // Real Kafka: one broker is enough to coordinate and fence; the mock's three let the
+    // coordinator move.
+    kafka = await startTestKafka({ brokers: KAFKA_TESTBED === "real" ? 1 : 3 });
     cluster = createKafkaCluster({
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 5000,
@@ -92,6 +94,12 @@ describe("transactions against the mock cluster", () => {
     await cluster?.disconnect();
     await kafka?.stop();
   });
+
+  /** The mock's fault injection, for the tests that real Kafka cannot stage. */
+  function mock(): MockKafka {
+    if (kafka.kind !== "mock") throw new Error("this test needs the mock's fault injection");
+    return kafka.mock;
+  }
 
   function coordinator(transactionalId: string, extra: Partial<TransactionCoordinatorOptions> = {}) {
     return new TransactionCoordinator({
@@ -200,6 +208,9 @@ describe("transactions against the mock cluster", () => {
     await txn.addPartition(producer, topic, PARTITION, soon());
     const second = await produce(topic, producer, abortedValues, committed.length);
     await txn.endTransaction(producer, "abort", soon());
+    // EndTxn is answered before the ABORT marker is written (the COMMIT one was, before the second
+    // AddPartitionsToTxn was accepted); readPartition reads to the LSO, 4 until then.
+    await stableOffsetReaches(kafka.bootstrapServers, { topic, partition: PARTITION }, 7);
     const { batches, aborted } = await readPartition(topic);
 
     // Assess
@@ -271,94 +282,102 @@ describe("transactions against the mock cluster", () => {
     );
   });
 
-  it("retries loading, moved and busy coordinators, measuring the deadline on the given clock", async () => {
-    // Prepare: frozen virtual time far from the wall clock; sleeps advance it.
-    const clock = new FakeClock();
-    const logger = new CapturingLogger();
-    const txn = coordinator(`retry-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
-    await kafka.pushRequestErrors(ApiKey.InitProducerId, [14, 51, 16, 15]);
+  // Mock only: injected coordinator errors and a coordinator moved between two requests.
+  if (KAFKA_TESTBED === "mock") {
+    it("retries loading, moved and busy coordinators, measuring the deadline on the given clock", async () => {
+      // Prepare: frozen virtual time far from the wall clock; sleeps advance it.
+      const clock = new FakeClock();
+      const logger = new CapturingLogger();
+      const txn = coordinator(`retry-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
+      await mock().pushRequestErrors(ApiKey.InitProducerId, [14, 51, 16, 15]);
 
-    // Act
-    const producer = await txn.initProducer(clock.now() + 60_000);
+      // Act
+      const producer = await txn.initProducer(clock.now() + 60_000);
 
-    // Assess
-    assert.ok(producer.producerId >= 0n);
-    assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 4);
-  });
+      // Assess
+      assert.ok(producer.producerId >= 0n);
+      assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 4);
+    });
 
-  it("follows the transaction coordinator when it moves to another broker", async () => {
-    // Prepare
-    const topic = await newTopic();
-    const id = transactionalIdFor("src", topic, PARTITION);
-    const logger = new CapturingLogger();
-    const txn = coordinator(id, { logger });
-    await kafka.setCoordinator("transaction", id, 1);
-    const producer = await txn.initProducer(soon());
-    await txn.addPartition(producer, topic, PARTITION, soon());
-    assert.equal((await produce(topic, producer, values("moved-", 1), 0)).errorCode, KafkaErrorCode.NONE);
+    it("follows the transaction coordinator when it moves to another broker", async () => {
+      // Prepare
+      const topic = await newTopic();
+      const id = transactionalIdFor("src", topic, PARTITION);
+      const logger = new CapturingLogger();
+      const txn = coordinator(id, { logger });
+      await mock().setCoordinator("transaction", id, 1);
+      const producer = await txn.initProducer(soon());
+      await txn.addPartition(producer, topic, PARTITION, soon());
+      assert.equal((await produce(topic, producer, values("moved-", 1), 0)).errorCode, KafkaErrorCode.NONE);
 
-    // Act: broker 1 now answers NOT_COORDINATOR for this id.
-    await kafka.setCoordinator("transaction", id, 2);
-    await txn.endTransaction(producer, "commit", soon());
+      // Act: broker 1 now answers NOT_COORDINATOR for this id.
+      await mock().setCoordinator("transaction", id, 2);
+      await txn.endTransaction(producer, "commit", soon());
 
-    // Assess
-    const retries = logger.entries.filter((e) => e.message === "transaction coordinator retry");
-    assert.deepEqual(
-      retries.map((e) => e.fields.request),
-      ["EndTxn commit"],
-    );
-    const { batches } = await readPartition(topic);
-    assert.deepEqual(
-      batches.map((b) => b.controlType),
-      [null, "commit"],
-    );
-  });
+      // Assess
+      const retries = logger.entries.filter((e) => e.message === "transaction coordinator retry");
+      assert.deepEqual(
+        retries.map((e) => e.fields.request),
+        ["EndTxn commit"],
+      );
+      const { batches } = await readPartition(topic);
+      assert.deepEqual(
+        batches.map((b) => b.controlType),
+        [null, "commit"],
+      );
+    });
 
-  it("gives up at the deadline with a retryable error naming the last refusal", async () => {
-    // Prepare
-    const clock = new FakeClock();
-    const logger = new CapturingLogger();
-    const txn = coordinator(`deadline-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
-    await kafka.pushRequestErrors(ApiKey.InitProducerId, Array(40).fill(51));
-    const deadline = clock.now() + 2000;
+    it("gives up at the deadline with a retryable error naming the last refusal", async () => {
+      // Prepare
+      const clock = new FakeClock();
+      const logger = new CapturingLogger();
+      const txn = coordinator(`deadline-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
+      await mock().pushRequestErrors(ApiKey.InitProducerId, Array(40).fill(51));
+      const deadline = clock.now() + 2000;
 
-    // Act
-    const failure = await txn.initProducer(deadline).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    await kafka.clearRequestErrors(ApiKey.InitProducerId);
+      // Act
+      const failure = await txn.initProducer(deadline).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await mock().clearRequestErrors(ApiKey.InitProducerId);
 
-    // Assess
-    assert.ok(isReplicatorError(failure, "KAFKA_RETRIABLE"), String(failure));
-    assert.match(failure.message, /InitProducerId for deadline-.* failed: CONCURRENT_TRANSACTIONS/);
-    assert.ok(clock.now() >= deadline);
-    // Each retry slept on the fake clock: Date.now() is far past this deadline and allows none.
-    assert.ok(logger.entries.filter((e) => e.message === "transaction coordinator retry").length >= 3);
-  });
+      // Assess
+      assert.ok(isReplicatorError(failure, "KAFKA_RETRIABLE"), String(failure));
+      assert.match(failure.message, /InitProducerId for deadline-.* failed: CONCURRENT_TRANSACTIONS/);
+      assert.ok(clock.now() >= deadline);
+      // Each retry slept on the fake clock: Date.now() is far past this deadline and allows none.
+      assert.ok(logger.entries.filter((e) => e.message === "transaction coordinator retry").length >= 3);
+    });
 
-  it("never retries a fenced or unauthorised answer", async () => {
-    // Prepare
-    const topic = await newTopic();
-    const logger = new CapturingLogger();
-    const txn = coordinator(transactionalIdFor("src", topic, PARTITION), { logger });
-    const producer = await txn.initProducer(soon());
+    it("never retries a fenced or unauthorised answer", async () => {
+      // Prepare
+      const topic = await newTopic();
+      const logger = new CapturingLogger();
+      const txn = coordinator(transactionalIdFor("src", topic, PARTITION), { logger });
+      const producer = await txn.initProducer(soon());
 
-    // Act
-    await kafka.pushRequestErrors(API_END_TXN, [KafkaErrorCode.INVALID_PRODUCER_EPOCH]);
-    const epoch = await txn.endTransaction(producer, "commit", soon()).catch((e: unknown) => e);
-    await kafka.pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [KafkaErrorCode.PRODUCER_FENCED]);
-    const fenced = await txn.addPartition(producer, topic, PARTITION, soon()).catch((e: unknown) => e);
-    await kafka.pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [53]);
-    const unauthorised = await txn.addPartition(producer, topic, PARTITION, soon()).catch((e: unknown) => e);
+      // Act
+      await mock().pushRequestErrors(API_END_TXN, [KafkaErrorCode.INVALID_PRODUCER_EPOCH]);
+      const epoch = await txn.endTransaction(producer, "commit", soon()).catch((e: unknown) => e);
+      await mock().pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [KafkaErrorCode.PRODUCER_FENCED]);
+      const fenced = await txn.addPartition(producer, topic, PARTITION, soon()).catch((e: unknown) => e);
+      await mock().pushRequestErrors(API_ADD_PARTITIONS_TO_TXN, [53]);
+      const unauthorised = await txn
+        .addPartition(producer, topic, PARTITION, soon())
+        .catch((e: unknown) => e);
 
-    // Assess
-    assert.ok(isReplicatorError(epoch, "PRODUCER_FENCED"), String(epoch));
-    assert.match(epoch.message, /EndTxn commit .* refused \(INVALID_PRODUCER_EPOCH\): producer \d+ epoch 0/);
-    assert.ok(isReplicatorError(fenced, "PRODUCER_FENCED"), String(fenced));
-    assert.equal(fenced.details.kafkaError, "PRODUCER_FENCED");
-    assert.ok(isReplicatorError(unauthorised, "KAFKA_FATAL"), String(unauthorised));
-    assert.match(unauthorised.message, /TRANSACTIONAL_ID_AUTHORIZATION_FAILED/);
-    assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 0);
-  });
+      // Assess
+      assert.ok(isReplicatorError(epoch, "PRODUCER_FENCED"), String(epoch));
+      assert.match(
+        epoch.message,
+        /EndTxn commit .* refused \(INVALID_PRODUCER_EPOCH\): producer \d+ epoch 0/,
+      );
+      assert.ok(isReplicatorError(fenced, "PRODUCER_FENCED"), String(fenced));
+      assert.equal(fenced.details.kafkaError, "PRODUCER_FENCED");
+      assert.ok(isReplicatorError(unauthorised, "KAFKA_FATAL"), String(unauthorised));
+      assert.match(unauthorised.message, /TRANSACTIONAL_ID_AUTHORIZATION_FAILED/);
+      assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 0);
+    });
+  }
 });

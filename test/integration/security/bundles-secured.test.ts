@@ -117,7 +117,7 @@ describe("the replicate bundle through secured clusters", () => {
       const target: SecuredCluster = await startSecuredCluster(kind, opts);
       try {
         await source.kafka.createTopic(topic, PARTITIONS, 1);
-        for (let p = 0; p < PARTITIONS; p++) await source.kafka.setLeader(topic, p, (p % BROKERS) + 1);
+        for (let p = 0; p < PARTITIONS; p++) await source.kafka.moveLeader(topic, p, (p % BROKERS) + 1);
         for (let p = 0; p < PARTITIONS; p++) {
           const records = Array.from({ length: PER_PARTITION }, (_, i) => ({
             key: Buffer.from(`k${i % 7}`),

@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import type { Context } from "aws-lambda";
 import { type ReplicationRunner, RUN_SAFETY_MARGIN_MS, replicate } from "../../../functions/replicate.js";
 import { parseConfig } from "../../../lib/config/schema.js";
-import type { RunError, RunSummary } from "../../../lib/core/run-summary.js";
+import type { RunError, RunSummary } from "../../../lib/core/run/run-summary.js";
 import { isReplicatorError, ReplicatorError } from "../../../lib/errors.js";
 import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
 import { RefreshOnAuthFailure } from "../../../lib/secrets/credential-refresh.js";

@@ -12,11 +12,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { withPoint } from "../../../lib/core/lease/offset-map.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { withPoint } from "../../../lib/offsets/offset-map.js";
 import { type Translation, translateOffset } from "../../../lib/offsets/translate.js";
 import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
 

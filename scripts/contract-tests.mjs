@@ -1,0 +1,24 @@
+// The contract suite: the test files that state a guarantee and run against both brokers, the
+// patched librdkafka mock and real Apache Kafka 4.1 (test/helpers/kafka-testbed.ts picks one by
+// KAFKA_TESTBED). `npm test` runs every test on the mock, then these again on real Kafka
+// (`node scripts/run-tests.mjs --contract --testbed=real`). TESTING.md says which claim each
+// proves on which broker; test/unit/scripts/contract-tests.test.ts keeps this list honest.
+// Ordered cheapest first, so a broken real-Kafka test bed shows within a minute.
+export const CONTRACT_TESTS = [
+  "test/integration/kafka/transactions.test.ts",
+  "test/integration/kafka/read-transactional.test.ts",
+  "test/integration/kafka/cluster-admin-configs.test.ts",
+  "test/integration/exactly-once/target-position.test.ts",
+  "test/integration/exactly-once/active-active.test.ts",
+  "test/integration/exactly-once/retention-loss.test.ts",
+  "test/integration/exactly-once/source-divergence.test.ts",
+  "test/integration/cli/run-verify.test.ts",
+  "test/integration/cli/topic-sync.test.ts",
+  "test/integration/kafka/group-admin.test.ts",
+  "test/integration/offsets/translate.test.ts",
+  "test/integration/offsets/failover.test.ts",
+  "test/integration/security/cli-secured.test.ts",
+  "test/integration/exactly-once/frozen-writer.test.ts",
+  "test/integration/exactly-once/chaos.test.ts",
+  "test/integration/replication.test.ts",
+];
