@@ -67,6 +67,8 @@ export interface DriftReport {
    * are then not created (a compacted source would get a delete-policy copy).
    */
   readonly sourceConfigsRead: boolean;
+  /** When the mapping selects no source topic at all (and none failed to map): why, for the operator. */
+  readonly emptySelection: string | null;
 }
 
 export interface TopicPlan {
@@ -78,6 +80,8 @@ export interface TopicPlan {
   readonly warnings: TopicPlanError[];
   /** The drift found before it was applied. */
   readonly drift: TopicDrift[];
+  /** DriftReport.emptySelection. */
+  readonly emptySelection: string | null;
 }
 
 /**
@@ -93,7 +97,12 @@ export async function readDrift(options: DriftOptions): Promise<DriftReport> {
     sourceAdmin.listTopics(),
     targetAdmin.listTopics(),
   ]);
-  const routable = withoutCollisions(mapTopics(sourceTopics, mapping, errors), errors);
+  const mapped = mapTopics(sourceTopics, mapping, errors);
+  const emptySelection =
+    mapped.length === 0 && errors.length === 0
+      ? mapping.whyNothingSelected(sourceTopics.map((t) => t.name))
+      : null;
+  const routable = withoutCollisions(mapped, errors);
   const targetCounts = new Map(targetTopics.map((t) => [t.name, t.partitions]));
   const existing = routable.filter((t) => targetCounts.has(t.target)).map((t) => t.target);
   const before = warnings.length;
@@ -118,7 +127,7 @@ export async function readDrift(options: DriftOptions): Promise<DriftReport> {
     }),
   );
   const sourceConfigsRead = !warnings.slice(before).some((w) => w.error.details.side === "source");
-  return { topics, errors: errors.sort(byTopic), warnings, sourceConfigsRead };
+  return { topics, errors: errors.sort(byTopic), warnings, sourceConfigsRead, emptySelection };
 }
 
 /**
@@ -139,6 +148,7 @@ export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan>
     errors: errors.sort(byTopic),
     warnings: [...read.warnings, ...applied.warnings].sort(byTopic),
     drift: read.topics,
+    emptySelection: read.emptySelection,
   };
 }
 
