@@ -5,11 +5,22 @@
  */
 import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/plan/config-sync.js";
 import { RENAME_MODES } from "../topics/rename.js";
-import { configNameList, flag, integer, oneOf, section, topicPattern } from "./fields.js";
+import {
+  configNameList,
+  flag,
+  integer,
+  oneOf,
+  requiredTopicPattern,
+  section,
+  topicPattern,
+} from "./fields.js";
 
 export const topicsSchema = section({
-  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
-  whitelist: topicPattern(),
+  /**
+   * Whole-name regular expression of the topics to mirror; required: a mirror of nothing is a
+   * mistake to report, not a run to make (".*" mirrors every topic).
+   */
+  whitelist: requiredTopicPattern("the topics to mirror"),
   /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
   blacklist: topicPattern(),
   /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */

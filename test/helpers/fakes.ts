@@ -614,6 +614,7 @@ export function fakeMapping(
   return {
     isSelected: options.select ?? ((t) => !t.startsWith("__")),
     targetTopic: options.rename ?? ((t) => t),
+    whyNothingSelected: (topics) => `the fake mapping selects none of ${topics.length} topic(s)`,
   };
 }
 

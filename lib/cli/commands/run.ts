@@ -77,6 +77,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const errors = summaries.flatMap((s) => s.errors);
   reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
   if (options.signal.aborted) return ExitCode.INTERRUPTED;
+  // "done, 0 records" would read as a caught-up mirror: with --once, selecting nothing fails.
+  const emptySelection = summaries.at(-1)?.emptySelection ?? null;
+  if (options.once && emptySelection !== null) {
+    io.stderr.write(`kafka-mirror run: nothing to copy: ${emptySelection}\n`);
+    return ExitCode.FAILED;
+  }
   return errors.length > 0 || metrics.lost > 0 ? ExitCode.FAILED : ExitCode.OK;
 }
 

@@ -57,6 +57,8 @@ export interface DriftReport {
    * are then not created (a compacted source would get a delete-policy copy).
    */
   readonly sourceConfigsRead: boolean;
+  /** When the mapping selects no source topic at all (and none failed to map): why, for the operator. */
+  readonly emptySelection: string | null;
 }
 
 export interface TopicPlan {
@@ -68,4 +70,6 @@ export interface TopicPlan {
   readonly warnings: TopicPlanError[];
   /** The drift found before it was applied. */
   readonly drift: TopicDrift[];
+  /** DriftReport.emptySelection. */
+  readonly emptySelection: string | null;
 }

@@ -40,7 +40,12 @@ export async function readDrift(options: DriftOptions): Promise<DriftReport> {
     sourceAdmin.listTopics(),
     targetAdmin.listTopics(),
   ]);
-  const routable = withoutCollisions(mapTopics(sourceTopics, mapping, errors), errors);
+  const mapped = mapTopics(sourceTopics, mapping, errors);
+  const emptySelection =
+    mapped.length === 0 && errors.length === 0
+      ? mapping.whyNothingSelected(sourceTopics.map((t) => t.name))
+      : null;
+  const routable = withoutCollisions(mapped, errors);
   const targetCounts = new Map(targetTopics.map((t) => [t.name, t.partitions]));
   const existing = routable.filter((t) => targetCounts.has(t.target)).map((t) => t.target);
   const before = warnings.length;
@@ -65,7 +70,7 @@ export async function readDrift(options: DriftOptions): Promise<DriftReport> {
     }),
   );
   const sourceConfigsRead = !warnings.slice(before).some((w) => w.error.details.side === "source");
-  return { topics, errors: errors.sort(byTopic), warnings, sourceConfigsRead };
+  return { topics, errors: errors.sort(byTopic), warnings, sourceConfigsRead, emptySelection };
 }
 
 /**
@@ -86,6 +91,7 @@ export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan>
     errors: errors.sort(byTopic),
     warnings: [...read.warnings, ...applied.warnings].sort(byTopic),
     drift: read.topics,
+    emptySelection: read.emptySelection,
   };
 }
 

@@ -43,6 +43,8 @@ export interface RunSummary {
   readonly errors: RunError[];
   /** Every partition held at the end was caught up and none ended in error. */
   readonly caughtUp: boolean;
+  /** The last topic plan selected no source topic: why (TopicPlan.emptySelection); else null. */
+  readonly emptySelection: string | null;
 }
 
 interface PartitionTally {
@@ -77,7 +79,9 @@ export class RunTally {
     }
   }
 
-  summary(run: Pick<RunSummary, "workerId" | "startedAt" | "endedAt" | "endReason">): RunSummary {
+  summary(
+    run: Pick<RunSummary, "workerId" | "startedAt" | "endedAt" | "endReason" | "emptySelection">,
+  ): RunSummary {
     const partitions: PartitionSummary[] = [...this.#tallies.values()]
       .sort((a, b) => compareRoutes(a.route, b.route))
       .map((t) => ({

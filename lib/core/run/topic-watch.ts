@@ -40,6 +40,7 @@ export class TopicWatch {
   #running: Promise<void> | null = null;
   /** Routes whose lease items exist, waiting for the run to take them (see take). */
   #found: PartitionRoute[] = [];
+  #emptySelection: string | null = null;
 
   constructor(options: TopicWatchOptions) {
     this.#o = options;
@@ -70,6 +71,11 @@ export class TopicWatch {
       this.#running = null;
       this.#nextAt = this.#o.clock.now() + this.#intervalMs;
     });
+  }
+
+  /** Why the last plan selected no source topic (TopicPlan.emptySelection), or null. */
+  get emptySelection(): string | null {
+    return this.#emptySelection;
   }
 
   /** Routes found since the last call, their lease items already created. */
@@ -108,6 +114,11 @@ export class TopicWatch {
   }
 
   #report(plan: TopicPlan): void {
+    // Not once per run like the problems below: a run copying nothing must keep saying why.
+    this.#emptySelection = plan.emptySelection;
+    if (plan.emptySelection !== null) {
+      this.#o.logger.warn("the whitelist selects no topic; nothing is copied", { why: plan.emptySelection });
+    }
     for (const problem of plan.errors) {
       if (this.#firstTime("error", problem)) this.#o.onTopicError(problem);
     }

@@ -193,6 +193,7 @@ class Run {
       startedAt: this.#startedAt,
       endedAt: this.#o.clock.now(),
       endReason,
+      emptySelection: this.#watch.emptySelection,
     });
     logger.info("replication run finished", {
       workerId,
@@ -376,8 +377,7 @@ class Run {
     if (this.#needsLook) return false;
     // Not before the leader has assigned us anything (or nothing): partitions may be ours to take.
     if (decision === null || !decision.assigned || decision.available > 0) return false;
-    // A lease we asked for is about to be handed to us: leaving now would leave it owned by a
-    // worker that has gone, idle until it expires.
+    // A lease asked for is about to be handed to us: leaving would leave it idle until it expires.
     if (this.#coordinator.awaiting) return false;
     for (const term of this.#active.values()) if (!term.pump.status.caughtUp) return false;
     return true;

@@ -36,6 +36,7 @@ describe("RefreshOnAuthFailure (secret rotation)", () => {
         connectionTimeoutMs: 2_000,
       },
       target: { brokers: "127.0.0.1:1" },
+      topics: { whitelist: ".*" },
     }).source;
     const built: { password: string; closed: boolean }[] = [];
     const refresh = new RefreshOnAuthFailure(async (fresh) => {

@@ -167,7 +167,7 @@ describe("parseConfig: each malformed field is refused by name", () => {
     },
     {
       name: "a missing target",
-      patch: (c) => ({ source: c.source }),
+      patch: (c) => ({ source: c.source, topics: c.topics }),
       path: "target",
       says: /required/,
     },

@@ -46,6 +46,7 @@ function summary(errors: RunError[]): RunSummary {
     ],
     errors,
     caughtUp: false,
+    emptySelection: null,
   };
 }
 
@@ -80,6 +81,7 @@ function rig(summaries: RunSummary[], current = "new") {
   const cluster = parseConfig({
     source: { brokers: "s1:9094", saslMechanism: "plain", secretArn: SECRET },
     target: { brokers: "t1:9092" },
+    topics: { whitelist: ".*" },
   }).source;
   const built: { password: string; closed: boolean }[] = [];
   const deadlines: number[] = [];

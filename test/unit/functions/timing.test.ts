@@ -42,6 +42,7 @@ function runner(calls: Call[]): ReplicationRunner {
           partitions: [],
           errors: [],
           caughtUp: false,
+          emptySelection: null,
         };
       },
     }),

@@ -38,6 +38,7 @@ function runner(rounds: Round[]) {
                 partitions: [],
                 errors: [],
                 caughtUp: false,
+                emptySelection: null,
               });
             };
             const timer = setTimeout(end, Math.max(0, deadline - Date.now()));

@@ -39,7 +39,11 @@ function copiedCount(w: World, topic: string, partition: number): number {
 }
 
 function worker(w: World, settings: WorkerSettings = SETTINGS): Worker {
-  return new Worker({
+  return new Worker({ ...workerOptions(w), settings });
+}
+
+function workerOptions(w: World): ConstructorParameters<typeof Worker>[0] {
+  return {
     workerId: "A",
     source: w.source,
     target: w.target,
@@ -47,11 +51,11 @@ function worker(w: World, settings: WorkerSettings = SETTINGS): Worker {
     targetAdmin: w.target,
     leases: w.store,
     mapping: fakeMapping(),
-    settings,
+    settings: SETTINGS,
     clock: w.clock,
     logger: w.logger,
     metrics: w.metrics,
-  });
+  };
 }
 
 describe("topic discovery in a run", () => {
@@ -128,6 +132,40 @@ describe("topic discovery in a run", () => {
     });
   });
 
+  it("warns at the start and at every discovery while the whitelist selects nothing, and says why", async () => {
+    const w = inMemoryWorld();
+    w.source.createTopic("Orders", 1);
+    const mapping = {
+      ...fakeMapping({ select: () => false }),
+      whyNothingSelected: (topics: readonly string[]) => `none of ${topics.join(",")}`,
+    };
+    const run = new Worker({ ...workerOptions(w), mapping });
+
+    const summary = await run.replicate(w.clock.now() + 35_000);
+
+    const warnings = w.logger
+      .at("warn")
+      .filter((e) => e.message.startsWith("the whitelist selects no topic"));
+    assert.ok(warnings.length >= 3, `start and each 10 s discovery warned: ${warnings.length}`);
+    assert.deepEqual(warnings[0]?.fields, { why: "none of Orders" });
+    assert.equal(summary.emptySelection, "none of Orders");
+  });
+
+  it("stops warning once a topic is selected, and the summary says nothing is missing", async () => {
+    const w = inMemoryWorld();
+    let selected = false;
+    const mapping = { ...fakeMapping({ select: () => selected }), whyNothingSelected: () => "none" };
+    w.source.createTopic("a", 1);
+    const run = new Worker({ ...workerOptions(w), mapping });
+    const done = run.replicate(w.clock.now() + 60_000);
+    await until(w.clock, () => w.logger.at("warn").length > 0);
+    selected = true;
+
+    const summary = await done;
+
+    assert.equal(summary.emptySelection, null);
+  });
+
   it("reports a topic that stays in error once per run, not every discovery", async () => {
     const w = inMemoryWorld();
     w.source.createTopic("a", 2);
@@ -151,7 +189,7 @@ describe("TopicWatch.nextAt", () => {
     const clock = new FakeClock(0, { autoAdvance: false });
     let release = () => {};
     const planned = new Promise<TopicPlan>((resolve) => {
-      release = () => resolve({ partitions: [], errors: [], warnings: [], drift: [] });
+      release = () => resolve({ partitions: [], errors: [], warnings: [], drift: [], emptySelection: null });
     });
     const watch = new TopicWatch({
       plan: () => planned,
