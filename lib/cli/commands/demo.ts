@@ -20,6 +20,7 @@ import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { type LeaseTable, openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
@@ -302,3 +303,11 @@ async function startClusters(closers: Closers): Promise<[MockKafka, MockKafka]> 
   throw (started.find((s): s is PromiseRejectedResult => s.status === "rejected") as PromiseRejectedResult)
     .reason;
 }
+
+export const DEMO_COMMAND: CliCommand = defineCommand({
+  name: "demo",
+  summary: "two local clusters, sample traffic, three workers, verify",
+  options: {},
+  example: "kafka-mirror demo",
+  run: (values, io, signal) => demoCommand({ debug: values.debug ?? false, signal }, io),
+});
