@@ -24,7 +24,7 @@ import {
 import { dropAborted } from "./read-committed.js";
 import { decodeRecordBatches } from "./record-batch.js";
 
-export interface KafkaSourceReaderOptions extends ClusterClientOptions {
+export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
   /**
    * read_committed skips aborted transactional records and stops at the last stable offset;
    * read_uncommitted returns every record up to the high watermark (checks that want to see what
@@ -35,14 +35,14 @@ export interface KafkaSourceReaderOptions extends ClusterClientOptions {
 
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
-export class KafkaSourceReader implements SourceReader {
+export class KafkaPartitionReader implements SourceReader {
   private readonly client: KafkaClusterClient;
   private readonly coalescer: FetchCoalescer;
   private readonly logger: Logger | undefined;
   private readonly readCommitted: boolean;
   private closed = false;
 
-  constructor(options: KafkaSourceReaderOptions) {
+  constructor(options: KafkaPartitionReaderOptions) {
     this.client = new KafkaClusterClient(options);
     this.readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
     this.coalescer = new FetchCoalescer(

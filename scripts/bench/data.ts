@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
-import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/target-writer.js";
 
 const ALPHABET = Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
 const POOL_EXTRA = 64 * 1024;
@@ -54,7 +54,7 @@ export interface WriteDataOptions {
 /** Writes `records` spread evenly over the partitions, all partitions at once. */
 export async function writeBenchData(opts: WriteDataOptions): Promise<void> {
   const pool = new ValuePool(opts.recordBytes);
-  const writer = new KafkaTargetWriter({
+  const writer = new KafkaPartitionWriter({
     brokers: [...opts.brokers],
     clientId: "bench-data",
     maxBatchBytes: opts.batchBytes,

@@ -3,14 +3,9 @@
  * GlobalOptions they become.
  */
 import { resolve } from "node:path";
+import { LEASE_STORES, type LeaseStoreKind } from "../../wiring.js";
 import { type CliCommand, commandHelp, type OptionSpecs, type OptionValues, usageError } from "../command.js";
-import {
-  DEFAULT_STATE_DIR,
-  isLeaseStoreKind,
-  LEASE_STORES,
-  type LeaseStoreKind,
-  leaseStoreServes,
-} from "../leases.js";
+import { DEFAULT_STATE_DIR, isLeaseStoreKind, leaseStoreServes } from "../leases.js";
 import type { GlobalOptions } from "./context.js";
 
 export const CONFIG_OPTIONS = {

@@ -9,10 +9,10 @@ import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
 import type { RunSummary } from "../../core/run-summary.js";
 import { createReplicator } from "../../replicator.js";
+import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
-import { openLeaseTable } from "../leases.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
@@ -56,7 +56,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
-  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
+  const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir });
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
     ...table.backend,

@@ -19,10 +19,10 @@ import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/config-sync.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { encodeRecordBatch } from "../../../lib/kafka/record-batch.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
@@ -85,7 +85,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
   let dir: string;
   let stateDir: string;
   let config: string;
-  let writer: KafkaTargetWriter;
+  let writer: KafkaPartitionWriter;
   let sourceView: ClusterView;
   let targetView: ClusterView;
   let run: ChildProcess | undefined;
@@ -104,7 +104,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
         whitelist: `${GROWN}|${NEW}|${BIG}`,
       }),
     );
-    writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     sourceView = new ClusterView(source.bootstrapServers);
     targetView = new ClusterView(target.bootstrapServers);
     await sourceView.admin.createTopics([{ name: GROWN, partitions: 4, replicationFactor: 1 }]);

@@ -11,9 +11,10 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import type { ClusterAdmin } from "../../../lib/core/ports.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
-import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import type { MockKafka } from "../../helpers/mock-kafka.js";
 
@@ -206,8 +207,8 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   it("grows a topic from 4 to 8 partitions; our writer and reader use partition 7 at once", async () => {
     const topic = topicName();
     await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: kafka.brokerIds.length }]);
-    const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
-    const reader = new KafkaSourceReader(common());
+    const writer = new KafkaPartitionWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    const reader = new KafkaPartitionReader(common());
     try {
       // Both know the topic with 4 partitions before it grows.
       await writer.write({ topic, partition: 3 }, [record(1)]);

@@ -48,7 +48,8 @@ import {
   type TransactionCoordinatorOptions,
 } from "../../../lib/kafka/transaction-coordinator.js";
 import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
-import { CapturingLogger, FakeClock } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 

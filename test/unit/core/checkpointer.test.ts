@@ -10,14 +10,10 @@ import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import type { Lease, LeaseStore } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
-import {
-  inMemoryWorld,
-  makeRecords,
-  pumpDeps,
-  runUntilCaughtUp,
-  storeWith,
-  until,
-} from "../../helpers/fakes.js";
+import { until } from "../../helpers/fake-clock.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { storeWith } from "../../helpers/fake-leases.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../helpers/pump-fixture.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

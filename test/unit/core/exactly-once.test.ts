@@ -10,14 +10,10 @@ import { PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../lib/core/provenance.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import {
-  inMemoryWorld,
-  makeRecords,
-  pumpDeps,
-  runUntilCaughtUp,
-  storeWith,
-  until,
-} from "../../helpers/fakes.js";
+import { until } from "../../helpers/fake-clock.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { storeWith } from "../../helpers/fake-leases.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../helpers/pump-fixture.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

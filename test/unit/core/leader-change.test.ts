@@ -11,7 +11,9 @@ import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../helpers/fakes.js";
+import { until } from "../../helpers/fake-clock.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../helpers/pump-fixture.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ASSIGNMENT_POLL_MS, LeaseCoordinator, leaseExpiry } from "../../../lib/core/lease-coordinator.js";
 import type { Lease, LeaseStore, WorkerRecord } from "../../../lib/core/ports.js";
-import { InMemoryLeaseStore, storeWith } from "../../helpers/fakes.js";
+import { storeWith } from "../../helpers/fake-leases.js";
 import { countByOwner as counts, LeaseFleet } from "../../helpers/lease-fleet.js";
+import { InMemoryLeaseStore } from "../../helpers/memory-lease-store.js";
 
 const NOW = 1_000_000;
 const DURATION = 10_000;

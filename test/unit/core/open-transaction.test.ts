@@ -16,8 +16,12 @@ import type { Lease } from "../../../lib/core/ports.js";
 import type { ProvenanceSettings } from "../../../lib/core/provenance.js";
 import { Worker } from "../../../lib/core/worker.js";
 import type { WorkerSettings } from "../../../lib/core/worker-settings.js";
-import { fakeMapping, inMemoryWorld, makeRecords, pumpDeps, storeWith, until } from "../../helpers/fakes.js";
+import { until } from "../../helpers/fake-clock.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { storeWith } from "../../helpers/fake-leases.js";
+import { fakeMapping } from "../../helpers/fake-mapping.js";
 import { LateCommitWriter, type ZombieAnswer } from "../../helpers/late-commit-writer.js";
+import { inMemoryWorld, pumpDeps } from "../../helpers/pump-fixture.js";
 
 const PROVENANCE: ProvenanceSettings = {
   header: Buffer.from("kafka-mirror.provenance"),

@@ -4,7 +4,9 @@ import { HeldLease } from "../../../lib/core/held-lease.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../helpers/fakes.js";
+import { until } from "../../helpers/fake-clock.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../helpers/pump-fixture.js";
 
 const FAR = Number.MAX_SAFE_INTEGER;
 

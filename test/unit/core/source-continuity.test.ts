@@ -10,7 +10,8 @@ import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { PartitionPump, type PumpSettings } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../lib/core/provenance.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../helpers/pump-fixture.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
