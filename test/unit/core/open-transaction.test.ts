@@ -10,10 +10,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { HeldLease } from "../../../lib/core/held-lease.js";
-import type { TopicPartition } from "../../../lib/core/model.js";
 import { PartitionPump } from "../../../lib/core/partition-pump.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import type { ProvenanceSettings } from "../../../lib/core/provenance.js";
 import { Worker } from "../../../lib/core/worker.js";
 import type { WorkerSettings } from "../../../lib/core/worker-settings.js";
 import { until } from "../../helpers/fake-clock.js";
@@ -21,15 +19,7 @@ import { makeRecords } from "../../helpers/fake-cluster.js";
 import { storeWith } from "../../helpers/fake-leases.js";
 import { fakeMapping } from "../../helpers/fake-mapping.js";
 import { LateCommitWriter, type ZombieAnswer } from "../../helpers/late-commit-writer.js";
-import { inMemoryWorld, pumpDeps } from "../../helpers/pump-fixture.js";
-
-const PROVENANCE: ProvenanceSettings = {
-  header: Buffer.from("kafka-mirror.provenance"),
-  sourceAlias: "A",
-  targetAlias: "B",
-};
-const src: TopicPartition = { topic: "src", partition: 0 };
-const dst: TopicPartition = { topic: "dst", partition: 0 };
+import { dst, inMemoryWorld, PROVENANCE, pumpDeps, src } from "../../helpers/pump-fixture.js";
 
 function env() {
   const world = inMemoryWorld();
