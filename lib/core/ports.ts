@@ -171,7 +171,14 @@ export interface TargetWriter {
   close(): Promise<void>;
 }
 
-/** Metadata and offsets of one cluster. */
+/**
+ * Metadata and offsets of one cluster. A change (createTopics, alterTopicConfigs,
+ * createPartitions) resolves once the cluster's controller has made it, as Kafka's own
+ * AdminClient does; each broker applies it from the metadata log a moment later, and reads it
+ * serves (listTopics, describeTopicConfigs) show the old state until then. A caller that must see
+ * its change reads until it shows; a producer meets a new partition as a retryable
+ * UNKNOWN_TOPIC_OR_PARTITION until the partition's leader knows it.
+ */
 export interface ClusterAdmin {
   /** Every topic of the cluster with its partition count (internal topics included). */
   listTopics(): Promise<TopicInfo[]>;
@@ -192,9 +199,8 @@ export interface ClusterAdmin {
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
   /**
    * Topic-level configs set on each topic (not broker or static defaults): name -> value. Missing
-   * topics are absent from the answer. Throws TOPIC_CONFIG_FAILED naming the topic otherwise.
-   * Kafka's metadata is eventually consistent: for a moment after createTopics a broker that has
-   * not applied the new topic yet answers it as missing; a caller that needs it there asks again.
+   * topics are absent from the answer (for a moment after createTopics too, see above). Throws
+   * TOPIC_CONFIG_FAILED naming the topic otherwise.
    */
   describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
   /**
@@ -211,7 +217,9 @@ export interface ClusterAdmin {
   alterTopicConfigs(changes: readonly { topic: string; set: ReadonlyMap<string, string> }[]): Promise<void>;
   /**
    * Grows topics to `count` partitions (CreatePartitions). A topic already at >= count is left as
-   * it is (not an error). Throws PARTITIONS_CREATE_FAILED naming the topic otherwise.
+   * it is (not an error). Throws PARTITIONS_CREATE_FAILED naming the topic otherwise, retryable
+   * when Kafka refuses a count as no increase while the metadata read after shows fewer partitions
+   * (a broker behind the controller).
    */
   createPartitions(changes: readonly { topic: string; count: number }[]): Promise<void>;
   close(): Promise<void>;

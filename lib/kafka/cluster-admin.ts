@@ -49,6 +49,8 @@ interface TopicAnswer {
   readonly topic: string;
   readonly code: number;
   readonly message: string | null;
+  /** Overrides Kafka's retriable flag for the code. */
+  readonly retryable?: boolean;
 }
 
 export class KafkaClusterAdmin implements ClusterAdmin {
@@ -191,7 +193,9 @@ export class KafkaClusterAdmin implements ClusterAdmin {
 
   /**
    * One CreatePartitions to the controller. Kafka answers INVALID_PARTITIONS when the topic already
-   * has `count` or more; fresh metadata then tells "already grown" (fine) from a real refusal.
+   * has `count` or more; fresh metadata then tells "already grown" (fine) from a refusal to retry
+   * (notYetGrown). Resolves once the controller has the new partitions: like Kafka's AdminClient,
+   * it does not wait for every broker's metadata to show them (ports.ts, ClusterAdmin).
    */
   async createPartitions(changes: readonly PartitionGrowth[]): Promise<void> {
     const growths = mergeGrowths(changes);
@@ -208,12 +212,17 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     );
     const answers = results.map((r) => ({ topic: r.topic, code: r.errorCode, message: r.errorMessage }));
     if (answers.some((a) => a.code === KafkaErrorCode.NOT_CONTROLLER)) await this.client.refreshMetadata();
-    const invalid = answers.filter((a) => a.code === KafkaErrorCode.INVALID_PARTITIONS);
-    const grown = invalid.length === 0 ? new Set<string>() : await this.alreadyGrown(growths);
+    const invalid = answers.some((a) => a.code === KafkaErrorCode.INVALID_PARTITIONS);
+    const counts = invalid ? await this.partitionCounts() : new Map<string, number>();
+    const wanted = new Map(growths.map((g) => [g.topic, g.count]));
     throwFirstFailure(
       "PARTITIONS_CREATE_FAILED",
       "creating partitions of",
-      answers.filter((a) => !(a.code === KafkaErrorCode.INVALID_PARTITIONS && grown.has(a.topic))),
+      answers.flatMap((a) =>
+        a.code === KafkaErrorCode.INVALID_PARTITIONS
+          ? notYetGrown(a, wanted.get(a.topic) ?? 0, counts.get(a.topic))
+          : [a],
+      ),
     );
   }
 
@@ -221,10 +230,9 @@ export class KafkaClusterAdmin implements ClusterAdmin {
     await this.client.disconnect();
   }
 
-  /** Topics of `growths` that already have at least the requested count, by fresh metadata. */
-  private async alreadyGrown(growths: readonly PartitionGrowth[]): Promise<Set<string>> {
-    const counts = new Map((await this.listTopics()).map((t) => [t.name, t.partitions]));
-    return new Set(growths.filter((g) => (counts.get(g.topic) ?? 0) >= g.count).map((g) => g.topic));
+  /** Partition count by topic, from fresh metadata. */
+  private async partitionCounts(): Promise<Map<string, number>> {
+    return new Map((await this.listTopics()).map((t) => [t.name, t.partitions]));
   }
 
   /** One attempt; a transport failure becomes `code` naming the topics, retryable as translated. */
@@ -308,18 +316,35 @@ function topicErrors(error: unknown): TopicCreateError[] | undefined {
   return result;
 }
 
+/**
+ * An INVALID_PARTITIONS answer to growing a topic to `count`, given the count a broker's metadata
+ * shows (`seen`): nothing when that is `count` or more (already grown, not an error), else a
+ * retryable failure. The controller answers INVALID_PARTITIONS only for a count at or below the
+ * topic's current one, and each broker applies the controller's changes from the metadata log a
+ * moment after it made them; a lower count in Metadata is a broker behind (the topic just created,
+ * or grown by another worker), which the caller's next attempt reads again.
+ */
+function notYetGrown(answer: TopicAnswer, count: number, seen: number | undefined): TopicAnswer[] {
+  if (seen !== undefined && seen >= count) return [];
+  const shown = `Metadata read after it shows ${seen ?? "no"} partitions: a broker not yet updated`;
+  const message = answer.message === null || answer.message === "" ? shown : `${answer.message}; ${shown}`;
+  return [{ ...answer, message, retryable: true }];
+}
+
+const retryableAnswer = (a: TopicAnswer): boolean => a.retryable ?? kafkaError(a.code).retriable;
+
 /** Throws `code` for the first failed topic, fatal ones first; the error names topic and Kafka error. */
 function throwFirstFailure(code: ErrorCode, what: string, answers: readonly TopicAnswer[]): void {
   const failed = answers
     .filter((a) => a.code !== KafkaErrorCode.NONE)
-    .sort((a, b) => Number(kafkaError(a.code).retriable) - Number(kafkaError(b.code).retriable));
+    .sort((a, b) => Number(retryableAnswer(a)) - Number(retryableAnswer(b)));
   const first = failed[0];
   if (first === undefined) return;
   const info = kafkaError(first.code);
   const reason =
     first.message === null || first.message === "" ? info.name : `${info.name} (${first.message})`;
   throw new ReplicatorError(code, `${what} topic ${first.topic} failed: ${reason}`, {
-    retryable: info.retriable,
+    retryable: retryableAnswer(first),
     details: {
       topic: first.topic,
       kafkaErrorCode: first.code,

@@ -8,6 +8,7 @@ import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/prov
 import { isReplicatorError } from "../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
 import { KafkaPartitionReader, type SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import { stableOffsetReaches } from "./kafka-eventually.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
 export async function readPartition(
@@ -33,9 +34,11 @@ export async function readPartition(
 export class ClusterView {
   readonly admin: KafkaClusterAdmin;
   readonly reader: KafkaPartitionReader;
+  readonly #brokers: readonly string[];
 
   /** `isolationLevel` is the reader's (@default "read_committed"); the admin's offsets are the high watermark's. */
   constructor(brokers: readonly string[], clientId?: string, isolationLevel?: SourceIsolationLevel) {
+    this.#brokers = brokers;
     const options = clientId === undefined ? { brokers } : { brokers, clientId };
     this.admin = new KafkaClusterAdmin(options);
     this.reader = new KafkaPartitionReader(
@@ -45,6 +48,18 @@ export class ClusterView {
 
   read(tp: TopicPartition): Promise<MirrorRecord[]> {
     return readPartition(this.reader, this.admin, tp);
+  }
+
+  /**
+   * Until every transaction below the partition's high watermark has its marker (the last stable
+   * offset reaches it), bounded: for reading what writers that have stopped committed. Their
+   * commit returned before the coordinator wrote the markers (kafka-eventually.ts); until then a
+   * read_committed read stops short of the end `read` listed.
+   */
+  async settled(tp: TopicPartition): Promise<void> {
+    const [offsets] = await this.admin.listOffsets(tp.topic, [tp.partition]);
+    if (offsets === undefined) throw new Error(`no offsets for ${tp.topic}/${tp.partition}`);
+    await stableOffsetReaches(this.#brokers, tp, offsets.logEndOffset);
   }
 
   async close(): Promise<void> {

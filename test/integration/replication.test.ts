@@ -235,10 +235,12 @@ describe("replication: three workers over two clusters", () => {
           0,
         ).slice(0, 20000),
       );
-    // Assess: every target partition equals its source partition, record for record.
+    // Assess: every target partition equals its source partition, record for record, once the
+    // workers' last commits have their markers (written after the commit returned).
     for (const topic of WHITELISTED) {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const tp = { topic, partition };
+        await targetView.settled(tp);
         const [fromSource, fromTarget] = await Promise.all([sourceView.read(tp), targetView.read(tp)]);
         assert.equal(fromSource.length, PER_PARTITION, `${topic}/${partition} source count`);
         const at = firstDifference(fromSource, fromTarget);

@@ -23,6 +23,7 @@ import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";
+import { eventually } from "../../helpers/kafka-eventually.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
@@ -262,6 +263,18 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
     await sourceView.admin.alterTopicConfigs([
       { topic: GROWN, set: configs({ "retention.ms": "172800000" }) },
     ]);
+    // Both are answered once the controller made them; plan reads the broker, which shows them a
+    // moment later (test/helpers/kafka-eventually.ts).
+    await eventually(
+      `${GROWN} grown past 8 partitions in the source's Metadata`,
+      () => sourceView.admin.listTopics(),
+      (topics) => (topics.find((t) => t.name === GROWN)?.partitions ?? 0) > 8,
+    );
+    await eventually(
+      `${GROWN}'s new retention.ms described by the source`,
+      () => sourceView.admin.describeTopicConfigs([GROWN]),
+      (described) => described.get(GROWN)?.get("retention.ms") !== "86400000",
+    );
     const drift = await plan();
 
     assert.equal(drift.code, 0);

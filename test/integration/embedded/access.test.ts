@@ -6,10 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
@@ -17,6 +18,7 @@ import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
 import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { readServerRecord, SECRET_FILE, SECRET_HEADER } from "../../../lib/embedded/server-file.js";
+import { bundleForOtherUsers } from "../../helpers/other-user-bundle.js";
 
 const TABLE = "embedded-access";
 const TP = { topic: "BIN-BI-TOPIC", partition: 0 };
@@ -134,23 +136,31 @@ describe("embedded lease store: a state directory someone else owns", () => {
     // World-writable, so only the ownership check can refuse it: writing into it would succeed.
     const owned = await mkdtemp(join(tmpdir(), "kafka-mirror-owned-"));
     await chmod(owned, 0o777);
-    const ensureUrl = new URL("../../../lib/embedded/ensure.ts", import.meta.url).href;
-    const script = [
-      `import(${JSON.stringify(ensureUrl)})`,
-      `  .then((m) => m.ensureLeaseServer(${JSON.stringify(owned)}))`,
-      "  .then(() => console.log('started'), (e) => console.log(e.code));",
-    ].join("\n");
+    // Bundled into a directory anyone can read, run from "/": nobody may not be able to enter
+    // the checkout (a clone under /root is 0700), so it must not load tsx or our sources there.
+    const probeDir = await mkdtemp(join(tmpdir(), "kafka-mirror-probe-"));
+    const probe = join(probeDir, "probe.ts");
+    const ensure = fileURLToPath(new URL("../../../lib/embedded/ensure.ts", import.meta.url));
+    await writeFile(
+      probe,
+      `import { ensureLeaseServer } from ${JSON.stringify(ensure)};\n` +
+        `ensureLeaseServer(${JSON.stringify(owned)}).then(() => console.log("started"), (e) => console.log(e.code));\n`,
+    );
+    const bundleDir = await bundleForOtherUsers({ probe });
+    const bundle = join(bundleDir, "probe.js");
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], {
+      const { stdout } = await promisify(execFile)(process.execPath, [bundle], {
         uid: NOBODY,
         gid: NOBODY,
-        cwd: process.cwd(),
+        cwd: "/",
       });
       // Not retryable: chmod will fail the same way every time.
       assert.equal(stdout.trim(), "STATE_DIR_UNUSABLE");
     } finally {
       await stopLeaseServer(owned);
       await rm(owned, { recursive: true, force: true });
+      await rm(bundleDir, { recursive: true, force: true });
+      await rm(probeDir, { recursive: true, force: true });
     }
   });
 });

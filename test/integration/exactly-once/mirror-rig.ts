@@ -133,9 +133,11 @@ export class MirrorRig {
     return new DynamoDbLeaseStore({ client: this.client(), tableName }).lease(tp);
   }
 
+  /** Every committed record of `tp`, once the transactions of writers that stopped have their markers. */
   async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {
     const view = new ClusterView(this.cluster(alias).bootstrapServers);
     try {
+      await view.settled(tp);
       return await view.read(tp);
     } finally {
       await view.close();

@@ -19,6 +19,7 @@ import {
 } from "../../../lib/kafka/protocol/fetch.js";
 import { type DecodedBatch, decodeRecordBatches } from "../../../lib/kafka/record-batch.js";
 import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";
 import { ScriptedProducer, TXN_CLIENT } from "../../helpers/txn-script.js";
@@ -156,6 +157,9 @@ describe("KafkaPartitionReader on transactional partitions (independent producer
     await producer.close();
     const tp = { topic, partition: 0 };
     const brokers = kafka.bootstrapServers;
+    // A commit returns before its marker is written. The coordinator starts a transaction only
+    // once the one before has its markers, so only the last can be missing: until then the LSO is 7.
+    await stableOffsetReaches(brokers, tp, 10);
     const kcatCommitted = await kcatRead({
       brokers,
       topic,
@@ -203,6 +207,8 @@ describe("KafkaPartitionReader on transactional partitions (independent producer
     await producer.transaction("dropped", 2, "abort");
     await producer.close();
     const until = Date.now();
+    // The ABORT marker is written after the abort returned; rawBatches reads to the log end.
+    await stableOffsetReaches(kafka.bootstrapServers, { topic, partition: 0 }, 6);
     const batches = await rawBatches(kafka.bootstrapServers, topic);
 
     // Assess: rawBatches decoded every batch, so every CRC checked out.
@@ -273,6 +279,9 @@ describe("KafkaPartitionReader on transactional partitions (independent producer
     // Act / Assess: once it commits, read_committed goes on from the LSO to the new log end.
     await producer.run("commit");
     await producer.close();
+    // The coordinator answers the commit, then writes the COMMIT marker at 5; until it is written
+    // the LSO stays at 3 and read_committed rightly reads nothing more.
+    await stableOffsetReaches(kafka.bootstrapServers, tp, 6);
     const after = await readToEnd(reader, tp, before.last.nextOffset);
     assert.deepEqual(view(after.records), ["3 open-0=open-0", "4 open-1=open-1"]);
     assert.equal(after.last.nextOffset, 6, "past the COMMIT marker at 5");

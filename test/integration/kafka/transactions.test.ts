@@ -50,6 +50,7 @@ import {
 import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { CapturingLogger } from "../../helpers/fake-observability.js";
+import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 
@@ -211,6 +212,9 @@ describe("transactions", () => {
     await txn.addPartition(producer, topic, PARTITION, soon());
     const second = await produce(topic, producer, abortedValues, committed.length);
     await txn.endTransaction(producer, "abort", soon());
+    // EndTxn is answered before the ABORT marker is written (the COMMIT one was, before the second
+    // AddPartitionsToTxn was accepted); readPartition reads to the LSO, 4 until then.
+    await stableOffsetReaches(kafka.bootstrapServers, { topic, partition: PARTITION }, 7);
     const { batches, aborted } = await readPartition(topic);
 
     // Assess
