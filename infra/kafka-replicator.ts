@@ -25,7 +25,7 @@ import { Construct } from "constructs";
 import { TICK_SECONDS_VARIABLE } from "../functions/runtime.js";
 import { FUNCTIONS, type FunctionName, functionsGranted } from "../functions/table.js";
 import { envVariableName } from "../lib/config/load.js";
-import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/transactional-id.js";
+import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/produce/transactional-id.js";
 import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
 import { LeaseTable } from "./lease-table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";
@@ -190,7 +190,7 @@ export class KafkaReplicator extends Construct {
       topicsReason:
         "the target topics replicate creates, grows, configures, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
       // Fenced writes go through one transactional.id per target partition, all named
-      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
+      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/produce/transactional-id.ts): nothing else.
       transactionalIds: {
         actions: ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
         prefix: Fn.join("", [TRANSACTIONAL_ID_PREFIX, props.source.alias, "/"]),

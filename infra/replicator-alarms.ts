@@ -111,13 +111,13 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   ];
 }
 
-/** Partitions stopped on a non-retryable error that retries do not fix (lib/core/failure-backoff.ts). */
+/** Partitions stopped on a non-retryable error that retries do not fix (lib/core/run/failure-backoff.ts). */
 function partitionFailureAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   return [
     {
       // Failures in 2 different minutes of 15: one that a retry fixed (a transaction coordinator
       // that moved) stays quiet; one that lasts is retried by each live worker at least every
-      // 5 minutes (lib/core/failure-backoff.ts), so every 15-minute window holds 2 and the alarm
+      // 5 minutes (lib/core/run/failure-backoff.ts), so every 15-minute window holds 2 and the alarm
       // does not flap while it lasts.
       id: "PartitionsFailing",
       metric: new Metric({

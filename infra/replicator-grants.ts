@@ -37,7 +37,7 @@ export function grantLeaseTable(fn: NodejsFunction, table: ITableV2): void {
     new PolicyStatement({
       actions: [
         "dynamodb:BatchGetItem",
-        // The lease leader deletes worker items dead for 15 minutes (lib/core/lease-leader.ts).
+        // The lease leader deletes worker items dead for 15 minutes (lib/core/run/lease-leader.ts).
         "dynamodb:DeleteItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",

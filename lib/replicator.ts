@@ -7,12 +7,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
-import type { ConfigSyncPolicy } from "./core/config-sync.js";
+import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { Worker } from "./core/worker.js";
-import type { WorkerSettings } from "./core/worker-settings.js";
-import type { KafkaSecurityOptions } from "./kafka/security.js";
+import { Worker } from "./core/run/worker.js";
+import type { WorkerSettings } from "./core/run/worker-settings.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
 import { clusterSide, createLeaseStore, type LeaseBackend } from "./wiring.js";
 

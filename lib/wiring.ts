@@ -15,17 +15,17 @@ import {
 import { MemoryLeaseTable } from "./core/lease/memory-table.js";
 import { TableLeaseStore } from "./core/lease/store.js";
 import type { Clock, GroupAdmin, LeaseStore, Logger, ReplicationMetrics } from "./core/ports.js";
-import { transactionTimeoutBounds } from "./core/transaction-timeout.js";
+import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
 import { createDynamoDbClient } from "./dynamodb/client.js";
+import { createEmbeddedLeaseClient } from "./dynamodb/embedded/client.js";
 import { createLeaseTable, describeLeaseTable } from "./dynamodb/lease-table.js";
 import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
-import { createEmbeddedLeaseClient } from "./embedded/client.js";
-import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
-import type { KafkaConnectionOptions } from "./kafka/connection.js";
-import { createGroupAdmin } from "./kafka/group-admin.js";
-import type { KafkaSecurityOptions } from "./kafka/security.js";
-import { KafkaPartitionReader } from "./kafka/source-reader.js";
-import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/target-writer.js";
+import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
+import { createGroupAdmin } from "./kafka/admin/group-admin.js";
+import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
+import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import type { ClusterSide as Side } from "./secrets/cluster-security.js";
 
 /**

@@ -12,7 +12,7 @@
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
-import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../lib/kafka/read/source-reader.js";
 import { KAFKA_TESTBED } from "../test/helpers/kafka-testbed.js";
 import { type ChaosOptions, DEFAULT_CHAOS, FENCING_MODES, runChaos } from "./chaos/run.js";
 

@@ -6,7 +6,7 @@
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { MirrorConfig } from "../config/schema.js";
 import type { ClusterAdmin, Logger, SourceReader } from "../core/ports.js";
-import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/security.js";
+import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/wire/security.js";
 import {
   type ClusterSecurity,
   type ClusterSide,

@@ -102,16 +102,29 @@ export function brokerList() {
  * parameter cannot be unset, only left empty.
  */
 export function topicPattern() {
+  return z.preprocess((value) => (value === "" ? undefined : value), patternString().optional());
+}
+
+/** A topicPattern that must be given: `what` says what it selects, for the message when it is not. */
+export function requiredTopicPattern(what: string) {
   return z.preprocess(
     (value) => (value === "" ? undefined : value),
-    z
-      .string({ error: (issue) => `expected a regular expression string, got ${describeValue(issue.input)}` })
-      .check((ctx) => {
-        const compiled = compileTopicPattern(ctx.value);
-        if (!compiled.ok) ctx.issues.push({ code: "custom", input: ctx.value, message: compiled.reason });
-      })
-      .optional(),
+    patternString(`required: a whole-name regular expression of ${what} (".*" for all), got none`),
   );
+}
+
+function patternString(whenAbsent?: string) {
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined && whenAbsent !== undefined
+          ? whenAbsent
+          : `expected a regular expression string, got ${describeValue(issue.input)}`,
+    })
+    .check((ctx) => {
+      const compiled = compileTopicPattern(ctx.value);
+      if (!compiled.ok) ctx.issues.push({ code: "custom", input: ctx.value, message: compiled.reason });
+    });
 }
 
 /**

@@ -354,4 +354,6 @@ export interface TopicMapping {
   /** Whole-name whitelist match, not blacklisted, and never an internal topic. */
   isSelected(sourceTopic: string): boolean;
   targetTopic(sourceTopic: string): string;
+  /** One line for an operator: why none of these source topics is selected (near misses named). */
+  whyNothingSelected(sourceTopics: readonly string[]): string;
 }

@@ -33,8 +33,8 @@ import { nearestPoint } from "../core/lease/offset-map.js";
 import type { MirrorRecord, TopicPartition } from "../core/model.js";
 import type { ClusterAdmin, OffsetMapPoint, SourceReader } from "../core/ports.js";
 import { lastProvenance } from "../core/provenance.js";
+import { fetchTowards, targetBounds } from "../core/pump/target-read.js";
 import { type KafkaRetry, retryRetryable } from "../core/retry.js";
-import { fetchTowards, targetBounds } from "../core/target-read.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 
 export interface TranslateDeps {

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
-import { KafkaPartitionWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
 
 const ALPHABET = Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
 const POOL_EXTRA = 64 * 1024;

@@ -11,8 +11,8 @@
  * The reader reads read_committed: a transactional copy counts once it is visible to consumers.
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaPartitionReader } from "../../lib/kafka/source-reader.js";
-import { KafkaPartitionWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { benchRecord, ValuePool } from "./data.js";
 
 export interface LatencyOptions {

@@ -14,8 +14,8 @@
  * spreads records over partitions by key, so the last-key count does not apply to it).
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaPartitionReader } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { parseBenchKey } from "./latency.js";
 
 export const SAMPLE_MS = 100;

@@ -21,7 +21,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stopLeaseServer } from "../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { type RealKafka, startRealKafka } from "../../test/helpers/real-kafka.js";
 import { partitionShare, writeDataSet } from "./data.js";
 import type { BenchOptions } from "./options.js";

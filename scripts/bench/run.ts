@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { stopLeaseServer } from "../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { startMockKafka } from "../../test/helpers/mock-kafka.js";
 import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
 import { writeDataSet } from "./data.js";

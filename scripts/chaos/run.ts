@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
 import type { MirrorConfig, MirrorConfigInput } from "../../lib/config/schema.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { type DelayProxy, startDelayProxy } from "../../test/helpers/delay-proxy.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
 import { startTestKafka, type TestKafka } from "../../test/helpers/kafka-testbed.js";

@@ -4,8 +4,8 @@
  * source timestamp. Producer and readers share this process and clock.
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaPartitionReader } from "../../lib/kafka/source-reader.js";
-import { KafkaPartitionWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { percentile } from "../bench/latency.js";
 
 export interface Latency {

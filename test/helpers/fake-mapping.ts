@@ -10,5 +10,6 @@ export function fakeMapping(
   return {
     isSelected: options.select ?? ((t) => !t.startsWith("__")),
     targetTopic: options.rename ?? ((t) => t),
+    whyNothingSelected: (topics) => `the fake mapping selects none of ${topics.length} topic(s)`,
   };
 }

@@ -6,8 +6,8 @@ import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader, TargetWriter } from "../../lib/core/ports.js";
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
 import { isReplicatorError } from "../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaPartitionReader, type SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionReader, type SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { stableOffsetReaches } from "./kafka-eventually.js";
 
 /** Every record of a partition from its log start to its current end, in order. */

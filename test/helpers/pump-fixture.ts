@@ -3,8 +3,8 @@
  * clock, an empty lease store, a capturing logger and metrics; and the pump's deps over it.
  */
 import type { TopicPartition } from "../../lib/core/model.js";
-import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/partition-pump.js";
 import type { ProvenanceSettings } from "../../lib/core/provenance.js";
+import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/pump/partition-pump.js";
 import { FakeClock, until } from "./fake-clock.js";
 import { InMemoryCluster } from "./fake-cluster.js";
 import { CapturingLogger, CapturingMetrics } from "./fake-observability.js";

@@ -13,7 +13,7 @@ import { type MirrorConfig, parseConfig } from "../../config/schema.js";
 import type { ClusterAdmin, ReplicationMetrics } from "../../core/ports.js";
 import type { KafkaRetry } from "../../core/retry.js";
 import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
-import { stopLeaseServer } from "../../embedded/ensure.js";
+import { stopLeaseServer } from "../../dynamodb/embedded/ensure.js";
 import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { clusterSide, leaseStoreFor, type OpenedLeaseStore } from "../../wiring.js";

@@ -7,8 +7,8 @@
  * Exit code 1 only for a selected topic that cannot be mirrored at all (its target name collides
  * with another's, or its name cannot be mapped); drift that a run fixes by itself is not an error.
  */
-import { readDrift } from "../../core/planner.js";
-import type { TopicDrift } from "../../core/topic-drift.js";
+import { readDrift } from "../../core/plan/planner.js";
+import type { TopicDrift } from "../../core/plan/topic-drift.js";
 import { configSyncPolicy } from "../../replicator.js";
 import { selectTopics } from "../../topics/selection.js";
 import { ExitCode } from "../cli-error.js";

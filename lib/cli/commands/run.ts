@@ -7,7 +7,7 @@
 
 import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
-import type { RunSummary } from "../../core/run-summary.js";
+import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
 import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
@@ -79,6 +79,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const errors = summaries.flatMap((s) => s.errors);
   reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
   if (options.signal.aborted) return ExitCode.INTERRUPTED;
+  // "done, 0 records" would read as a caught-up mirror: with --once, selecting nothing fails.
+  const emptySelection = summaries.at(-1)?.emptySelection ?? null;
+  if (options.once && emptySelection !== null) {
+    io.stderr.write(`kafka-mirror run: nothing to copy: ${emptySelection}\n`);
+    return ExitCode.FAILED;
+  }
   return errors.length > 0 || metrics.lost > 0 ? ExitCode.FAILED : ExitCode.OK;
 }
 

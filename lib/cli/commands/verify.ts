@@ -55,6 +55,7 @@ export function formatVerify(report: VerifyReport): string {
     );
   }
   for (const problem of report.topicProblems) lines.push(`MISMATCH ${problem.source}: ${problem.message}`);
+  if (report.emptySelection !== null) lines.push(`NOTHING COMPARED: ${report.emptySelection}`);
   const first = report.partitions.find((p) => p.mismatch !== null);
   if (first?.mismatch) lines.push(`first mismatch: ${first.mismatch.message}`);
   lines.push(verifySummary(report));
@@ -64,6 +65,7 @@ export function formatVerify(report: VerifyReport): string {
 export function verifySummary(report: VerifyReport): string {
   const records = report.partitions.reduce((n, p: PartitionComparison) => n + p.sourceRecords, 0);
   const bad = report.partitions.filter((p) => p.mismatch !== null).length + report.topicProblems.length;
+  if (report.emptySelection !== null) return "verify: FAILED, no topic selected, nothing compared";
   return report.ok
     ? `verify: OK, ${count(records)} records in ${report.partitions.length} partitions identical`
     : `verify: FAILED, ${bad} mismatch(es) in ${report.partitions.length} partitions compared`;

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { runCliCaptured } from "../../helpers/cli.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";

@@ -10,7 +10,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { DATA_DIR } from "../../../lib/embedded/server-file.js";
+import { DATA_DIR } from "../../../lib/dynamodb/embedded/server-file.js";
 import { type SpawnCliOptions, type SpawnedCliResult, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";

@@ -11,7 +11,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import type { RunSummary } from "../../../lib/core/run-summary.js";
+import type { RunSummary } from "../../../lib/core/run/run-summary.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";

@@ -17,7 +17,7 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import {
   bundleEnvironment,

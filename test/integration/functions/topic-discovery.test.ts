@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";
 import {

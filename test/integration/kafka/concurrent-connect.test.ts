@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { KafkaPartitionReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 10, maxBytes: 1024 * 1024, maxWaitMs: 10 };

@@ -9,16 +9,17 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import { createKafkaCluster, sendRequest } from "../../../lib/kafka/kafkajs-internals.js";
+import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
+import { decodeRecordBatches } from "../../../lib/kafka/codec/record-batch.js";
+import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   FETCH_API_KEY,
   FETCH_VERSIONS,
   fetchRequest,
   IsolationLevel,
-} from "../../../lib/kafka/protocol/fetch.js";
-import { type DecodedBatch, decodeRecordBatches } from "../../../lib/kafka/record-batch.js";
-import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+} from "../../../lib/kafka/wire/fetch.js";
+import { createKafkaCluster, sendRequest } from "../../../lib/kafka/wire/kafkajs-internals.js";
 import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";

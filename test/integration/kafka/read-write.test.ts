@@ -6,9 +6,12 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import type { SourceReader } from "../../../lib/core/ports.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaPartitionReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "../../../lib/kafka/target-writer.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import {
+  KafkaPartitionWriter,
+  type KafkaPartitionWriterOptions,
+} from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { retryingReader } from "../../helpers/retrying-reader.js";
 

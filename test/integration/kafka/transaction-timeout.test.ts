@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { settleTransactionTimeout, targetTransactionCap } from "../../../lib/core/transaction-timeout.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaPartitionWriter } from "../../../lib/kafka/target-writer.js";
+import { settleTransactionTimeout, targetTransactionCap } from "../../../lib/core/run/transaction-timeout.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 

@@ -10,44 +10,41 @@ import { after, before, describe, it } from "node:test";
 import { systemClock } from "../../../lib/core/clock.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
+import { decodeRecordBatches, encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
 import {
-  createKafkaCluster,
-  type KafkajsCluster,
-  negotiateVersion,
-  sendBody,
-  sendRequest,
-} from "../../../lib/kafka/kafkajs-internals.js";
+  type TransactionalProducer,
+  TransactionCoordinator,
+  type TransactionCoordinatorOptions,
+} from "../../../lib/kafka/produce/transaction-coordinator.js";
+import { transactionalIdFor } from "../../../lib/kafka/produce/transactional-id.js";
+import { dropAborted } from "../../../lib/kafka/read/read-committed.js";
+import { KafkaClusterClient } from "../../../lib/kafka/wire/cluster-client.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   type AbortedTransaction,
   FETCH_API_KEY,
   FETCH_VERSIONS,
   fetchRequest,
   IsolationLevel,
-} from "../../../lib/kafka/protocol/fetch.js";
+} from "../../../lib/kafka/wire/fetch.js";
+import {
+  createKafkaCluster,
+  type KafkajsCluster,
+  negotiateVersion,
+  sendBody,
+  sendRequest,
+} from "../../../lib/kafka/wire/kafkajs-internals.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   type ProducePartitionResponse,
-} from "../../../lib/kafka/protocol/produce.js";
+} from "../../../lib/kafka/wire/produce.js";
 import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
-} from "../../../lib/kafka/protocol/transactional-produce.js";
-import { dropAborted } from "../../../lib/kafka/read-committed.js";
-import {
-  type DecodedBatch,
-  decodeRecordBatches,
-  encodeRecordBatch,
-} from "../../../lib/kafka/record-batch.js";
-import {
-  type TransactionalProducer,
-  TransactionCoordinator,
-  type TransactionCoordinatorOptions,
-} from "../../../lib/kafka/transaction-coordinator.js";
-import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
+} from "../../../lib/kafka/wire/transactional-produce.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";

@@ -6,9 +6,12 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaPartitionReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "../../../lib/kafka/target-writer.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import {
+  KafkaPartitionWriter,
+  type KafkaPartitionWriterOptions,
+} from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
