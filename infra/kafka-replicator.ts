@@ -24,7 +24,7 @@ import type { Rule } from "aws-cdk-lib/aws-events";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Construct } from "constructs";
 import { TICK_SECONDS_VARIABLE } from "../functions/runtime.js";
-import { replicateTimeoutSeconds } from "../functions/timing.js";
+import { FUNCTIONS, type FunctionName, functionsGranted } from "../functions/table.js";
 import { envVariableName } from "../lib/config/load.js";
 import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/produce/transactional-id.js";
 import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
@@ -53,9 +53,6 @@ export function configSections(config: FunctionConfig): [string, Fields][] {
   return Object.entries({ source, target, topics, groups, leases });
 }
 
-/** Lag is measured every minute, whatever the replication tick. */
-const LAG_TIMEOUT = Duration.seconds(55);
-
 export class KafkaReplicator extends Construct {
   public readonly leases: LeaseTable;
   public readonly replicateFunction: NodejsFunction;
@@ -80,7 +77,7 @@ export class KafkaReplicator extends Construct {
           String(m),
           {
             expression: `rate(${m} ${m === 1 ? "minute" : "minutes"})`,
-            timeoutSeconds: replicateTimeoutSeconds(m),
+            timeoutSeconds: FUNCTIONS.replicate.timeout.perTick(m),
             tickSeconds: m * 60,
           },
         ]),
@@ -91,20 +88,19 @@ export class KafkaReplicator extends Construct {
     const environment = this.environment();
     const tickSeconds = Token.asString(ticks.findInMap(tick, "tickSeconds"));
     const vpc = props.vpc === undefined ? {} : { vpc: props.vpc };
-    this.replicateFunction = replicatorFunction(this, "Replicate", "replicate", {
+    this.replicateFunction = replicatorFunction(this, FUNCTIONS.replicate.id, "replicate", {
       timeout: Duration.seconds(Token.asNumber(ticks.findInMap(tick, "timeoutSeconds"))),
       reservedConcurrentExecutions: this.reservedConcurrency(props),
       // Only replicate drains (lag runs are short and never overlap).
       environment: { ...environment, [TICK_SECONDS_VARIABLE]: tickSeconds },
-      description:
-        "kafka-mirror: copies leased source partitions to the target until shortly before its timeout",
+      description: FUNCTIONS.replicate.description,
       ...vpc,
     });
-    this.lagFunction = replicatorFunction(this, "Lag", "lag", {
-      timeout: LAG_TIMEOUT,
+    this.lagFunction = replicatorFunction(this, FUNCTIONS.lag.id, "lag", {
+      timeout: Duration.seconds(FUNCTIONS.lag.timeout.seconds),
       reservedConcurrentExecutions: 1,
       environment,
-      description: "kafka-mirror: publishes replication lag and creates lease items for new topics",
+      description: FUNCTIONS.lag.description,
       ...vpc,
     });
     this.grant(props);
@@ -162,15 +158,24 @@ export class KafkaReplicator extends Construct {
     return env;
   }
 
-  /** The table, the secrets and the MSK clusters, each to the functions that use them. */
+  /** The functions the table (functions/table.ts) gives `grant`. */
+  private functionsGranted(grant: Parameters<typeof functionsGranted>[0]): NodejsFunction[] {
+    const built: Record<FunctionName, NodejsFunction> = {
+      replicate: this.replicateFunction,
+      lag: this.lagFunction,
+    };
+    return functionsGranted(grant).map((name) => built[name]);
+  }
+
+  /** The table, the secrets and the MSK clusters, each to the functions that use them (functions/table.ts). */
   private grant(props: ResolvedReplicatorProps): void {
-    const both = [this.replicateFunction, this.lagFunction];
-    for (const fn of both) grantLeaseTable(fn, this.leases.table);
-    grantSecret(this, both, props.source.secretArn, "Source");
-    grantSecret(this, both, props.target.secretArn, "Target");
+    for (const fn of this.functionsGranted("leaseTable")) grantLeaseTable(fn, this.leases.table);
+    const secrets = this.functionsGranted("secrets");
+    grantSecret(this, secrets, props.source.secretArn, "Source");
+    grantSecret(this, secrets, props.target.secretArn, "Target");
     // The source is only read (both functions): every topic, as the Whitelist is a regular
     // expression IAM cannot express and matching topics appear without a deploy.
-    grantMskIam(this, both, props.source.mskClusterArn, "Source", {
+    grantMskIam(this, this.functionsGranted("sourceRead"), props.source.mskClusterArn, "Source", {
       cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
       // DescribeTopicDynamicConfiguration: config sync reads the source topics' configs.
       topics: [
@@ -186,7 +191,7 @@ export class KafkaReplicator extends Construct {
     // Only replicate writes to and creates target topics, and reads them too: exactly-once reads
     // a target partition's tail (provenance headers) when it takes a partition over and after a
     // write of unknown outcome.
-    grantMskIam(this, [this.replicateFunction], props.target.mskClusterArn, "Target", {
+    grantMskIam(this, this.functionsGranted("targetWrite"), props.target.mskClusterArn, "Target", {
       cluster: [
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeCluster",
@@ -226,7 +231,8 @@ export class KafkaReplicator extends Construct {
     const reason =
       "every consumer group of the cluster: GroupWhitelist is a regular expression IAM cannot express, and groups matching it appear without a deploy";
     const cluster = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"];
-    grantMskIam(this, [this.lagFunction], props.source.mskClusterArn, "SourceGroupSync", {
+    const groupSync = this.functionsGranted("groupSync");
+    grantMskIam(this, groupSync, props.source.mskClusterArn, "SourceGroupSync", {
       cluster,
       topics: ["kafka-cluster:DescribeTopic"],
       topicPrefix: "",
@@ -234,7 +240,7 @@ export class KafkaReplicator extends Construct {
       groups: { actions: ["kafka-cluster:DescribeGroup"], reason },
       conditionSide: "Source",
     });
-    grantMskIam(this, [this.lagFunction], props.target.mskClusterArn, "TargetGroupSync", {
+    grantMskIam(this, groupSync, props.target.mskClusterArn, "TargetGroupSync", {
       cluster,
       topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
       topicPrefix: this.targetTopicPrefix(props),

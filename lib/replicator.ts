@@ -1,65 +1,20 @@
 /**
- * The composition root: turns a parsed config into a ready Worker with its Kafka adapters and
- * its lease store (over DynamoDB, or over this process's memory). The Lambda handlers, the CLI
- * and the integration tests all build workers and lease stores here, so each is wired one way.
+ * The worker's composition: turns a parsed config into a ready Worker over the adapters of both
+ * cluster sides and its lease store, all built by the composition module (lib/wiring.ts). The
+ * Lambda handler, the CLI's `run` and the demo build their workers here, so each is wired one way.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import {
-  type ClusterConfig,
-  DEFAULT_SOURCE_ALIAS,
-  type MirrorConfig,
-  writeSafetyMarginMs,
-} from "./config/schema.js";
+import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
-import { MemoryLeaseTable } from "./core/lease/memory-table.js";
-import { TableLeaseStore } from "./core/lease/store.js";
 import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
-import type { Clock, LeaseStore, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
+import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
 import { Worker } from "./core/run/worker.js";
 import type { WorkerSettings } from "./core/run/worker-settings.js";
-import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
-import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
-import { KafkaTargetWriter } from "./kafka/produce/target-writer.js";
-import { KafkaSourceReader } from "./kafka/read/source-reader.js";
-import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
 import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
-
-/**
- * Where the leases live: exactly one of the two. `dynamodb`: the table `leases.table`, through a
- * client built once by the caller (cold start) with its endpoint, timeouts and retries. `memory`:
- * a table in this process, for one process alone (`run --lease-store memory`); it is gone when
- * the process is.
- */
-export type LeaseBackend =
-  | { readonly dynamodb: DynamoDBClient; readonly memory?: never }
-  | { readonly memory: MemoryLeaseTable; readonly dynamodb?: never };
-
-/** A fresh in-memory lease table for one process (LeaseBackend `memory`). */
-export function memoryLeaseBackend(): LeaseBackend {
-  return { memory: new MemoryLeaseTable() };
-}
-
-/** THE lease store of a config over `backend`; `observers` hear of lease items it skips. */
-export function createLeaseStore(
-  config: Pick<MirrorConfig, "leases">,
-  backend: LeaseBackend,
-  observers: {
-    readonly logger?: Logger | undefined;
-    readonly metrics?: Pick<ReplicationMetrics, "leaseItemSkipped"> | undefined;
-    readonly clock?: Clock | undefined;
-  } = {},
-): LeaseStore {
-  const table =
-    backend.memory !== undefined
-      ? backend.memory
-      : new DynamoDbLeaseTable({ client: backend.dynamodb, tableName: config.leases.table });
-  return new TableLeaseStore({ table, ...observers });
-}
+import { clusterSide, createLeaseStore, type LeaseBackend } from "./wiring.js";
 
 export type ReplicatorDependencies = LeaseBackend & {
   readonly logger: Logger;
@@ -143,25 +98,6 @@ export function configSyncPolicy(config: MirrorConfig): ConfigSyncPolicy {
   };
 }
 
-/**
- * THE Kafka connection options of one cluster side: addresses, client id, timeouts, and the TLS
- * and SASL options `clusterSecurityOptions` (lib/secrets/cluster-security.ts) built from it.
- */
-export function kafkaConnectionOptions(
-  cluster: ClusterConfig,
-  logger: Logger | undefined,
-  security: KafkaSecurityOptions = {},
-): KafkaConnectionOptions {
-  return {
-    brokers: cluster.brokers,
-    clientId: cluster.clientId,
-    connectionTimeoutMs: cluster.connectionTimeoutMs,
-    requestTimeoutMs: cluster.requestTimeoutMs,
-    ...(logger === undefined ? {} : { logger }),
-    ...security,
-  };
-}
-
 /** THE topic selector of a config: which source topics to copy, and under which target names. */
 export function topicSelectorOf(config: MirrorConfig): TopicSelector {
   return createTopicSelector({
@@ -178,16 +114,14 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const { logger } = deps;
   warnOnSharedAlias(config, logger);
   const clock = deps.clock ?? systemClock;
-  const sourceOptions = kafkaConnectionOptions(config.source, logger, deps.security?.source);
-  const targetOptions = kafkaConnectionOptions(config.target, logger, deps.security?.target);
   // One clock for the worker and every adapter, so deadlines and lease expiries agree.
-  const source = new KafkaSourceReader({ ...sourceOptions, clock });
-  const target = createTargetWriter(config, targetOptions, clock);
-  const targetReader = config.provenance.enabled
-    ? new KafkaSourceReader({ ...targetOptions, clock })
-    : undefined;
-  const sourceAdmin = new KafkaClusterAdmin({ ...sourceOptions, clock });
-  const targetAdmin = new KafkaClusterAdmin({ ...targetOptions, clock });
+  const sourceSide = clusterSide(config, "source", { logger, security: deps.security?.source, clock });
+  const targetSide = clusterSide(config, "target", { logger, security: deps.security?.target, clock });
+  const source = sourceSide.reader();
+  const target = targetSide.writer();
+  const targetReader = config.provenance.enabled ? targetSide.reader() : undefined;
+  const sourceAdmin = sourceSide.admin();
+  const targetAdmin = targetSide.admin();
   const leases = createLeaseStore(config, deps, { logger, metrics: deps.metrics, clock });
   const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
     new Worker({
@@ -222,40 +156,6 @@ function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {
     why:
       "exactly-once takes target records carrying this alias for its own: another replicator on the " +
       "default alias writing to the same target topics would make this one skip records it never copied",
-  });
-}
-
-function createTargetWriter(
-  config: MirrorConfig,
-  options: KafkaConnectionOptions,
-  clock: Clock,
-): KafkaTargetWriter {
-  return new KafkaTargetWriter({
-    ...options,
-    compression: config.target.compression,
-    maxBatchBytes: config.target.maxBatchBytes,
-    maxBatchRecords: config.batch.maxRecords,
-    maxInFlightBatches: config.target.maxInFlightBatches,
-    // The pump's write deadline (the lease's expiry) bounds every request of a write, retries
-    // included; this bounds one batch's retries for writes without one. A batch that may have
-    // landed is resent only as it was (same producer id and sequence), which the broker
-    // de-duplicates, in both delivery modes; in exactly-once mode a write whose outcome stays
-    // unknown makes the pump read the target's tail before writing again. (Pipelined batches
-    // rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
-    retryDeadlineMs: config.target.requestTimeoutMs,
-    // Deadlines are lease expiries, taken on the worker's clock.
-    clock,
-    transactions:
-      config.target.fencing === "transactional"
-        ? {
-            alias: config.source.alias,
-            // Until each run settles it against the target brokers' cap (transaction-timeout.ts).
-            transactionTimeoutMs: transactionTimeoutBounds({
-              leases: config.leases,
-              writeSafetyMarginMs: writeSafetyMarginMs(config),
-            }).wantedMs,
-          }
-        : null,
   });
 }
 

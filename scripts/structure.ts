@@ -32,7 +32,8 @@ type Layer = "errors" | "core" | "service" | "adapter" | "wiring";
  *   (lib/kafka), DynamoDB with its embedded dynalite server (lib/dynamodb), Secrets Manager and
  *   credential files (lib/secrets), Powertools metrics and logs (lib/observability). An adapter
  *   never imports another: what two of them share is a core port or a service's type.
- * - wiring: the only code that builds adapters and hands them to the core: the replicator builder,
+ * - wiring: the only code that builds adapters and hands them to the core: the composition module
+ *   (lib/wiring.ts), the replicator builder,
  *   the CLI, the Lambda functions and the CDK app (which reads adapters' names: table key,
  *   transactional id prefix, metric names). Two files in lib/secrets are wiring too: they put a
  *   secret (the Secrets Manager adapter) into the Kafka adapter's connection options, and re-read
@@ -55,6 +56,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   "lib/replicator.ts": "wiring",
   "lib/composition": "wiring",
   "lib/composition.ts": "wiring",
+  "lib/wiring.ts": "wiring",
   "lib/cli": "wiring",
   functions: "wiring",
   infra: "wiring",

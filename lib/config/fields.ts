@@ -93,16 +93,7 @@ export function brokerList() {
     });
   const atLeastOne = (issue: { input?: unknown }) =>
     `expected at least one "host:port" broker, got ${describeValue(issue.input)}`;
-  return z.preprocess(
-    (value) =>
-      typeof value === "string"
-        ? value
-            .split(",")
-            .map((entry) => entry.trim())
-            .filter((entry) => entry !== "")
-        : value,
-    z.array(broker, { error: atLeastOne }).min(1, { error: atLeastOne }),
-  );
+  return z.preprocess(commaSeparated, z.array(broker, { error: atLeastOne }).min(1, { error: atLeastOne }));
 }
 
 /**
@@ -149,15 +140,19 @@ export function configNameList() {
       error: (issue) => `expected a Kafka config name of [a-zA-Z0-9._-], got ${describeValue(issue.input)}`,
     });
   return z.preprocess(
-    (value) =>
-      typeof value === "string"
-        ? value
-            .split(",")
-            .map((entry) => entry.trim())
-            .filter((entry) => entry !== "")
-        : value,
+    commaSeparated,
     z.array(name, { error: (issue) => `expected a list of config names, got ${describeValue(issue.input)}` }),
   );
+}
+
+/** One comma-separated string (an environment variable, a parameter) as its trimmed, non-empty entries. */
+function commaSeparated(value: unknown): unknown {
+  return typeof value === "string"
+    ? value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "")
+    : value;
 }
 
 function fromIntegerString(value: unknown): unknown {

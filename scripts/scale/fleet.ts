@@ -7,7 +7,7 @@
 import { MemoryLeaseTable } from "../../lib/core/lease/memory-table.js";
 import { TableLeaseStore } from "../../lib/core/lease/store.js";
 import { partitionKey } from "../../lib/core/model.js";
-import { seededRandom } from "../../test/helpers/fakes.js";
+import { seededRandom } from "../../test/helpers/fake-clock.js";
 import { CountingStore, type Units } from "./counting-store.js";
 import { type SimSettings, SimWorker } from "./sim-worker.js";
 

@@ -5,7 +5,7 @@
 import type { TopicPartition } from "../../lib/core/model.js";
 import { decodeFetchResponse, encodeFetchRequest, IsolationLevel } from "../../lib/kafka/wire/fetch.js";
 import { offsetForLeaderEpochRequest } from "../../lib/kafka/wire/offset-for-leader-epoch.js";
-import type { CapturingLogger } from "./fakes.js";
+import type { CapturingLogger } from "./fake-observability.js";
 import { rawRequest } from "./kafka-raw-requests.js";
 
 const FETCH = { apiKey: 1, version: 11 };

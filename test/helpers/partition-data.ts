@@ -7,7 +7,7 @@ import type { ClusterAdmin, SourceReader, TargetWriter } from "../../lib/core/po
 import { DEFAULT_PROVENANCE_HEADER, decodeProvenance } from "../../lib/core/provenance.js";
 import { isReplicatorError } from "../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
-import { KafkaSourceReader, type SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
+import { KafkaPartitionReader, type SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { stableOffsetReaches } from "./kafka-eventually.js";
 
 /** Every record of a partition from its log start to its current end, in order. */
@@ -33,7 +33,7 @@ export async function readPartition(
 /** A reader and an admin of one cluster, for reading whole partitions in tests and checks. */
 export class ClusterView {
   readonly admin: KafkaClusterAdmin;
-  readonly reader: KafkaSourceReader;
+  readonly reader: KafkaPartitionReader;
   readonly #brokers: readonly string[];
 
   /** `isolationLevel` is the reader's (@default "read_committed"); the admin's offsets are the high watermark's. */
@@ -41,7 +41,7 @@ export class ClusterView {
     this.#brokers = brokers;
     const options = clientId === undefined ? { brokers } : { brokers, clientId };
     this.admin = new KafkaClusterAdmin(options);
-    this.reader = new KafkaSourceReader(
+    this.reader = new KafkaPartitionReader(
       isolationLevel === undefined ? options : { ...options, isolationLevel },
     );
   }
@@ -138,8 +138,8 @@ export async function openTransactionAt(
   brokers: readonly string[],
   tp: TopicPartition,
 ): Promise<number | null> {
-  const committed = new KafkaSourceReader({ brokers, clientId: "open-txn-probe" });
-  const everything = new KafkaSourceReader({
+  const committed = new KafkaPartitionReader({ brokers, clientId: "open-txn-probe" });
+  const everything = new KafkaPartitionReader({
     brokers,
     clientId: "open-txn-probe",
     isolationLevel: "read_uncommitted",

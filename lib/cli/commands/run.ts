@@ -9,9 +9,11 @@ import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
 import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
+import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
-import { openLeaseTable } from "../leases.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
 export interface RunCommandOptions extends GlobalOptions {
@@ -54,7 +56,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
-  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
+  const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir });
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
     ...table.backend,
@@ -196,3 +198,24 @@ function reportRun(
       `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}\n`,
   );
 }
+
+export const RUN_COMMAND: CliCommand = defineCommand({
+  name: "run",
+  summary: "mirror with the Lambda's worker code, in this process",
+  options: {
+    ...CONFIG_OPTIONS,
+    once: { type: "boolean", help: "stop when every partition has caught up (else run until Ctrl-C)" },
+    "worker-id": {
+      type: "string",
+      arg: "ID",
+      help: "this worker's name in the lease table",
+      default: "worker.id, else <hostname>-<pid>-<random>",
+    },
+  },
+  example: "kafka-mirror run --config mirror.yaml --once",
+  run: (values, io, signal) => {
+    const workerId = values["worker-id"];
+    const options = globalOptions(RUN_COMMAND, values, signal);
+    return runCommand({ ...options, once: values.once ?? false, ...(workerId ? { workerId } : {}) }, io);
+  },
+});

@@ -2,7 +2,9 @@
 import type { PartitionComparison } from "../../verify/compare-partition.js";
 import { type VerifyReport, verifyMirror } from "../../verify/verify-mirror.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, commandHelp, defineCommand, usageError } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, mirrorHeaderOf, openClusters } from "./context.js";
 
 export interface VerifyCommandOptions extends GlobalOptions {
@@ -68,3 +70,29 @@ export function verifySummary(report: VerifyReport): string {
     ? `verify: OK, ${count(records)} records in ${report.partitions.length} partitions identical`
     : `verify: FAILED, ${bad} mismatch(es) in ${report.partitions.length} partitions compared`;
 }
+
+export const VERIFY_COMMAND: CliCommand = defineCommand({
+  name: "verify",
+  summary: "compare source and target; exit 1 on any mismatch",
+  options: {
+    ...CONFIG_OPTIONS,
+    "from-offset": {
+      type: "string",
+      arg: "N",
+      help: "compare each partition from this source offset on",
+      default: "each partition's first record",
+    },
+  },
+  example: "kafka-mirror verify --config mirror.yaml",
+  run: (values, io, signal) => {
+    const options = globalOptions(VERIFY_COMMAND, values, signal);
+    const from = values["from-offset"];
+    if (from !== undefined && !/^\d+$/.test(from)) {
+      throw usageError(
+        `--from-offset must be a non-negative integer, got "${from}"`,
+        commandHelp(VERIFY_COMMAND),
+      );
+    }
+    return verifyCommand({ ...options, ...(from === undefined ? {} : { fromOffset: Number(from) }) }, io);
+  },
+});

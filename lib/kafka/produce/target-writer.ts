@@ -41,7 +41,7 @@ import type { ProducerIdentity } from "./producer-state.js";
 import type { TransactionProducers } from "./transaction-producers.js";
 import { endOpenTransaction, type TransactionalWriter, writeTransaction } from "./transactional-write.js";
 
-export interface KafkaTargetWriterOptions extends ClusterClientOptions {
+export interface KafkaPartitionWriterOptions extends ClusterClientOptions {
   /** @default "none" */
   readonly compression?: CompressionCodec;
   /** Upper bound of a batch's uncompressed size. @default 1 MiB */
@@ -88,7 +88,7 @@ interface Resend {
 const NOTHING_SENT: Sent = { baseOffset: -1, acknowledged: 0 };
 const NO_DEADLINE: WriteDeadline = () => Number.POSITIVE_INFINITY;
 
-export class KafkaTargetWriter implements TargetWriter {
+export class KafkaPartitionWriter implements TargetWriter {
   readonly #session: ProducerSession;
   /** Tail of each partition's chain of writes: one batch in flight per partition. */
   readonly #tails = new Map<string, Promise<unknown>>();
@@ -101,7 +101,7 @@ export class KafkaTargetWriter implements TargetWriter {
   readonly #clock: Clock;
   readonly #now: () => number;
 
-  constructor(options: KafkaTargetWriterOptions) {
+  constructor(options: KafkaPartitionWriterOptions) {
     this.#maxBatchBytes = options.maxBatchBytes ?? 1024 * 1024;
     this.#maxBatchRecords = options.maxBatchRecords ?? 10_000;
     this.#maxInFlightBatches = checkedInFlight(options.maxInFlightBatches ?? MAX_IN_FLIGHT_BATCHES);

@@ -26,7 +26,7 @@ export interface TransactionalWriter {
   readonly clock: Clock;
   /** One request's bound (the cluster client's request timeout). */
   readonly requestTimeoutMs: number;
-  /** How long one coordinator step is retried (KafkaTargetWriterOptions.retryDeadlineMs). */
+  /** How long one coordinator step is retried (KafkaPartitionWriterOptions.retryDeadlineMs). */
   readonly retryDeadlineMs: number;
   readonly logger: Logger | undefined;
 }

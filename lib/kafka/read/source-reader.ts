@@ -28,7 +28,7 @@ import { FetchCoalescer } from "./fetch-coalescer.js";
 import { slicePartition } from "./fetch-result.js";
 import { dropAborted } from "./read-committed.js";
 
-export interface KafkaSourceReaderOptions extends ClusterClientOptions {
+export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
   /**
    * read_committed skips aborted transactional records and stops at the last stable offset;
    * read_uncommitted returns every record up to the high watermark (checks that want to see what
@@ -39,14 +39,14 @@ export interface KafkaSourceReaderOptions extends ClusterClientOptions {
 
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
-export class KafkaSourceReader implements SourceReader {
+export class KafkaPartitionReader implements SourceReader {
   readonly #client: KafkaClusterClient;
   readonly #coalescer: FetchCoalescer;
   readonly #logger: Logger | undefined;
   readonly #readCommitted: boolean;
   #closed = false;
 
-  constructor(options: KafkaSourceReaderOptions) {
+  constructor(options: KafkaPartitionReaderOptions) {
     this.#client = new KafkaClusterClient(options);
     this.#readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
     this.#coalescer = new FetchCoalescer(

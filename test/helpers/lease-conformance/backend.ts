@@ -8,7 +8,7 @@ import { TableLeaseStore } from "../../../lib/core/lease/store.js";
 import type { LeaseTable } from "../../../lib/core/lease/table.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { type ErrorCode, isReplicatorError } from "../../../lib/errors.js";
-import { CapturingLogger, CapturingMetrics } from "../fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../fake-observability.js";
 
 export interface ConformanceBackend {
   /** A fresh, empty table, shared with no other case. */

@@ -11,7 +11,7 @@ import { holds } from "../../../lib/core/lease/memory-table.js";
 import { absent, type Condition } from "../../../lib/core/lease/model.js";
 import { ChangeSet, type Item } from "../../../lib/core/lease/table.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import { leaseOf } from "../fakes.js";
+import { leaseOf } from "../fake-leases.js";
 import type { ConformanceBackend } from "./backend.js";
 
 const TP = { topic: "orders", partition: 3 };

@@ -8,7 +8,7 @@ import { heldBy, itemAbsent } from "../../../lib/core/lease/model.js";
 import { TableLeaseStore } from "../../../lib/core/lease/store.js";
 import type { Lease } from "../../../lib/core/ports.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { leaseOf } from "../fakes.js";
+import { leaseOf } from "../fake-leases.js";
 import { assertCode, type ConformanceBackend, claimed, ensureOne, fixture, MINUTE } from "./backend.js";
 
 export function leaseCases(backend: ConformanceBackend): void {

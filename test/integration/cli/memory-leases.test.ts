@@ -10,11 +10,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const TOPIC = "USER-BI-TOPIC";
@@ -36,7 +36,7 @@ describe("kafka-mirror run --lease-store memory", () => {
       cliConfigYaml({ source: source.bootstrapServers, target: target.bootstrapServers, whitelist: TOPIC }),
     );
     await source.createTopic(TOPIC, PARTITIONS);
-    const writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    const writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     try {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const records = makeRecords(PER_PARTITION, partition).map((r, i) => ({ ...r, offset: i }));

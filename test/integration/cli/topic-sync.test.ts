@@ -19,10 +19,10 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/plan/config-sync.js";
 import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { eventually } from "../../helpers/kafka-eventually.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
@@ -86,7 +86,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
   let dir: string;
   let stateDir: string;
   let config: string;
-  let writer: KafkaTargetWriter;
+  let writer: KafkaPartitionWriter;
   let sourceView: ClusterView;
   let targetView: ClusterView;
   let run: ChildProcess | undefined;
@@ -105,7 +105,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
         whitelist: `${GROWN}|${NEW}|${BIG}`,
       }),
     );
-    writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     sourceView = new ClusterView(source.bootstrapServers);
     targetView = new ClusterView(target.bootstrapServers);
     await sourceView.admin.createTopics([{ name: GROWN, partitions: 4, replicationFactor: 1 }]);

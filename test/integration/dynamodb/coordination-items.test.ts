@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 
 const NOW = 1_700_000_000_000;
 

@@ -22,7 +22,7 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable, describeLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { type ErrorCode, isReplicatorError } from "../../../lib/errors.js";
 import { type DynamoDbLocal, startDynamoDbLocal, useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 
 const MINUTE = 60_000;
 

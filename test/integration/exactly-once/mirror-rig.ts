@@ -16,7 +16,7 @@ import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 

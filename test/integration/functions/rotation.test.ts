@@ -10,10 +10,10 @@ import { parseConfig } from "../../../lib/config/schema.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
 import { isAuthenticationFailure } from "../../../lib/kafka/wire/security.js";
-import { kafkaConnectionOptions } from "../../../lib/replicator.js";
 import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
 import { RefreshOnAuthFailure } from "../../../lib/secrets/credential-refresh.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { kafkaConnectionOptions } from "../../../lib/wiring.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 import { type SaslRefusingBroker, startSaslRefusingBroker } from "../../helpers/sasl-refusing-broker.js";
 

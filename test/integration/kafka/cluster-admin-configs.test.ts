@@ -2,7 +2,7 @@
 // or the mock cluster, whose broker side of these (CreateTopics configs, DescribeConfigs,
 // IncrementalAlterConfigs, CreatePartitions) is ours: testbed/mock-kafka/topic-admin.c, pinned by
 // an independent client in test/integration/testbed/topic-admin.test.ts. The last test holds the
-// in-memory cluster of test/helpers/fakes.ts to the same answers, so on real Kafka it shows that
+// in-memory cluster of test/helpers/fake-cluster.ts to the same answers, so on real Kafka it shows that
 // the unit tests' fake behaves as Kafka does.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -11,9 +11,10 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import type { ClusterAdmin } from "../../../lib/core/ports.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/produce/target-writer.js";
-import { KafkaSourceReader } from "../../../lib/kafka/read/source-reader.js";
-import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
 import { eventually } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import type { MockKafka } from "../../helpers/mock-kafka.js";
@@ -238,8 +239,8 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   it("grows a topic from 4 to 8 partitions; our writer and reader use partition 7 at once", async () => {
     const topic = topicName();
     await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: kafka.brokerIds.length }]);
-    const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
-    const reader = new KafkaSourceReader(common());
+    const writer = new KafkaPartitionWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    const reader = new KafkaPartitionReader(common());
     try {
       // Both know the topic with 4 partitions before it grows.
       await writer.write({ topic, partition: 3 }, [record(1)]);

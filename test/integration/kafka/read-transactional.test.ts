@@ -1,4 +1,4 @@
-// Our KafkaSourceReader on partitions that hold transactions written by an independent producer
+// Our KafkaPartitionReader on partitions that hold transactions written by an independent producer
 // (librdkafka's own, .testbed/bin/txn-client in its "script" mode), checked against kcat, on the
 // mock or on real Kafka (KAFKA_TESTBED), whose markers the mock's patched ones must match.
 // Regression: the test broker wrote its COMMIT/ABORT control batches with CRC 0, and our decoder
@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
 import { decodeRecordBatches } from "../../../lib/kafka/codec/record-batch.js";
-import { KafkaSourceReader, type SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
+import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
 import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   FETCH_API_KEY,
@@ -34,7 +34,11 @@ interface ReadResult {
 }
 
 /** Fetches from `from` until the reader reaches the end it reports (for read_committed the LSO). */
-async function readToEnd(reader: KafkaSourceReader, tp: TopicPartition, from: number): Promise<ReadResult> {
+async function readToEnd(
+  reader: KafkaPartitionReader,
+  tp: TopicPartition,
+  from: number,
+): Promise<ReadResult> {
   const records: MirrorRecord[] = [];
   let last = await reader.fetch(tp, from, LIMITS);
   records.push(...last.records);
@@ -110,13 +114,13 @@ function controlRecord(type: 0 | 1): Buffer {
 
 const labels = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
-describe("KafkaSourceReader on transactional partitions (independent producer)", () => {
+describe("KafkaPartitionReader on transactional partitions (independent producer)", () => {
   let kafka: TestKafka;
-  const readers: KafkaSourceReader[] = [];
+  const readers: KafkaPartitionReader[] = [];
   const producers: ScriptedProducer[] = [];
 
-  const newReader = (isolationLevel: SourceIsolationLevel): KafkaSourceReader => {
-    const reader = new KafkaSourceReader({
+  const newReader = (isolationLevel: SourceIsolationLevel): KafkaPartitionReader => {
+    const reader = new KafkaPartitionReader({
       brokers: kafka.bootstrapServers,
       clientId: `read-txn-${isolationLevel}`,
       isolationLevel,

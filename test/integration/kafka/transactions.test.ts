@@ -45,7 +45,8 @@ import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
 } from "../../../lib/kafka/wire/transactional-produce.js";
-import { CapturingLogger, FakeClock } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";

@@ -18,7 +18,7 @@ import { createEmbeddedLeaseClient } from "../../../lib/dynamodb/embedded/client
 import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator, type ReplicatorDependencies } from "../../../lib/replicator.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 import { latestOffset } from "../../helpers/kafka-raw-requests.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";

@@ -13,7 +13,7 @@ import type { RunError, RunSummary } from "../../../lib/core/run/run-summary.js"
 import { isReplicatorError, ReplicatorError } from "../../../lib/errors.js";
 import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
 import { RefreshOnAuthFailure } from "../../../lib/secrets/credential-refresh.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 
 const SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:source-kafka";

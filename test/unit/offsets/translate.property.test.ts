@@ -18,7 +18,8 @@ import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { type Translation, translateOffset } from "../../../lib/offsets/translate.js";
-import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
+import { FakeClock, seededRandom } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const ALIAS = "A";

@@ -4,7 +4,9 @@ import { DEFAULT_CONFIG_SYNC, MAX_MESSAGE_BYTES_HEADROOM } from "../../../../lib
 import { planTopics, readDrift } from "../../../../lib/core/plan/planner.js";
 import type { KafkaRetry } from "../../../../lib/core/retry.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import { FakeClock, fakeMapping, InMemoryCluster } from "../../../helpers/fakes.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../../helpers/fake-cluster.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
 import { flakyAdmin } from "../../../helpers/flaky.js";
 
 function options(source: InMemoryCluster, target: InMemoryCluster, retry: KafkaRetry) {

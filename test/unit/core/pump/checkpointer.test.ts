@@ -5,26 +5,26 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MirrorRecord, TopicPartition } from "../../../../lib/core/model.js";
+import type { MirrorRecord } from "../../../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../../../lib/core/ports.js";
-import { lastProvenance, type ProvenanceSettings } from "../../../../lib/core/provenance.js";
+import { lastProvenance } from "../../../../lib/core/provenance.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump, type PumpSettings } from "../../../../lib/core/pump/partition-pump.js";
+import { until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
 import {
+  dst,
+  HEADER,
   inMemoryWorld,
-  makeRecords,
+  PROVENANCE,
   pumpDeps,
   runUntilCaughtUp,
-  storeWith,
-  until,
-} from "../../../helpers/fakes.js";
+  src,
+} from "../../../helpers/pump-fixture.js";
 
-const HEADER = Buffer.from("kafka-mirror.provenance");
-const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
 const FAR = Number.MAX_SAFE_INTEGER;
 const INTERVAL_MS = 1_000;
-const src: TopicPartition = { topic: "src", partition: 0 };
-const dst: TopicPartition = { topic: "dst", partition: 0 };
 
 /** A world whose target takes 200 ms per write, so a run of batches spans several intervals. */
 function env() {

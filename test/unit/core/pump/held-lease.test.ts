@@ -12,7 +12,10 @@ import type { TopicPartition } from "../../../../lib/core/model.js";
 import type { Lease } from "../../../../lib/core/ports.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { RunLeases } from "../../../../lib/core/run/run-leases.js";
-import { CapturingLogger, FakeClock, InMemoryLeaseStore, storeWith } from "../../../helpers/fakes.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const src: TopicPartition = { topic: "src", partition: 0 };
 const dst: TopicPartition = { topic: "dst", partition: 0 };

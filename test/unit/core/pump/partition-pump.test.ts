@@ -4,7 +4,9 @@ import type { MirrorRecord, TopicPartition } from "../../../../lib/core/model.js
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump, type PumpSettings } from "../../../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../../helpers/fakes.js";
+import { until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../../helpers/pump-fixture.js";
 
 const FAR = Number.MAX_SAFE_INTEGER;
 

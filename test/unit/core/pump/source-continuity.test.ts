@@ -5,24 +5,23 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MirrorRecord, TopicPartition } from "../../../../lib/core/model.js";
+import type { MirrorRecord } from "../../../../lib/core/model.js";
 import type { Lease } from "../../../../lib/core/ports.js";
-import { lastProvenance, type ProvenanceSettings } from "../../../../lib/core/provenance.js";
+import { lastProvenance } from "../../../../lib/core/provenance.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump, type PumpSettings } from "../../../../lib/core/pump/partition-pump.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp } from "../../../helpers/fakes.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import {
+  dst,
+  HEADER,
+  PROVENANCE,
+  pumpDeps,
+  runUntilCaughtUp,
+  src,
+  srcDstWorld,
+} from "../../../helpers/pump-fixture.js";
 
-const HEADER = Buffer.from("kafka-mirror.provenance");
-const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
-const src: TopicPartition = { topic: "src", partition: 0 };
-const dst: TopicPartition = { topic: "dst", partition: 0 };
-
-function env() {
-  const world = inMemoryWorld();
-  world.source.createTopic("src", 1);
-  world.target.createTopic("dst", 1);
-  return world;
-}
+const env = srcDstWorld;
 type Env = ReturnType<typeof env>;
 
 async function claim(e: Env, owner: string): Promise<HeldLease> {

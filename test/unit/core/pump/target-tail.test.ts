@@ -17,7 +17,7 @@ import type { ClusterAdmin, PartitionIdentity, SourceReader } from "../../../../
 import { encodeProvenance, type ProvenanceSettings } from "../../../../lib/core/provenance.js";
 import { TargetTail } from "../../../../lib/core/pump/target-tail.js";
 import { isReplicatorError } from "../../../../lib/errors.js";
-import { CapturingLogger } from "../../../helpers/fakes.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance", "ascii");
 const SETTINGS: ProvenanceSettings = { header: HEADER, sourceAlias: "idc1", targetAlias: null };
@@ -63,7 +63,7 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
       records.length < visible.length && last !== undefined
         ? last.offset + 1
         : Math.max(offset, this.lastStableOffset);
-    // As KafkaSourceReader reports it reading READ_COMMITTED: the end it can reach is the LSO.
+    // As KafkaPartitionReader reports it reading READ_COMMITTED: the end it can reach is the LSO.
     return { records, nextOffset, highWatermark: this.lastStableOffset, logStartOffset: 0, bytes: 0 };
   }
   async listOffsets(_topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {

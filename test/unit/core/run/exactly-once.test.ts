@@ -4,33 +4,28 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MirrorRecord, TopicPartition } from "../../../../lib/core/model.js";
+import type { MirrorRecord } from "../../../../lib/core/model.js";
 import type { Lease } from "../../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings, withProvenance } from "../../../../lib/core/provenance.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
+import { until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
 import {
-  inMemoryWorld,
-  makeRecords,
+  dst,
+  HEADER,
+  PROVENANCE,
   pumpDeps,
   runUntilCaughtUp,
-  storeWith,
-  until,
-} from "../../../helpers/fakes.js";
+  src,
+  srcDstWorld,
+} from "../../../helpers/pump-fixture.js";
 
-const HEADER = Buffer.from("kafka-mirror.provenance");
-const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
 const FAR = Number.MAX_SAFE_INTEGER;
-const src: TopicPartition = { topic: "src", partition: 0 };
-const dst: TopicPartition = { topic: "dst", partition: 0 };
 
-function env() {
-  const world = inMemoryWorld();
-  world.source.createTopic("src", 1);
-  world.target.createTopic("dst", 1);
-  return world;
-}
+const env = srcDstWorld;
 type Env = ReturnType<typeof env>;
 
 /** Replaces the target's fence with one that notes when it was called. */

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { configProblem, FailureReport } from "../../../../lib/core/run/failure-report.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import { CapturingLogger } from "../../../helpers/fakes.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
 
 const route = { source: { topic: "orders", partition: 3 }, target: { topic: "dr.orders", partition: 3 } };
 const rejected = (kafkaError: string) =>

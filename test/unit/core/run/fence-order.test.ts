@@ -12,8 +12,10 @@ import type { Lease } from "../../../../lib/core/ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../../../../lib/core/provenance.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
-import { inMemoryWorld, makeRecords, pumpDeps, runUntilCaughtUp, until } from "../../../helpers/fakes.js";
+import { until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
 import { LateCommitWriter } from "../../../helpers/late-commit-writer.js";
+import { inMemoryWorld, pumpDeps, runUntilCaughtUp } from "../../../helpers/pump-fixture.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

@@ -23,14 +23,10 @@ import { lastProvenance, type ProvenanceSettings } from "../../../../lib/core/pr
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import {
-  CapturingLogger,
-  CapturingMetrics,
-  FakeClock,
-  InMemoryCluster,
-  InMemoryLeaseStore,
-  type NewRecord,
-} from "../../../helpers/fakes.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
+import { InMemoryCluster, type NewRecord } from "../../../helpers/fake-cluster.js";
+import { CapturingLogger, CapturingMetrics } from "../../../helpers/fake-observability.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

@@ -11,8 +11,9 @@ import {
   LeaseCoordinator,
   leaseExpiry,
 } from "../../../../lib/core/run/lease-coordinator.js";
-import { InMemoryLeaseStore, storeWith } from "../../../helpers/fakes.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
 import { countByOwner as counts, LeaseFleet } from "../../../helpers/lease-fleet.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const NOW = 1_000_000;
 const DURATION = 10_000;

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LeaderRole } from "../../../../lib/core/run/lease-leader.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import { InMemoryLeaseStore, storeWith } from "../../../helpers/fakes.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const NOW = 1_000_000;
 const TTL = 15_000;

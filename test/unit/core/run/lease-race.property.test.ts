@@ -19,17 +19,12 @@ import type { Clock, LeaseStore, TargetWriter } from "../../../../lib/core/ports
 import { lastProvenance, type ProvenanceSettings } from "../../../../lib/core/provenance.js";
 import { Worker } from "../../../../lib/core/run/worker.js";
 import type { WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
-import {
-  CapturingLogger,
-  CapturingMetrics,
-  FakeClock,
-  FencedWriter,
-  fakeMapping,
-  InMemoryCluster,
-  InMemoryLeaseStore,
-  makeRecords,
-  seededRandom,
-} from "../../../helpers/fakes.js";
+import { FakeClock, seededRandom } from "../../../helpers/fake-clock.js";
+import { InMemoryCluster, makeRecords } from "../../../helpers/fake-cluster.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
+import { CapturingLogger, CapturingMetrics } from "../../../helpers/fake-observability.js";
+import { FencedWriter } from "../../../helpers/fenced-writer.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };

@@ -9,30 +9,17 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { TopicPartition } from "../../../../lib/core/model.js";
 import type { Lease } from "../../../../lib/core/ports.js";
-import type { ProvenanceSettings } from "../../../../lib/core/provenance.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
 import { Worker } from "../../../../lib/core/run/worker.js";
 import type { WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
-import {
-  fakeMapping,
-  inMemoryWorld,
-  makeRecords,
-  pumpDeps,
-  storeWith,
-  until,
-} from "../../../helpers/fakes.js";
+import { until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
 import { LateCommitWriter, type ZombieAnswer } from "../../../helpers/late-commit-writer.js";
-
-const PROVENANCE: ProvenanceSettings = {
-  header: Buffer.from("kafka-mirror.provenance"),
-  sourceAlias: "A",
-  targetAlias: "B",
-};
-const src: TopicPartition = { topic: "src", partition: 0 };
-const dst: TopicPartition = { topic: "dst", partition: 0 };
+import { dst, inMemoryWorld, PROVENANCE, pumpDeps, src } from "../../../helpers/pump-fixture.js";
 
 function env() {
   const world = inMemoryWorld();

@@ -9,14 +9,11 @@ import type { TopicPlan } from "../../../../lib/core/plan/model.js";
 import { TopicWatch } from "../../../../lib/core/run/topic-watch.js";
 import { Worker } from "../../../../lib/core/run/worker.js";
 import type { WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
-import {
-  CapturingLogger,
-  FakeClock,
-  fakeMapping,
-  inMemoryWorld,
-  makeRecords,
-  until,
-} from "../../../helpers/fakes.js";
+import { FakeClock, until } from "../../../helpers/fake-clock.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
+import { inMemoryWorld } from "../../../helpers/pump-fixture.js";
 
 const SETTINGS: WorkerSettings = {
   batch: { maxRecords: 50, maxBytes: 1 << 20, maxWaitMs: 500 },

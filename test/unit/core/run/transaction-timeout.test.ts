@@ -16,7 +16,10 @@ import {
 import { Worker } from "../../../../lib/core/run/worker.js";
 import type { WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import { FencedWriter, fakeMapping, inMemoryWorld, makeRecords } from "../../../helpers/fakes.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
+import { FencedWriter } from "../../../helpers/fenced-writer.js";
+import { inMemoryWorld } from "../../../helpers/pump-fixture.js";
 
 /** The defaults: leases of 60 s renewed every 10 s, target.requestTimeoutMs 15 s. */
 const TIMINGS = { leases: { durationMs: 60_000, renewIntervalMs: 10_000 }, writeSafetyMarginMs: 30_000 };

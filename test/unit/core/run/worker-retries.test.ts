@@ -9,8 +9,11 @@ import type { ClusterAdmin, LeaseStore } from "../../../../lib/core/ports.js";
 import { Worker } from "../../../../lib/core/run/worker.js";
 import type { WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
 import { isReplicatorError, ReplicatorError } from "../../../../lib/errors.js";
-import { fakeMapping, inMemoryWorld, makeRecords, storeWith } from "../../../helpers/fakes.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
 import { flakyAdmin } from "../../../helpers/flaky.js";
+import { inMemoryWorld } from "../../../helpers/pump-fixture.js";
 
 const SETTINGS: WorkerSettings = {
   batch: { maxRecords: 20, maxBytes: 1 << 20, maxWaitMs: 500 },

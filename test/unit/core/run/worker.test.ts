@@ -5,13 +5,10 @@ import type { Lease, LeaseStore, TargetWriter } from "../../../../lib/core/ports
 import { Worker } from "../../../../lib/core/run/worker.js";
 import { checkWorkerSettings, type WorkerSettings } from "../../../../lib/core/run/worker-settings.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
-import {
-  fakeMapping,
-  type InMemoryCluster,
-  inMemoryWorld,
-  makeRecords,
-  storeWith,
-} from "../../../helpers/fakes.js";
+import { type InMemoryCluster, makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { fakeMapping } from "../../../helpers/fake-mapping.js";
+import { inMemoryWorld } from "../../../helpers/pump-fixture.js";
 
 const SETTINGS: WorkerSettings = {
   batch: { maxRecords: 20, maxBytes: 1 << 20, maxWaitMs: 500 },

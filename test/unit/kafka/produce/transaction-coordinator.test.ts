@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { isReplicatorError } from "../../../../lib/errors.js";
 import { TransactionCoordinator } from "../../../../lib/kafka/produce/transaction-coordinator.js";
 import { KafkaClusterClient } from "../../../../lib/kafka/wire/cluster-client.js";
-import { FakeClock } from "../../../helpers/fakes.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
 
 // Never connected: the constructor must refuse bad options before any request.
 const client = new KafkaClusterClient({ brokers: ["127.0.0.1:1"] });

@@ -11,7 +11,7 @@ import {
   negotiateVersion,
 } from "../../../../lib/kafka/wire/kafkajs-internals.js";
 import { isAuthenticationFailure } from "../../../../lib/kafka/wire/security.js";
-import { CapturingLogger } from "../../../helpers/fakes.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
 
 function brokerSupporting(apiKey: number, minVersion: number, maxVersion: number): KafkajsBroker {
   return { nodeId: 1, versions: { [apiKey]: { minVersion, maxVersion } } } as unknown as KafkajsBroker;

@@ -1,9 +1,8 @@
 /**
- * In-memory fakes of OUR ports (never of kafkajs or the AWS SDK), for unit tests of the core.
- * They follow the contracts in lib/core/ports.ts and model.ts literally; where a fake has to
- * pick a behaviour the contract leaves open, the comment says which.
+ * One Kafka cluster in memory, following the contracts of OUR ports (SourceReader, TargetWriter,
+ * ClusterAdmin in lib/core/ports.ts and model.ts) literally; never a fake of kafkajs. Where the
+ * fake has to pick a behaviour the contract leaves open, the comment says which.
  */
-
 import type {
   EpochStart,
   FetchedRecords,
@@ -17,93 +16,15 @@ import type {
 import type {
   Clock,
   ClusterAdmin,
-  Lease,
-  LeaseStore,
-  LogFields,
-  Logger,
   OpenTransactionEnd,
   PartitionIdentity,
-  ReplicationMetrics,
   SourceReader,
   TargetWriter,
-  TopicMapping,
   TransactionTimeout,
   WriteDeadline,
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
-import type { PartitionPump, PumpDeps, PumpStatus } from "../../lib/core/pump/partition-pump.js";
 import { ReplicatorError } from "../../lib/errors.js";
-import { InMemoryLeaseStore } from "./memory-lease-store.js";
-
-export { InMemoryLeaseStore } from "./memory-lease-store.js";
-
-/**
- * Virtual time. `sleep` registers a wake-up; once everything else is idle (a macrotask turn,
- * since the fakes only ever wait on this clock) time jumps to the earliest wake-up. Tests of
- * hours of worker time run in milliseconds and deterministically.
- */
-export class FakeClock implements Clock {
-  #now: number;
-  #sleepers: { at: number; seq: number; wake: () => void }[] = [];
-  #seq = 0;
-  #scheduled = false;
-  readonly #autoAdvance: boolean;
-
-  constructor(start = 1_700_000_000_000, options: { autoAdvance?: boolean } = {}) {
-    this.#now = start;
-    this.#autoAdvance = options.autoAdvance ?? true;
-  }
-
-  now(): number {
-    return this.#now;
-  }
-
-  /** Moves time forward by hand and wakes whoever is due. */
-  advance(ms: number): void {
-    this.#now += ms;
-    this.#wakeDue();
-  }
-
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const sleeper = {
-        at: this.#now + Math.max(0, ms),
-        seq: this.#seq++,
-        wake: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
-        resolve();
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#sleepers.push(sleeper);
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (!this.#autoAdvance || this.#scheduled) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      const next = this.#sleepers.reduce((min, s) => Math.min(min, s.at), Number.POSITIVE_INFINITY);
-      if (next === Number.POSITIVE_INFINITY) return;
-      this.#now = Math.max(this.#now, next);
-      this.#wakeDue();
-      if (this.#sleepers.length > 0) this.#schedule();
-    });
-  }
-
-  #wakeDue(): void {
-    const due = this.#sleepers.filter((s) => s.at <= this.#now).sort((a, b) => a.at - b.at || a.seq - b.seq);
-    this.#sleepers = this.#sleepers.filter((s) => s.at > this.#now);
-    for (const s of due) s.wake();
-  }
-}
 
 /** A stored offset: a data record, or null for an offset that holds none (control batch, compaction gap). */
 type Slot = { readonly offset: number; readonly record: MirrorRecord | null; readonly epoch: number };
@@ -251,7 +172,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /**
    * Another producer begins a transaction at the current end: from here on a fetch (read
    * committed, like every reader of ours) returns nothing at or past this offset, whoever wrote
-   * it, and reports it as its high watermark, as KafkaSourceReader reports the LSO; listOffsets
+   * it, and reports it as its high watermark, as KafkaPartitionReader reports the LSO; listOffsets
    * still answers the real end. Records appended meanwhile stand for the transaction's and for
    * anyone else's written after it.
    */
@@ -344,7 +265,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /**
    * Makes writes take time like the real writer's: records land in groups of `records`, each
    * taking `ms` on the clock, and a group is sent only if it can finish by the write's deadline
-   * (the rule of KafkaTargetWriter). Null: a write lands at once, whatever its deadline.
+   * (the rule of KafkaPartitionWriter). Null: a write lands at once, whatever its deadline.
    */
   writeGroups: { readonly records: number; readonly ms: number } | null = null;
   /** Clock time at which each written record landed, in write order. */
@@ -518,104 +439,8 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   }
 }
 
-function keyOf(tp: TopicPartition): string {
+export function keyOf(tp: TopicPartition): string {
   return `${tp.topic}/${tp.partition}`;
-}
-
-export interface LogEntry {
-  readonly level: "debug" | "info" | "warn" | "error";
-  readonly message: string;
-  readonly fields: LogFields;
-}
-
-/** A lease as LeaseStore.ensure creates it (nobody's, never checkpointed), with `fields` on top. */
-export function leaseOf(tp: TopicPartition, fields: Partial<Lease> = {}): Lease {
-  return {
-    topic: tp.topic,
-    partition: tp.partition,
-    owner: null,
-    counter: 0,
-    expiresAt: 0,
-    checkpoint: null,
-    lastProgressAt: null,
-    handoffTo: null,
-    ...fields,
-  };
-}
-
-/** A LeaseStore that forwards to `store`, with some calls replaced (to slow, fail or watch them). */
-export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): LeaseStore {
-  return {
-    ensure: (partitions) => store.ensure(partitions),
-    list: () => store.list(),
-    lease: (tp) => store.lease(tp),
-    scan: () => store.scan(),
-    heartbeat: (beat, options) => store.heartbeat(beat, options),
-    assign: (workerId, assignment) => store.assign(workerId, assignment),
-    removeWorker: (observed) => store.removeWorker(observed),
-    worker: (workerId) => store.worker(workerId),
-    leader: () => store.leader(),
-    claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
-    claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
-    renew: (held, expiresAt) => store.renew(held, expiresAt),
-    checkpoint: (held, next, now, targetOffset, source) =>
-      store.checkpoint(held, next, now, targetOffset, source),
-    resetCheckpoint: (held, next, now, reason, position) =>
-      store.resetCheckpoint(held, next, now, reason, position),
-    release: (held) => store.release(held),
-    requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
-    handOver: (held, expiresAt) => store.handOver(held, expiresAt),
-    ...overrides,
-  };
-}
-
-export class CapturingLogger implements Logger {
-  readonly entries: LogEntry[] = [];
-  debug(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "debug", message, fields });
-  }
-  info(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "info", message, fields });
-  }
-  warn(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "warn", message, fields });
-  }
-  error(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "error", message, fields });
-  }
-  at(level: LogEntry["level"]): LogEntry[] {
-    return this.entries.filter((e) => e.level === level);
-  }
-}
-
-export class CapturingMetrics implements ReplicationMetrics {
-  readonly batches: Parameters<ReplicationMetrics["batchCopied"]>[0][] = [];
-  readonly lost: Parameters<ReplicationMetrics["recordsLost"]>[0][] = [];
-  readonly errors: Parameters<ReplicationMetrics["partitionError"]>[0][] = [];
-  readonly skipped: { leaseKey: string; attribute: string }[] = [];
-  batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
-    this.batches.push(event);
-  }
-  recordsLost(event: Parameters<ReplicationMetrics["recordsLost"]>[0]): void {
-    this.lost.push(event);
-  }
-  partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
-    this.errors.push(event);
-  }
-  leaseItemSkipped(event: { leaseKey: string; attribute: string }): void {
-    this.skipped.push(event);
-  }
-}
-
-/** A TopicMapping from two functions; selects everything not starting with "__" by default. */
-export function fakeMapping(
-  options: { select?: (topic: string) => boolean; rename?: (topic: string) => string } = {},
-): TopicMapping {
-  return {
-    isSelected: options.select ?? ((t) => !t.startsWith("__")),
-    targetTopic: options.rename ?? ((t) => t),
-    whyNothingSelected: (topics) => `the fake mapping selects none of ${topics.length} topic(s)`,
-  };
 }
 
 /** Records with distinct, non-UTF-8 values so a mix-up or re-encoding shows. */
@@ -626,127 +451,6 @@ export function makeRecords(count: number, tag: number, timestamp = 1_700_000_00
     value: Buffer.from([0xfe, tag & 0xff, (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff]),
     headers: [{ key: Buffer.from("h"), value: Buffer.from([0xc3, 0x28]) }],
   }));
-}
-
-/** A fresh in-memory world for core tests: both clusters on one fake clock, an empty lease store. */
-/** Waits on the virtual clock, in 20 ms steps, until `done()`; throws after `limitMs` instead of hanging. */
-export async function until(clock: FakeClock, done: () => boolean, limitMs = 600_000): Promise<void> {
-  const start = clock.now();
-  while (!done()) {
-    if (clock.now() - start > limitMs) throw new Error("condition not reached");
-    await clock.sleep(20);
-  }
-}
-
-/** Runs `pump` until it is caught up (or stops by itself), then stops it; its final status. */
-export async function runUntilCaughtUp(clock: FakeClock, pump: PartitionPump): Promise<PumpStatus> {
-  const running = pump.run();
-  await until(clock, () => pump.status.caughtUp || pump.status.stopReason !== null);
-  pump.held.stop();
-  return running;
-}
-
-/** What a PartitionPump needs from an in-memory world (source → target); no target tail. */
-export function pumpDeps(world: ReturnType<typeof inMemoryWorld>): PumpDeps {
-  return {
-    source: world.source,
-    target: world.target,
-    sourceAdmin: world.source,
-    store: world.store,
-    clock: world.clock,
-    logger: world.logger,
-    metrics: world.metrics,
-  };
-}
-
-export function inMemoryWorld() {
-  const clock = new FakeClock();
-  return {
-    clock,
-    source: new InMemoryCluster(clock),
-    target: new InMemoryCluster(clock),
-    store: new InMemoryLeaseStore(),
-    logger: new CapturingLogger(),
-    metrics: new CapturingMetrics(),
-  };
-}
-
-/** A seeded PRNG (mulberry32) so lease-choice randomness is reproducible. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * One worker's writer to a shared InMemoryCluster, with fencing as Kafka's transactional
- * producers give it: fence() (or the first write) takes a new epoch for the partition, and a
- * write of a writer whose epoch is no longer the partition's lands nothing and rejects with
- * PRODUCER_FENCED. The check is made when the write lands, so a write delayed past a newer
- * writer's fence is refused, as a frozen producer's late request is.
- */
-export class FencedWriter implements TargetWriter {
-  static readonly #registry = new WeakMap<InMemoryCluster, Map<string, number>>();
-  readonly #cluster: InMemoryCluster;
-  readonly #mine = new Map<string, number>();
-
-  constructor(cluster: InMemoryCluster) {
-    this.#cluster = cluster;
-  }
-
-  readonly fences = true;
-  /** What the worker settled at the run's start (Kafka would refuse one above its cap). */
-  transactionTimeout: TransactionTimeout | null = null;
-
-  useTransactionTimeout(timeout: TransactionTimeout): void {
-    this.transactionTimeout = timeout;
-  }
-
-  /** Its writes land whole or not at all: nothing is ever left open. */
-  async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
-    return "none";
-  }
-
-  async fence(tp: TopicPartition): Promise<void> {
-    const epochs = this.#epochs();
-    const next = (epochs.get(keyOf(tp)) ?? 0) + 1;
-    epochs.set(keyOf(tp), next);
-    this.#mine.set(keyOf(tp), next);
-  }
-
-  async write(
-    tp: TopicPartition,
-    records: readonly MirrorRecord[],
-    stamp?: ProvenanceStamp | null,
-    deadline?: WriteDeadline,
-    runDeadline?: number,
-  ): Promise<WriteResult> {
-    if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
-    if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
-      throw new ReplicatorError("PRODUCER_FENCED", `writer of ${tp.topic}/${tp.partition} was fenced`, {
-        details: { ...tp },
-      });
-    }
-    return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
-  }
-
-  close(): Promise<void> {
-    return this.#cluster.close();
-  }
-
-  #epochs(): Map<string, number> {
-    let epochs = FencedWriter.#registry.get(this.#cluster);
-    if (epochs === undefined) {
-      epochs = new Map();
-      FencedWriter.#registry.set(this.#cluster, epochs);
-    }
-    return epochs;
-  }
 }
 
 function unknownTopic(
