@@ -54,8 +54,6 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   "lib/secrets/credential-refresh.ts": "wiring",
   "lib/observability": "adapter",
   "lib/replicator.ts": "wiring",
-  "lib/composition": "wiring",
-  "lib/composition.ts": "wiring",
   "lib/wiring.ts": "wiring",
   "lib/cli": "wiring",
   functions: "wiring",

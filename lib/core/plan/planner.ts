@@ -12,10 +12,7 @@
  * DescribeConfigs per cluster for all selected topics at once; writes only where there is drift.
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
-import type { StartFrom, TopicPartition } from "../model.js";
 import type { ClusterAdmin, TopicMapping } from "../ports.js";
-import type { KafkaRetry } from "../retry.js";
-import type { ConfigSyncPolicy } from "./config-sync.js";
 import type {
   DriftOptions,
   DriftReport,
