@@ -5,15 +5,7 @@
 import { ReplicatorError } from "../../errors.js";
 import type { FetchLimits, StartFrom } from "../model.js";
 import type { ConfigSyncPolicy } from "../plan/config-sync.js";
-import type {
-  Clock,
-  ClusterAdmin,
-  LeaseStore,
-  Logger,
-  ReplicationMetrics,
-  SourceReader,
-  TargetWriter,
-} from "../ports.js";
+import type { ClusterAdmin, SourceReader } from "../ports.js";
 import type { ProvenanceSettings } from "../provenance.js";
 import type { PumpDeps, PumpSettings } from "../pump/partition-pump.js";
 import type { ReadAheadBudget } from "../pump/read-ahead.js";
@@ -134,18 +126,16 @@ export function pumpSettings(settings: WorkerSettings): PumpSettings {
   };
 }
 
-/** The worker's ports a pump uses (WorkerOptions has them). */
-export interface PumpPorts {
-  readonly source: SourceReader;
-  readonly target: TargetWriter;
-  readonly sourceAdmin: ClusterAdmin;
+/** The worker's ports a pump uses (WorkerOptions has them): PumpDeps's, and the target's. */
+export type PumpPorts = Pick<
+  PumpDeps,
+  "source" | "target" | "sourceAdmin" | "clock" | "logger" | "metrics"
+> & {
   readonly targetAdmin: ClusterAdmin;
+  /** Reads the TARGET cluster's partitions back; required when settings.provenance is set. */
   readonly targetReader?: SourceReader;
-  readonly leases: LeaseStore;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly metrics: ReplicationMetrics;
-}
+  readonly leases: PumpDeps["store"];
+};
 
 /** A pump's dependencies: the worker's ports, and the run's shared read-ahead budget. */
 export function pumpDeps(o: PumpPorts, readAheadBudget: ReadAheadBudget): PumpDeps {

@@ -15,17 +15,7 @@ import { partitionKey } from "../model.js";
 import { DEFAULT_CONFIG_SYNC } from "../plan/config-sync.js";
 import type { PartitionRoute, TopicPlan } from "../plan/model.js";
 import { planTopics } from "../plan/planner.js";
-import type {
-  Clock,
-  ClusterAdmin,
-  Lease,
-  LeaseStore,
-  Logger,
-  ReplicationMetrics,
-  SourceReader,
-  TargetWriter,
-  TopicMapping,
-} from "../ports.js";
+import type { Lease, TopicMapping } from "../ports.js";
 import { HeldLease } from "../pump/held-lease.js";
 import { PartitionPump, type PumpStatus } from "../pump/partition-pump.js";
 import { ReadAheadBudget } from "../pump/read-ahead.js";
@@ -47,12 +37,14 @@ import { prepareTransactions } from "./transaction-timeout.js";
 import {
   assertWorkerSettings,
   DEFAULT_READ_AHEAD_BYTES,
+  type PumpPorts,
   pumpDeps,
   pumpSettings,
   type WorkerSettings,
 } from "./worker-settings.js";
 
-export interface WorkerOptions {
+/** The pumps' ports (PumpPorts: targetReader is required when settings.provenance is set). */
+export interface WorkerOptions extends PumpPorts {
   /** Unique per run: two concurrent runs never share one. */
   readonly workerId: string;
   /**
@@ -60,18 +52,8 @@ export interface WorkerOptions {
    * partitions back to a live worker of the same slot. @default workerId
    */
   readonly slot?: string;
-  readonly source: SourceReader;
-  readonly target: TargetWriter;
-  readonly sourceAdmin: ClusterAdmin;
-  readonly targetAdmin: ClusterAdmin;
-  /** Reads the TARGET cluster's partitions back; required when settings.provenance is set. */
-  readonly targetReader?: SourceReader;
-  readonly leases: LeaseStore;
   readonly mapping: TopicMapping;
   readonly settings: WorkerSettings;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly metrics: ReplicationMetrics;
 }
 
 export interface ReplicateOptions {
