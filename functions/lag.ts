@@ -10,17 +10,14 @@ import type { Context } from "aws-lambda";
 import { systemClock } from "../lib/core/clock.js";
 import { partitionKey } from "../lib/core/model.js";
 import type { ClusterAdmin, LeaseStore, SourceReader } from "../lib/core/ports.js";
-import { DynamoDbLeaseStore } from "../lib/dynamodb/lease-store.js";
 import { describeError } from "../lib/errors.js";
-import { KafkaClusterAdmin } from "../lib/kafka/cluster-admin.js";
-import { createGroupAdmin } from "../lib/kafka/group-admin.js";
-import { KafkaSourceReader } from "../lib/kafka/source-reader.js";
 import { measureLag } from "../lib/lag/lag-monitor.js";
 import { createGroupSelector } from "../lib/offsets/group-selection.js";
 import { type GroupSyncStep, NO_SYNC, runGroupSync } from "../lib/offsets/sync-step.js";
-import { kafkaConnectionOptions, topicSelectorOf } from "../lib/replicator.js";
+import { topicSelectorOf } from "../lib/replicator.js";
 import type { ClusterSecurity } from "../lib/secrets/cluster-security.js";
 import type { TopicSelector } from "../lib/topics/selection.js";
+import { clusterSide, createLeaseStore } from "../lib/wiring.js";
 import { type FunctionParts, type Runtime, STALL_AFTER_VARIABLE, scheduledFunction } from "./runtime.js";
 
 /** Lag without progress for this long counts as stalled. @default 5 minutes */
@@ -57,20 +54,15 @@ function connect(
   { logger, metrics }: FunctionParts,
 ): LagMonitor {
   const { config } = runtime;
-  const connection = kafkaConnectionOptions(config.source, logger, security.source);
+  const sourceSide = clusterSide(config, "source", { logger, security: security.source });
   const stallAfter = Number(process.env[STALL_AFTER_VARIABLE] || DEFAULT_STALL_AFTER_MS);
-  const sourceAdmin = new KafkaClusterAdmin(connection);
-  const source = new KafkaSourceReader(connection);
+  const sourceAdmin = sourceSide.admin();
+  const source = sourceSide.reader();
   const groupSync = groupSyncOf(runtime, security, logger);
   return {
     sourceAdmin,
     source,
-    leases: new DynamoDbLeaseStore({
-      client: runtime.dynamodb,
-      tableName: config.leases.table,
-      logger,
-      metrics,
-    }),
+    leases: createLeaseStore(config, { dynamodb: runtime.dynamodb }, { logger, metrics }),
     mapping: topicSelectorOf(config),
     startFrom: config.worker.startFrom,
     stallAfterMs: Number.isFinite(stallAfter) && stallAfter > 0 ? stallAfter : DEFAULT_STALL_AFTER_MS,
@@ -98,13 +90,12 @@ function groupSyncOf(
     );
     return null;
   }
-  const source = kafkaConnectionOptions(config.source, logger, security.source);
-  const target = kafkaConnectionOptions(config.target, logger, security.target);
+  const target = clusterSide(config, "target", { logger, security: security.target });
   return {
-    sourceGroups: createGroupAdmin(source),
-    targetGroups: createGroupAdmin(target),
-    targetReader: new KafkaSourceReader(target),
-    targetAdmin: new KafkaClusterAdmin(target),
+    sourceGroups: clusterSide(config, "source", { logger, security: security.source }).groups(),
+    targetGroups: target.groups(),
+    targetReader: target.reader(),
+    targetAdmin: target.admin(),
     selector: createGroupSelector(config.groups),
     header: Buffer.from(config.provenance.header),
     sourceAlias: config.source.alias,

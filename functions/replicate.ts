@@ -5,8 +5,8 @@
  * run of its slot) shortly after that run started, see timing.ts.
  */
 import type { Context } from "aws-lambda";
-import type { RunSummary } from "../lib/core/run-summary.js";
-import type { ReplicateOptions } from "../lib/core/worker.js";
+import type { RunSummary } from "../lib/core/run/run-summary.js";
+import type { ReplicateOptions } from "../lib/core/run/worker.js";
 import { ReplicatorError } from "../lib/errors.js";
 import { createReplicator, type Replicator } from "../lib/replicator.js";
 import { scheduledFunction, TICK_SECONDS_VARIABLE } from "./runtime.js";

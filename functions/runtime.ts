@@ -9,8 +9,7 @@ import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import { loadConfigFromEnv } from "../lib/config/load.js";
-import { leaseRequestTimeoutMs, type MirrorConfig } from "../lib/config/schema.js";
-import { createDynamoDbClient } from "../lib/dynamodb/client.js";
+import type { MirrorConfig } from "../lib/config/schema.js";
 import { ReplicatorError } from "../lib/errors.js";
 import { EmfMetrics } from "../lib/observability/emf-metrics.js";
 import { flushMetrics } from "../lib/observability/flush-metrics.js";
@@ -18,6 +17,7 @@ import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.
 import { type ClusterSecurity, clusterSecurityOfBothSides } from "../lib/secrets/cluster-security.js";
 import { type Closeable, RefreshOnAuthFailure } from "../lib/secrets/credential-refresh.js";
 import { SecretCache } from "../lib/secrets/secret-cache.js";
+import { leaseDynamoDbClient } from "../lib/wiring.js";
 
 /** Not config fields, read by the functions themselves. */
 export const STALL_AFTER_VARIABLE = "KAFKA_MIRROR_STALL_AFTER_MS";
@@ -70,7 +70,7 @@ export async function createRuntime(
     config,
     logger,
     // The SDK picks up region, credentials and AWS_ENDPOINT_URL_DYNAMODB from the environment.
-    dynamodb: createDynamoDbClient({ requestTimeoutMs: leaseRequestTimeoutMs(config.leases) }),
+    dynamodb: leaseDynamoDbClient(config),
     security: { source, target },
     rereadSecurity: () => readSecurity(true),
     serviceName: serviceName(env),

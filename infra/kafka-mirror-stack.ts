@@ -1,6 +1,6 @@
 /**
  * One region's kafka-mirror stack: CloudFormation parameters (stack-parameters.ts) mapped onto the
- * KafkaReplicator construct and its alarms. Every operational setting is a parameter, so changing
+ * KafkaReplicator construct and its alarms, and Outputs for the operator (stack-outputs.ts). Every operational setting is a parameter, so changing
  * the whitelist (or the fleet size, the tick, the thresholds) is `cdk deploy --parameters ...`, not
  * a code change.
  */
@@ -8,8 +8,11 @@ import { Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { KafkaReplicator } from "./kafka-replicator.js";
 import { acknowledgeNagFindings } from "./nag.js";
+import { applyParameterDefaults, type ParameterDefaults } from "./parameter-defaults.js";
+import { addParameterInterface } from "./parameter-interface.js";
 import { ReplicatorAlarms } from "./replicator-alarms.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
+import { addOperatorOutputs } from "./stack-outputs.js";
 import { stackParameters } from "./stack-parameters.js";
 
 export { MAX_WORKERS } from "./stack-parameters.js";
@@ -17,6 +20,11 @@ export { MAX_WORKERS } from "./stack-parameters.js";
 export interface KafkaMirrorStackProps extends StackProps {
   /** Run the functions in these subnets (private clusters). @default outside any VPC */
   readonly vpc?: VpcPlacementProps;
+  /**
+   * Defaults of the stack's parameters, by name, checked at synth (parameter-defaults.ts); a
+   * value given at deploy time overrides them. @default none: the parameters' own defaults
+   */
+  readonly parameterDefaults?: ParameterDefaults;
 }
 
 export class KafkaMirrorStack extends Stack {
@@ -33,6 +41,8 @@ export class KafkaMirrorStack extends Stack {
       ...props,
     });
     const parameters = stackParameters(this);
+    applyParameterDefaults(this, props.parameterDefaults ?? {});
+    addParameterInterface(this);
     this.replicator = new KafkaReplicator(this, "Replicator", {
       ...parameters.replicator,
       ...(props.vpc === undefined ? {} : { vpc: props.vpc }),
@@ -40,9 +50,12 @@ export class KafkaMirrorStack extends Stack {
     this.alarms = new ReplicatorAlarms(this, "Alarms", {
       ...parameters.alarms,
       serviceName: this.replicator.serviceName,
+      sourceAlias: this.replicator.config.source.alias,
+      replicateLogGroupName: this.replicator.replicateFunction.logGroup.logGroupName,
       replicateFunction: this.replicator.replicateFunction,
       lagFunction: this.replicator.lagFunction,
     });
+    addOperatorOutputs(this, this.replicator, this.alarms);
     acknowledgeNagFindings(this);
   }
 }

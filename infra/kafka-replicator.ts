@@ -3,7 +3,8 @@
  * bundled locally with esbuild, their schedules, least-privilege IAM, and optional VPC placement.
  * No replication logic lives here; the functions read everything from environment variables that
  * this construct fills from its props (CloudFormation parameters in the stack). The props, their
- * checks and defaults are in replicator-props.ts and replicator-defaults.ts.
+ * checks and defaults are in replicator-props.ts, replicator-props-schema.ts and
+ * replicator-defaults.ts.
  *
  * Timing arithmetic (why the numbers fit together; README "Timing"), for a tick of T minutes:
  *  - runs of a slot overlap: the replicate function's timeout is T x 60 s + RUN_OVERLAP_MS (80 s,
@@ -23,24 +24,34 @@ import type { Rule } from "aws-cdk-lib/aws-events";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { Construct } from "constructs";
 import { TICK_SECONDS_VARIABLE } from "../functions/runtime.js";
-import { replicateTimeoutSeconds } from "../functions/timing.js";
+import { FUNCTIONS, type FunctionName, functionsGranted } from "../functions/table.js";
 import { envVariableName } from "../lib/config/load.js";
-import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/transactional-id.js";
+import { TRANSACTIONAL_ID_PREFIX } from "../lib/kafka/produce/transactional-id.js";
 import { ALIAS_SEPARATOR } from "../lib/topics/rename.js";
 import { LeaseTable } from "./lease-table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";
 import { replicatorFunction } from "./replicator-function.js";
 import { grantLeaseTable, grantMskIam, grantSecret } from "./replicator-grants.js";
-import {
-  type KafkaReplicatorProps,
-  type ResolvedReplicatorProps,
-  resolveReplicatorProps,
-  settingText,
-} from "./replicator-props.js";
+import type { KafkaReplicatorProps, ResolvedReplicatorProps } from "./replicator-props.js";
+import { settingText } from "./replicator-props.js";
+import { resolveReplicatorProps } from "./replicator-props-schema.js";
 import { lagSchedule, workerSchedules } from "./worker-schedules.js";
 
-/** Lag is measured every minute, whatever the replication tick. */
-const LAG_TIMEOUT = Duration.seconds(55);
+type Fields = Readonly<Record<string, string>>;
+/** Config sections → fields → values (tokens allowed); "" is unset. */
+export interface FunctionConfig {
+  readonly source: Fields & { readonly alias: string };
+  readonly target: Fields;
+  readonly topics: Fields;
+  readonly groups: Fields;
+  readonly leases: Fields & { readonly table: string };
+}
+
+/** Each section with its fields, in the config's order. */
+export function configSections(config: FunctionConfig): [string, Fields][] {
+  const { source, target, topics, groups, leases } = config;
+  return Object.entries({ source, target, topics, groups, leases });
+}
 
 export class KafkaReplicator extends Construct {
   public readonly leases: LeaseTable;
@@ -50,6 +61,8 @@ export class KafkaReplicator extends Construct {
   public readonly serviceName: string;
   /** One rule per worker slot. */
   public readonly workerRules: Rule[];
+  /** The config both functions run with (their environment), by section and field. */
+  public readonly config: FunctionConfig;
 
   /** @throws ReplicatorError CONFIG_INVALID listing every bad prop known at synth time. */
   constructor(scope: Construct, id: string, input: KafkaReplicatorProps) {
@@ -64,30 +77,30 @@ export class KafkaReplicator extends Construct {
           String(m),
           {
             expression: `rate(${m} ${m === 1 ? "minute" : "minutes"})`,
-            timeoutSeconds: replicateTimeoutSeconds(m),
+            timeoutSeconds: FUNCTIONS.replicate.timeout.perTick(m),
             tickSeconds: m * 60,
           },
         ]),
       ),
     });
     const tick = Token.asString(props.scheduleMinutes);
-    const environment = this.environment(props);
+    this.config = this.functionConfig(props);
+    const environment = this.environment();
     const tickSeconds = Token.asString(ticks.findInMap(tick, "tickSeconds"));
     const vpc = props.vpc === undefined ? {} : { vpc: props.vpc };
-    this.replicateFunction = replicatorFunction(this, "Replicate", "replicate", {
+    this.replicateFunction = replicatorFunction(this, FUNCTIONS.replicate.id, "replicate", {
       timeout: Duration.seconds(Token.asNumber(ticks.findInMap(tick, "timeoutSeconds"))),
       reservedConcurrentExecutions: this.reservedConcurrency(props),
       // Only replicate drains (lag runs are short and never overlap).
       environment: { ...environment, [TICK_SECONDS_VARIABLE]: tickSeconds },
-      description:
-        "kafka-mirror: copies leased source partitions to the target until shortly before its timeout",
+      description: FUNCTIONS.replicate.description,
       ...vpc,
     });
-    this.lagFunction = replicatorFunction(this, "Lag", "lag", {
-      timeout: LAG_TIMEOUT,
+    this.lagFunction = replicatorFunction(this, FUNCTIONS.lag.id, "lag", {
+      timeout: Duration.seconds(FUNCTIONS.lag.timeout.seconds),
       reservedConcurrentExecutions: 1,
       environment,
-      description: "kafka-mirror: publishes replication lag and creates lease items for new topics",
+      description: FUNCTIONS.lag.description,
       ...vpc,
     });
     this.grant(props);
@@ -112,43 +125,57 @@ export class KafkaReplicator extends Construct {
     return Token.asNumber(fleet.findInMap(Token.asString(props.workers), "reserved"));
   }
 
-  /** Every config field the functions read, by the loader's own naming rule. */
-  private environment(props: ResolvedReplicatorProps): Record<string, string> {
-    const env: Record<string, string> = {
-      [envVariableName("source", "brokers")]: props.source.bootstrapServers,
-      [envVariableName("source", "alias")]: props.source.alias,
-      [envVariableName("target", "brokers")]: props.target.bootstrapServers,
-      [envVariableName("target", "fencing")]: settingText(props.target.fencing),
-      [envVariableName("topics", "whitelist")]: props.whitelist,
-      [envVariableName("topics", "blacklist")]: props.blacklist,
-      [envVariableName("topics", "rename")]: settingText(props.renamePolicy),
-      // "" is unset: no group synced.
-      [envVariableName("groups", "whitelist")]: props.groupWhitelist,
-      [envVariableName("groups", "blacklist")]: props.groupBlacklist,
-      [envVariableName("leases", "table")]: this.leases.table.tableName,
-      POWERTOOLS_SERVICE_NAME: this.serviceName,
+  /**
+   * The config the functions run with, by section and field, as strings (tokens for parameters);
+   * "" is unset (the config's default). Their environment and the stack's CLI config output are
+   * both made from it, so a CLI pointed at the stack runs exactly the functions' config.
+   */
+  private functionConfig(props: ResolvedReplicatorProps): FunctionConfig {
+    const cluster = (c: ResolvedReplicatorProps["source"] | ResolvedReplicatorProps["target"]) => ({
+      brokers: c.bootstrapServers,
+      tls: settingText(c.tls),
+      saslMechanism: settingText(c.saslMechanism ?? ""),
+      secretArn: c.secretArn ?? "",
+    });
+    return {
+      source: { ...cluster(props.source), alias: props.source.alias },
+      target: { ...cluster(props.target), fencing: settingText(props.target.fencing) },
+      topics: {
+        whitelist: props.whitelist,
+        blacklist: props.blacklist,
+        rename: settingText(props.renamePolicy),
+      },
+      groups: { whitelist: props.groupWhitelist, blacklist: props.groupBlacklist },
+      leases: { table: this.leases.table.tableName },
     };
-    for (const [section, cluster] of [
-      ["source", props.source],
-      ["target", props.target],
-    ] as const) {
-      env[envVariableName(section, "tls")] = settingText(cluster.tls);
-      // "" is an unset variable: the config's default, no SASL, no secret.
-      env[envVariableName(section, "saslMechanism")] = settingText(cluster.saslMechanism ?? "");
-      env[envVariableName(section, "secretArn")] = cluster.secretArn ?? "";
-    }
+  }
+
+  /** Every config field as a variable named by the loader's own rule. */
+  private environment(): Record<string, string> {
+    const env: Record<string, string> = { POWERTOOLS_SERVICE_NAME: this.serviceName };
+    for (const [section, fields] of configSections(this.config))
+      for (const [key, value] of Object.entries(fields)) env[envVariableName(section, key)] = value;
     return env;
   }
 
-  /** The table, the secrets and the MSK clusters, each to the functions that use them. */
+  /** The functions the table (functions/table.ts) gives `grant`. */
+  private functionsGranted(grant: Parameters<typeof functionsGranted>[0]): NodejsFunction[] {
+    const built: Record<FunctionName, NodejsFunction> = {
+      replicate: this.replicateFunction,
+      lag: this.lagFunction,
+    };
+    return functionsGranted(grant).map((name) => built[name]);
+  }
+
+  /** The table, the secrets and the MSK clusters, each to the functions that use them (functions/table.ts). */
   private grant(props: ResolvedReplicatorProps): void {
-    const both = [this.replicateFunction, this.lagFunction];
-    for (const fn of both) grantLeaseTable(fn, this.leases.table);
-    grantSecret(this, both, props.source.secretArn, "Source");
-    grantSecret(this, both, props.target.secretArn, "Target");
+    for (const fn of this.functionsGranted("leaseTable")) grantLeaseTable(fn, this.leases.table);
+    const secrets = this.functionsGranted("secrets");
+    grantSecret(this, secrets, props.source.secretArn, "Source");
+    grantSecret(this, secrets, props.target.secretArn, "Target");
     // The source is only read (both functions): every topic, as the Whitelist is a regular
     // expression IAM cannot express and matching topics appear without a deploy.
-    grantMskIam(this, both, props.source.mskClusterArn, "Source", {
+    grantMskIam(this, this.functionsGranted("sourceRead"), props.source.mskClusterArn, "Source", {
       cluster: ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"],
       // DescribeTopicDynamicConfiguration: config sync reads the source topics' configs.
       topics: [
@@ -164,7 +191,7 @@ export class KafkaReplicator extends Construct {
     // Only replicate writes to and creates target topics, and reads them too: exactly-once reads
     // a target partition's tail (provenance headers) when it takes a partition over and after a
     // write of unknown outcome.
-    grantMskIam(this, [this.replicateFunction], props.target.mskClusterArn, "Target", {
+    grantMskIam(this, this.functionsGranted("targetWrite"), props.target.mskClusterArn, "Target", {
       cluster: [
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeCluster",
@@ -185,7 +212,7 @@ export class KafkaReplicator extends Construct {
       topicsReason:
         "the target topics replicate creates, grows, configures, writes and reads its copies' tails in: with RenamePolicy=prefix only <SourceAlias>.*; with identity they carry the source names, which follow the Whitelist regular expression IAM cannot express and appear without a deploy",
       // Fenced writes go through one transactional.id per target partition, all named
-      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/transactional-id.ts): nothing else.
+      // kafka-mirror.<alias>/<topic>/<partition> (lib/kafka/produce/transactional-id.ts): nothing else.
       transactionalIds: {
         actions: ["kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"],
         prefix: Fn.join("", [TRANSACTIONAL_ID_PREFIX, props.source.alias, "/"]),
@@ -204,7 +231,8 @@ export class KafkaReplicator extends Construct {
     const reason =
       "every consumer group of the cluster: GroupWhitelist is a regular expression IAM cannot express, and groups matching it appear without a deploy";
     const cluster = ["kafka-cluster:Connect", "kafka-cluster:DescribeCluster"];
-    grantMskIam(this, [this.lagFunction], props.source.mskClusterArn, "SourceGroupSync", {
+    const groupSync = this.functionsGranted("groupSync");
+    grantMskIam(this, groupSync, props.source.mskClusterArn, "SourceGroupSync", {
       cluster,
       topics: ["kafka-cluster:DescribeTopic"],
       topicPrefix: "",
@@ -212,7 +240,7 @@ export class KafkaReplicator extends Construct {
       groups: { actions: ["kafka-cluster:DescribeGroup"], reason },
       conditionSide: "Source",
     });
-    grantMskIam(this, [this.lagFunction], props.target.mskClusterArn, "TargetGroupSync", {
+    grantMskIam(this, groupSync, props.target.mskClusterArn, "TargetGroupSync", {
       cluster,
       topics: ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"],
       topicPrefix: this.targetTopicPrefix(props),

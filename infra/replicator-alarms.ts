@@ -1,18 +1,18 @@
 /**
- * Alarms on replication health, sent to an SNS topic, and a dashboard of the same metrics. Lag
- * alarms watch the per-region maximum over topics (`MaxLag*`): topics come and go with the
- * whitelist, and an alarm cannot follow a topic created after deployment; the dashboard shows
- * each topic through a SEARCH expression.
+ * Alarms on replication health, sent to an SNS topic, and the stack's dashboard
+ * (replicator-dashboard.ts). Lag alarms watch the per-region maximum over topics (`MaxLag*`):
+ * topics come and go with the whitelist, and an alarm cannot follow a topic created after
+ * deployment; the dashboard shows each topic through a SEARCH expression.
+ *
+ * Every alarm has a fixed name, `<stack>-<SourceAlias>-<id>`, and a description that says what
+ * broke, where and what to do: the runbook (alarm-runbook.ts) the README's alarm table repeats.
  */
 import { CfnCondition, Duration, Fn, Stack } from "aws-cdk-lib";
 import {
   Alarm,
-  AlarmWidget,
   ComparisonOperator,
-  Dashboard,
-  GraphWidget,
+  type Dashboard,
   type IMetric,
-  MathExpression,
   Metric,
   TreatMissingData,
 } from "aws-cdk-lib/aws-cloudwatch";
@@ -22,18 +22,28 @@ import { Key } from "aws-cdk-lib/aws-kms";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnSubscription, Topic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
+import { ReplicatorError } from "../lib/errors.js";
+import { METRICS_NAMESPACE, MetricName, SERVICE_DIMENSION } from "../lib/observability/metric-names.js";
 import {
-  METRICS_NAMESPACE,
-  MetricName,
-  SERVICE_DIMENSION,
-  TOPIC_DIMENSION,
-} from "../lib/observability/metric-names.js";
+  ALARM_DESCRIPTION_MAX,
+  ALARM_NAME_MAX,
+  type AlarmId,
+  type AlarmPlace,
+  alarmDescription,
+  alarmName,
+} from "./alarm-runbook.js";
+import { replicatorDashboard } from "./replicator-dashboard.js";
+import { ALIAS_MAX_LENGTH } from "./replicator-props.js";
 
 export interface ReplicatorAlarmsProps {
   /** The `service` dimension the functions publish under. */
   readonly serviceName: string;
+  /** The source cluster's alias (a token is allowed): in every alarm's name and description. */
+  readonly sourceAlias: string;
   readonly replicateFunction: IFunction;
   readonly lagFunction: IFunction;
+  /** The replicate function's log group, whose failed-partition records the dashboard lists. */
+  readonly replicateLogGroupName: string;
   /** Alarm when the largest topic lag exceeds this many records (a token is allowed). */
   readonly lagRecordsThreshold: number;
   /** Alarm when the oldest record not yet copied is older than this many seconds (a token is allowed). */
@@ -46,13 +56,12 @@ const PERIOD = Duration.minutes(1);
 
 /** One alarm: above `threshold` in `datapointsToAlarm` of the last `evaluationPeriods` minutes. */
 interface AlarmSpec {
-  readonly id: string;
+  readonly id: AlarmId;
   readonly metric: IMetric;
   readonly threshold: number;
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm?: number;
   readonly missing: TreatMissingData;
-  readonly description: string;
 }
 
 /** The alarms on the functions' own metrics, with why missing data counts as it does. */
@@ -75,15 +84,12 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       metric: metric(MetricName.MaxLagRecords, "Maximum"),
       threshold: props.lagRecordsThreshold,
       ...lag,
-      description:
-        "Records not yet copied in the most lagging topic exceed LagRecordsThreshold (3 of 5 minutes).",
     },
     {
       id: "MaxLagSeconds",
       metric: metric(MetricName.MaxLagSeconds, "Maximum"),
       threshold: props.lagSecondsThreshold,
       ...lag,
-      description: "The oldest record not yet copied is older than LagSecondsThreshold (3 of 5 minutes).",
     },
     {
       id: "Stalled",
@@ -91,14 +97,12 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       threshold: 0,
       evaluationPeriods: 2,
       missing: TreatMissingData.BREACHING,
-      description: "Partitions have lag but made no progress for 5 minutes: replication is stalled.",
     },
     {
       id: "LostRecords",
       metric: metric(MetricName.TotalLostRecords, "Sum"),
       ...perRun,
       evaluationPeriods: 1,
-      description: "Source retention deleted records before they were copied: they are lost for the target.",
     },
     {
       id: "ReplicationErrors",
@@ -106,18 +110,17 @@ function replicationAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       ...perRun,
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
-      description: "Partitions or topics stopped with an error (see the replicate function's logs).",
     },
   ];
 }
 
-/** Partitions stopped on a non-retryable error that retries do not fix (lib/core/failure-backoff.ts). */
+/** Partitions stopped on a non-retryable error that retries do not fix (lib/core/run/failure-backoff.ts). */
 function partitionFailureAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
   return [
     {
       // Failures in 2 different minutes of 15: one that a retry fixed (a transaction coordinator
       // that moved) stays quiet; one that lasts is retried by each live worker at least every
-      // 5 minutes (lib/core/failure-backoff.ts), so every 15-minute window holds 2 and the alarm
+      // 5 minutes (lib/core/run/failure-backoff.ts), so every 15-minute window holds 2 and the alarm
       // does not flap while it lasts.
       id: "PartitionsFailing",
       metric: new Metric({
@@ -132,13 +135,6 @@ function partitionFailureAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       missing: TreatMissingData.NOT_BREACHING,
       evaluationPeriods: 15,
       datapointsToAlarm: 2,
-      description:
-        "Partitions keep stopping on a non-retryable error (failures in 2 of the last 15 minutes): retries after a " +
-        "backoff have not fixed them, so they are not being copied. PartitionsFailed by ErrorCode says which " +
-        "error; the replicate logs ('partition stopped on ...') name topic, partition and Kafka error. A setting " +
-        "no retry can change is logged once per run with the fix (RECORD_REJECTED: max.message.bytes on the " +
-        "target topic or target.compression; INVALID_TRANSACTION_TIMEOUT: leases.durationMs or the target " +
-        "brokers' transaction.max.timeout.ms); change it and the next retry copies the partition.",
     },
   ];
 }
@@ -160,71 +156,77 @@ function groupSyncAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
       missing: TreatMissingData.BREACHING,
-      description:
-        "Consumer-group offset sync failed or went stale (3 of 5 minutes): target offsets may lag the source groups' (see the lag function's logs).",
     },
   ];
 }
 
 /** Errors and throttles of each function, in 2 of 3 minutes. */
 function functionAlarms(props: ReplicatorAlarmsProps): AlarmSpec[] {
-  return (
-    [
-      ["Replicate", props.replicateFunction],
-      ["Lag", props.lagFunction],
-    ] as const
-  ).flatMap(([name, fn]) =>
-    (
-      [
-        ["Errors", fn.metricErrors({ period: PERIOD, statistic: "Sum" }), "failed in 2 of 3 minutes."],
-        [
-          "Throttles",
-          fn.metricThrottles({ period: PERIOD, statistic: "Sum" }),
-          "was throttled: runs overlap or account concurrency is exhausted.",
-        ],
-      ] as const
-    ).map(([kind, metric, what]) => ({
-      id: `${name}Function${kind}`,
-      metric,
-      threshold: 0,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      missing: TreatMissingData.NOT_BREACHING,
-      description: `The ${name.toLowerCase()} function ${what}`,
-    })),
-  );
+  const each = {
+    threshold: 0,
+    evaluationPeriods: 3,
+    datapointsToAlarm: 2,
+    missing: TreatMissingData.NOT_BREACHING,
+  };
+  const errors = (fn: IFunction) => fn.metricErrors({ period: PERIOD, statistic: "Sum" });
+  const throttles = (fn: IFunction) => fn.metricThrottles({ period: PERIOD, statistic: "Sum" });
+  return [
+    { id: "ReplicateFunctionErrors", metric: errors(props.replicateFunction), ...each },
+    { id: "LagFunctionErrors", metric: errors(props.lagFunction), ...each },
+    { id: "ReplicateFunctionThrottles", metric: throttles(props.replicateFunction), ...each },
+    { id: "LagFunctionThrottles", metric: throttles(props.lagFunction), ...each },
+  ];
 }
 
 export class ReplicatorAlarms extends Construct {
   public readonly topic: Topic;
   public readonly alarms: Alarm[] = [];
   public readonly dashboard: Dashboard;
+  /** The dashboard in the CloudWatch console of the stack's region. */
+  public readonly dashboardUrl: string;
 
   constructor(scope: Construct, id: string, props: ReplicatorAlarmsProps) {
     super(scope, id);
     this.topic = this.alarmTopic(props.alarmEmail);
     const action = new SnsAction(this.topic);
+    const { stackName, region } = Stack.of(this);
+    const dashboardName = `${stackName}-replication`;
+    this.dashboardUrl = `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards/dashboard/${dashboardName}`;
+    const place = { stackName, region, sourceAlias: props.sourceAlias, dashboardUrl: this.dashboardUrl };
     const specs = [
       ...replicationAlarms(props),
       ...partitionFailureAlarms(props),
       ...groupSyncAlarms(props),
       ...functionAlarms(props),
     ];
+    checkAlarmTexts(
+      specs.map((s) => s.id),
+      place,
+    );
     for (const spec of specs) {
       const alarm = new Alarm(this, spec.id, {
+        alarmName: alarmName(spec.id, place),
+        alarmDescription: alarmDescription(spec.id, place),
         metric: spec.metric,
         threshold: spec.threshold,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: spec.evaluationPeriods,
         datapointsToAlarm: spec.datapointsToAlarm ?? spec.evaluationPeriods,
         treatMissingData: spec.missing,
-        alarmDescription: spec.description,
       });
       alarm.addAlarmAction(action);
       alarm.addOkAction(action);
       this.alarms.push(alarm);
     }
-    this.dashboard = this.replicationDashboard(props.serviceName);
+    this.dashboard = replicatorDashboard(this, "Dashboard", {
+      dashboardName,
+      serviceName: props.serviceName,
+      sourceAlias: props.sourceAlias,
+      region,
+      alarms: this.alarms,
+      lagAlarms: this.alarms.filter((a) => a.node.id.startsWith("MaxLag")),
+      replicateLogGroupName: props.replicateLogGroupName,
+    });
   }
 
   /** An encrypted topic, with the e-mail subscription when an address is given. */
@@ -233,7 +235,6 @@ export class ReplicatorAlarms extends Construct {
     // lets it.
     const key = new Key(this, "TopicKey", {
       enableKeyRotation: true,
-      description: "kafka-mirror alarm topic encryption",
     });
     key.addToResourcePolicy(
       new PolicyStatement({
@@ -260,35 +261,33 @@ export class ReplicatorAlarms extends Construct {
     }
     return topic;
   }
+}
 
-  /** Per-topic lag and throughput through SEARCH expressions, and every alarm. */
-  private replicationDashboard(serviceName: string): Dashboard {
-    const graph = (title: string, metricName: string, statistic: string) =>
-      new GraphWidget({
-        title,
-        left: [
-          new MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},${SERVICE_DIMENSION},${TOPIC_DIMENSION}} MetricName="${metricName}" ${SERVICE_DIMENSION}="${serviceName}"', '${statistic}', 60)`,
-            usingMetrics: {},
-            label: metricName,
-            period: PERIOD,
-          }),
-        ],
-        width: 12,
-      });
-    return new Dashboard(this, "Dashboard", {
-      dashboardName: `${Stack.of(this).stackName}-replication`,
-      widgets: [
-        [
-          graph("Lag (records) per topic", MetricName.LagRecords, "Maximum"),
-          graph("Lag (seconds) per topic", MetricName.LagSeconds, "Maximum"),
-        ],
-        [
-          graph("Records copied per topic", MetricName.RecordsCopied, "Sum"),
-          graph("Bytes copied per topic", MetricName.BytesCopied, "Sum"),
-        ],
-        this.alarms.map((a) => new AlarmWidget({ alarm: a, title: a.node.id, width: 6 })),
-      ],
-    });
+/**
+ * Names and descriptions fit CloudWatch's limits whatever SourceAlias is deployed (up to 100
+ * characters); a stack name too long for that is refused at synth rather than at deploy.
+ */
+function checkAlarmTexts(ids: readonly AlarmId[], place: AlarmPlace): void {
+  const worst = { ...place, sourceAlias: "x".repeat(ALIAS_MAX_LENGTH) };
+  const problems = ids.flatMap((id) => [
+    ...(alarmName(id, worst).length > ALARM_NAME_MAX
+      ? [
+          `alarm ${id}: its name would exceed ${ALARM_NAME_MAX} characters with a ${worst.sourceAlias.length}-character SourceAlias: shorten the stack name ${place.stackName}`,
+        ]
+      : []),
+    ...(alarmDescription(id, worst).length > ALARM_DESCRIPTION_MAX
+      ? [
+          `alarm ${id}: its description would exceed ${ALARM_DESCRIPTION_MAX} characters: shorten its runbook text or the stack name`,
+        ]
+      : []),
+  ]);
+  if (problems.length > 0) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      `alarms of stack ${place.stackName}: ${problems.join("; ")}`,
+      {
+        details: { problems },
+      },
+    );
   }
 }

@@ -10,6 +10,7 @@ import { Architecture, type CfnFunction, Runtime, Tracing } from "aws-cdk-lib/aw
 import { type BundlingOptions, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import type { FunctionName } from "../functions/table.js";
 import { acknowledgeWildcard } from "./replicator-grants.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
 
@@ -66,7 +67,7 @@ export interface ReplicatorFunctionOptions {
 export function replicatorFunction(
   scope: Construct,
   id: string,
-  name: "replicate" | "lag",
+  name: FunctionName,
   options: ReplicatorFunctionOptions,
 ): NodejsFunction {
   const logGroup = new LogGroup(scope, `${id}Logs`, {

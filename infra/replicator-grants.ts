@@ -37,7 +37,7 @@ export function grantLeaseTable(fn: NodejsFunction, table: ITableV2): void {
     new PolicyStatement({
       actions: [
         "dynamodb:BatchGetItem",
-        // The lease leader deletes worker items dead for 15 minutes (lib/core/lease-leader.ts).
+        // The lease leader deletes worker items dead for 15 minutes (lib/core/run/lease-leader.ts).
         "dynamodb:DeleteItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -62,7 +62,12 @@ export function grantSecret(
     statements: [new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [secretArn] })],
   });
   for (const fn of functions) policy.attachToRole(fn.role as Role);
-  if (Token.isUnresolved(secretArn)) onlyIf(policy, isSet(scope, `${side}SecretSet`, secretArn));
+  if (Token.isUnresolved(secretArn)) onlyIf(policy, secretIsSet(scope, side, secretArn));
+}
+
+/** The condition that `side`'s (token) secret ARN is set; one per side, for grants and outputs alike. */
+export function secretIsSet(scope: Construct, side: string, secretArn: string): CfnCondition {
+  return isSet(scope, `${side}SecretSet`, secretArn);
 }
 
 export interface MskAccess {

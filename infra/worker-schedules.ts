@@ -9,6 +9,7 @@ import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnPermission } from "aws-cdk-lib/aws-lambda";
 import type { Construct } from "constructs";
+import { FUNCTIONS } from "../functions/table.js";
 import { SCHEDULE_MINUTES } from "./replicator-defaults.js";
 import { onlyIf } from "./replicator-grants.js";
 
@@ -38,7 +39,7 @@ export function workerSchedules(scope: Construct, fn: IFunction, props: WorkerSc
         new LambdaFunction(fn, {
           event: RuleTargetInput.fromObject({
             source: "kafka-mirror.schedule",
-            kind: "replicate",
+            kind: FUNCTIONS.replicate.schedule.kind,
             worker: slot,
           }),
           // EventBridge retries a failed invoke (throttled, say) only within the tick's first
@@ -66,7 +67,10 @@ export function lagSchedule(scope: Construct, fn: IFunction): Rule {
     schedule: Schedule.rate(Duration.minutes(1)),
     targets: [
       new LambdaFunction(fn, {
-        event: RuleTargetInput.fromObject({ source: "kafka-mirror.schedule", kind: "lag" }),
+        event: RuleTargetInput.fromObject({
+          source: "kafka-mirror.schedule",
+          kind: FUNCTIONS.lag.schedule.kind,
+        }),
         retryAttempts: 0,
         maxEventAge: Duration.minutes(1),
       }),

@@ -1,35 +1,22 @@
 /**
- * The composition root: turns a parsed config into a ready Worker with its Kafka and DynamoDB
- * adapters. The Lambda handlers, the CLI and the integration tests all build workers here, so a
- * worker is wired one way only.
+ * The worker's composition: turns a parsed config into a ready Worker over the adapters of both
+ * cluster sides and its lease store, all built by the composition module (lib/wiring.ts). The
+ * Lambda handler, the CLI's `run` and the demo build their workers here, so each is wired one way.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import {
-  type ClusterConfig,
-  DEFAULT_SOURCE_ALIAS,
-  type MirrorConfig,
-  writeSafetyMarginMs,
-} from "./config/schema.js";
+import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
-import type { ConfigSyncPolicy } from "./core/config-sync.js";
+import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
 import type { ProvenanceSettings } from "./core/provenance.js";
-import { transactionTimeoutBounds } from "./core/transaction-timeout.js";
-import { Worker } from "./core/worker.js";
-import type { WorkerSettings } from "./core/worker-settings.js";
-import { DynamoDbLeaseStore } from "./dynamodb/lease-store.js";
-import { KafkaClusterAdmin } from "./kafka/cluster-admin.js";
-import type { KafkaConnectionOptions } from "./kafka/connection.js";
-import type { KafkaSecurityOptions } from "./kafka/security.js";
-import { KafkaSourceReader } from "./kafka/source-reader.js";
-import { KafkaTargetWriter } from "./kafka/target-writer.js";
+import { Worker } from "./core/run/worker.js";
+import type { WorkerSettings } from "./core/run/worker-settings.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
+import { clusterSide, createLeaseStore, type LeaseBackend } from "./wiring.js";
 
-export interface ReplicatorDependencies {
-  /** Built once by the caller (cold start) with its endpoint, timeouts and retries. */
-  readonly dynamodb: DynamoDBClient;
+export type ReplicatorDependencies = LeaseBackend & {
   readonly logger: Logger;
   readonly metrics: ReplicationMetrics;
   /** @default config.worker.id, else `<hostname>-<pid>-<random>` */
@@ -49,7 +36,7 @@ export interface ReplicatorDependencies {
    * process right after a write was acknowledged, before its checkpoint). @default none
    */
   readonly decorateTarget?: (writer: TargetWriter) => TargetWriter;
-}
+};
 
 export interface Replicator {
   readonly workerId: string;
@@ -59,7 +46,7 @@ export interface Replicator {
    * whichever schedule slot invokes it, and the CLI overlaps its rounds.
    */
   workerFor(identity: { readonly workerId: string; readonly slot: string }): Worker;
-  /** Closes every connection the replicator opened; the DynamoDB client stays the caller's. */
+  /** Closes every connection the replicator opened; the lease backend stays the caller's. */
   close(): Promise<void>;
 }
 
@@ -111,25 +98,6 @@ export function configSyncPolicy(config: MirrorConfig): ConfigSyncPolicy {
   };
 }
 
-/**
- * THE Kafka connection options of one cluster side: addresses, client id, timeouts, and the TLS
- * and SASL options `clusterSecurityOptions` (lib/secrets/cluster-security.ts) built from it.
- */
-export function kafkaConnectionOptions(
-  cluster: ClusterConfig,
-  logger: Logger | undefined,
-  security: KafkaSecurityOptions = {},
-): KafkaConnectionOptions {
-  return {
-    brokers: cluster.brokers,
-    clientId: cluster.clientId,
-    connectionTimeoutMs: cluster.connectionTimeoutMs,
-    requestTimeoutMs: cluster.requestTimeoutMs,
-    ...(logger === undefined ? {} : { logger }),
-    ...security,
-  };
-}
-
 /** THE topic selector of a config: which source topics to copy, and under which target names. */
 export function topicSelectorOf(config: MirrorConfig): TopicSelector {
   return createTopicSelector({
@@ -146,23 +114,15 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const { logger } = deps;
   warnOnSharedAlias(config, logger);
   const clock = deps.clock ?? systemClock;
-  const sourceOptions = kafkaConnectionOptions(config.source, logger, deps.security?.source);
-  const targetOptions = kafkaConnectionOptions(config.target, logger, deps.security?.target);
   // One clock for the worker and every adapter, so deadlines and lease expiries agree.
-  const source = new KafkaSourceReader({ ...sourceOptions, clock });
-  const target = createTargetWriter(config, targetOptions, clock);
-  const targetReader = config.provenance.enabled
-    ? new KafkaSourceReader({ ...targetOptions, clock })
-    : undefined;
-  const sourceAdmin = new KafkaClusterAdmin({ ...sourceOptions, clock });
-  const targetAdmin = new KafkaClusterAdmin({ ...targetOptions, clock });
-  const leases = new DynamoDbLeaseStore({
-    client: deps.dynamodb,
-    tableName: config.leases.table,
-    logger,
-    metrics: deps.metrics,
-    clock,
-  });
+  const sourceSide = clusterSide(config, "source", { logger, security: deps.security?.source, clock });
+  const targetSide = clusterSide(config, "target", { logger, security: deps.security?.target, clock });
+  const source = sourceSide.reader();
+  const target = targetSide.writer();
+  const targetReader = config.provenance.enabled ? targetSide.reader() : undefined;
+  const sourceAdmin = sourceSide.admin();
+  const targetAdmin = targetSide.admin();
+  const leases = createLeaseStore(config, deps, { logger, metrics: deps.metrics, clock });
   const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
     new Worker({
       ...identity,
@@ -196,40 +156,6 @@ function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {
     why:
       "exactly-once takes target records carrying this alias for its own: another replicator on the " +
       "default alias writing to the same target topics would make this one skip records it never copied",
-  });
-}
-
-function createTargetWriter(
-  config: MirrorConfig,
-  options: KafkaConnectionOptions,
-  clock: Clock,
-): KafkaTargetWriter {
-  return new KafkaTargetWriter({
-    ...options,
-    compression: config.target.compression,
-    maxBatchBytes: config.target.maxBatchBytes,
-    maxBatchRecords: config.batch.maxRecords,
-    maxInFlightBatches: config.target.maxInFlightBatches,
-    // The pump's write deadline (the lease's expiry) bounds every request of a write, retries
-    // included; this bounds one batch's retries for writes without one. A batch that may have
-    // landed is resent only as it was (same producer id and sequence), which the broker
-    // de-duplicates, in both delivery modes; in exactly-once mode a write whose outcome stays
-    // unknown makes the pump read the target's tail before writing again. (Pipelined batches
-    // rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
-    retryDeadlineMs: config.target.requestTimeoutMs,
-    // Deadlines are lease expiries, taken on the worker's clock.
-    clock,
-    transactions:
-      config.target.fencing === "transactional"
-        ? {
-            alias: config.source.alias,
-            // Until each run settles it against the target brokers' cap (transaction-timeout.ts).
-            transactionTimeoutMs: transactionTimeoutBounds({
-              leases: config.leases,
-              writeSafetyMarginMs: writeSafetyMarginMs(config),
-            }).wantedMs,
-          }
-        : null,
   });
 }
 

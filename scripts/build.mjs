@@ -14,7 +14,7 @@ rmSync(outdir, { recursive: true, force: true });
 
 const result = await build({
   absWorkingDir: new URL("..", import.meta.url).pathname,
-  entryPoints: { cli: "lib/cli/main.ts", daemon: "lib/embedded/daemon.ts" },
+  entryPoints: { cli: "lib/cli/main.ts", daemon: "lib/dynamodb/embedded/daemon.ts" },
   outdir,
   bundle: true,
   platform: "node",

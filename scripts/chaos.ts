@@ -15,7 +15,7 @@
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
 import { ReplicatorError } from "../lib/errors.js";
-import type { SourceIsolationLevel } from "../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../lib/kafka/read/source-reader.js";
 import { KAFKA_TESTBED } from "../test/helpers/kafka-testbed.js";
 import { CHAOS_KAFKAS, CHAOS_REPLICATORS, type ChaosKafka, type ChaosReplicator } from "./chaos/options.js";
 import {

@@ -8,12 +8,18 @@
 //   --contract         the contract suite (scripts/contract-tests.mjs), with or after any paths
 //   --testbed=mock|real  KAFKA_TESTBED for the tests: the broker the contract tests run against
 //                      (an environment variable KAFKA_TESTBED works as well)
-import { spawnSync } from "node:child_process";
+//   --both             what `npm test` runs: every test on the mock and, at the same time, the
+//                      contract suite on real Kafka, as two lanes of one file at a time each. The
+//                      tests mostly wait (lease expiry, broker start-up, polls), so two lanes on
+//                      2 cores take little longer than the mock lane alone; one after the other
+//                      they took over CI's 30 minutes. Each lane's lines carry its name.
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CONTRACT_TESTS } from "./contract-tests.mjs";
 
 const args = process.argv.slice(2);
+if (args.includes("--both")) await runBothLanes(args.filter((a) => a !== "--both"));
 const ours = (a) => a === "--contract" || a.startsWith("--testbed=");
 const roots = args.filter((a) => !a.startsWith("--"));
 if (args.includes("--contract")) roots.push(...CONTRACT_TESTS);
@@ -50,3 +56,40 @@ const result = spawnSync(
 const seconds = Math.round((Date.now() - startedAt) / 1000);
 console.log(`run-tests: ${files.length} file(s), KAFKA_TESTBED=${env.KAFKA_TESTBED || "mock"}, ${seconds} s`);
 process.exit(result.status ?? 1);
+
+/** Runs this script twice at once, on the mock and on real Kafka's contract suite; exits when both did. */
+async function runBothLanes(rest) {
+  const lanes = [
+    { name: "mock", args: ["--testbed=mock", ...rest] },
+    { name: "real", args: ["--contract", "--testbed=real", ...rest] },
+  ];
+  const startedAt = Date.now();
+  const codes = await Promise.all(lanes.map((lane) => runLane(lane)));
+  const seconds = Math.round((Date.now() - startedAt) / 1000);
+  const failed = lanes.filter((_, i) => codes[i] !== 0).map((lane) => lane.name);
+  console.log(
+    `run-tests: both lanes in ${seconds} s; ${failed.length === 0 ? "all passed" : `failed: ${failed.join(", ")}`}`,
+  );
+  process.exit(failed.length === 0 ? 0 : 1);
+}
+
+function runLane({ name, args: laneArgs }) {
+  return new Promise((resolveLane) => {
+    const child = spawn(process.execPath, [process.argv[1], ...laneArgs], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const prefix = (stream, out) => {
+      let pending = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk) => {
+        const lines = (pending + chunk).split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) out.write(`[${name}] ${line}\n`);
+      });
+      stream.on("end", () => pending !== "" && out.write(`[${name}] ${pending}\n`));
+    };
+    prefix(child.stdout, process.stdout);
+    prefix(child.stderr, process.stderr);
+    child.on("close", (code, signal) => resolveLane(code ?? (signal === null ? 1 : 128)));
+  });
+}

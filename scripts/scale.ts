@@ -1,7 +1,8 @@
 /**
- * npm run scale: the real lease protocol (LeaseCoordinator, the leader's assignment, the
- * in-memory LeaseStore that evaluates DynamoDB's conditions) at fleet size, on virtual time:
- * 100 simulated workers over 5,000 partitions start, 10 die, 10 join, 10 leave gracefully.
+ * npm run scale: the real lease protocol (LeaseCoordinator, the leader's assignment, the one
+ * LeaseStore over the in-memory table, which applies DynamoDB's conditions) at fleet size, on
+ * virtual time: 100 simulated workers over 5,000 partitions start, 10 die, 10 join, 10 leave
+ * gracefully.
  * Prints time to balanced after each, read and write units per second in steady state and while
  * settling, and dollars per month at on-demand prices; then the same steady state at 1,000
  * partitions; ends with one JSON line. SCALE_PARTITIONS, SCALE_WORKERS, SCALE_BUSY (partitions

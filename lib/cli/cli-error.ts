@@ -3,7 +3,7 @@
  * non-zero exit code, and the stack only with --debug.
  */
 import { type ErrorCode, isReplicatorError } from "../errors.js";
-import { isAuthenticationFailure } from "../kafka/security.js";
+import { isAuthenticationFailure } from "../kafka/wire/security.js";
 
 /** Exit codes, documented in the README's CLI section. */
 export const ExitCode = {

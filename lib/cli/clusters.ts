@@ -6,16 +6,14 @@
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { MirrorConfig } from "../config/schema.js";
 import type { ClusterAdmin, Logger, SourceReader } from "../core/ports.js";
-import { KafkaClusterAdmin } from "../kafka/cluster-admin.js";
-import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/security.js";
-import { KafkaSourceReader } from "../kafka/source-reader.js";
-import { kafkaConnectionOptions } from "../replicator.js";
+import { isAuthenticationFailure, type KafkaSecurityOptions } from "../kafka/wire/security.js";
 import {
   type ClusterSecurity,
   type ClusterSide,
   clusterSecurityOfBothSides,
 } from "../secrets/cluster-security.js";
 import { SecretCache } from "../secrets/secret-cache.js";
+import { clusterSide } from "../wiring.js";
 import { CliError, ExitCode } from "./cli-error.js";
 
 export type Side = ClusterSide;
@@ -53,9 +51,9 @@ export async function openCluster(
   security: KafkaSecurityOptions = {},
 ): Promise<ClusterHandle> {
   await probeCluster(config, side, security);
-  const options = kafkaConnectionOptions(config[side], logger, security);
-  const admin = new KafkaClusterAdmin(options);
-  const reader = new KafkaSourceReader(options);
+  const adapters = clusterSide(config, side, { logger, security });
+  const admin = adapters.admin();
+  const reader = adapters.reader();
   return {
     admin,
     reader,
@@ -75,9 +73,7 @@ export async function probeCluster(
   security: KafkaSecurityOptions = {},
 ): Promise<void> {
   // No logger: kafkajs would log each refused connection, and the error below says it all once.
-  const probe = new KafkaClusterAdmin({
-    ...kafkaConnectionOptions(config[side], undefined, security),
-  });
+  const probe = clusterSide(config, side, { security }).admin();
   const timeoutMs = config[side].connectionTimeoutMs + config[side].requestTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   try {

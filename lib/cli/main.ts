@@ -1,57 +1,59 @@
 /**
  * `kafka-mirror <command>`: parses the command line, runs one command, and turns whatever it
- * throws into one message and an exit code (the stack only with --debug).
+ * throws into one message and an exit code (the stack only with --debug). The commands, their
+ * options and their help come from commands/index.ts; nothing here lists them again.
  */
-import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { CliError, describeFailure, ExitCode } from "./cli-error.js";
+import { describeFailure, ExitCode } from "./cli-error.js";
+import {
+  type CliCommand,
+  COMMON_OPTIONS,
+  commandHelp,
+  parseCommandOptions,
+  usageError,
+  usageLine,
+} from "./command.js";
+import { COMMANDS } from "./commands/index.js";
 import type { CliIo } from "./console.js";
-import { DEFAULT_STATE_DIR, LEASE_STORES, type LeaseStoreKind } from "./leases.js";
+import { packageVersion } from "./version.js";
 
+const SUMMARY_COLUMN = 40;
+const SUMMARY_WIDTH = 60;
+
+/** The global usage, derived from every command's name, options and summary. */
 export const USAGE = `usage: kafka-mirror <command> [options]
 
 commands:
-  demo                                  two local clusters, sample traffic, three workers, verify
-  run     --config FILE [--once] [--state-dir DIR] [--lease-store KIND] [--worker-id ID]
-                                        mirror with the Lambda's worker code, in this process
-  status  --config FILE [--json] [--state-dir DIR] [--lease-store KIND]
-                                        owner, checkpoint, log end and lag of every partition
-  verify  --config FILE [--json] [--from-offset N]
-                                        compare source and target; exit 1 on any mismatch
-  plan    --config FILE [--json]        which topics are selected, and what the target lacks
-  offsets --config FILE [--group REGEX] [--json]
-                                        consumer groups: source committed, exact target
-                                        translation, target committed, records not yet copied
-  failover --config FILE --group G [--dry-run] [--force] [--json]
-                                        commit G's final translation on the target (refused,
-                                        exit 1, while G has members there); prints the RPO
+${COMMANDS.map(commandEntry).join("\n")}
 
 options:
-  --config FILE      YAML or JSON, the functions' config schema
-  --state-dir DIR    embedded lease store directory (default ${DEFAULT_STATE_DIR}/)
-  --lease-store KIND embedded (default), or dynamodb: the table leases.table in DynamoDB
-                     (AWS_REGION, AWS credentials, AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them)
-  --json             machine-readable output
+  --help, -h         the usage; after a command, its options, defaults and an example
+  --version          the package version
   --debug            verbose logs and stack traces
+
+\`kafka-mirror <command> --help\` lists the options each command takes.
 `;
 
-const OPTIONS = {
-  config: { type: "string" },
-  "state-dir": { type: "string" },
-  "lease-store": { type: "string" },
-  "worker-id": { type: "string" },
-  "from-offset": { type: "string" },
-  group: { type: "string" },
-  "dry-run": { type: "boolean" },
-  force: { type: "boolean" },
-  once: { type: "boolean" },
-  json: { type: "boolean" },
-  debug: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+function commandEntry(command: CliCommand): string {
+  const head =
+    `  ${command.name.padEnd(9)}${usageLine(command).slice(`kafka-mirror ${command.name} `.length)}`.trimEnd();
+  const summary = wrap(command.summary, SUMMARY_WIDTH).map((line) => `${" ".repeat(SUMMARY_COLUMN)}${line}`);
+  if (head.length < SUMMARY_COLUMN - 1) summary[0] = `${head.padEnd(SUMMARY_COLUMN)}${summary[0]?.trim()}`;
+  else summary.unshift(head);
+  return summary.join("\n");
+}
 
-const COMMANDS = ["demo", "run", "status", "verify", "plan", "offsets", "failover"] as const;
-type Command = (typeof COMMANDS)[number];
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + word.length + 1 > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  return [...lines, line];
+}
 
 /** Runs one command line; never throws, returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
@@ -66,98 +68,51 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
   }
 }
 
-type ParsedArgs = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-type Values = ParsedArgs["values"];
-
 async function dispatch(argv: readonly string[], io: CliIo, signal: AbortSignal): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv);
-  if (values.help || positionals.length === 0) {
-    io.stdout.write(USAGE);
-    return values.help ? ExitCode.OK : ExitCode.BAD_INPUT;
+  const at = commandIndex(argv);
+  if (at === undefined) return globalFlags(argv, io);
+  const name = argv[at];
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) throw usageError(`unknown command "${name}"`, USAGE);
+  const values = parseCommandOptions(command, [...argv.slice(0, at), ...argv.slice(at + 1)]);
+  if (values.help) {
+    io.stdout.write(commandHelp(command));
+    return ExitCode.OK;
   }
-  const command = commandName(positionals);
-  if (command === "demo") {
-    const { demoCommand } = await import("./commands/demo.js");
-    return demoCommand({ debug: values.debug ?? false, signal }, io);
-  }
-  return runConfigCommand(command, values, io, signal);
+  return command.run(values, io, signal);
 }
 
-function parseCommandLine(argv: readonly string[]): ParsedArgs {
+/** Where the command's name is: the first argument that is no option's value. */
+function commandIndex(argv: readonly string[]): number | undefined {
+  const options = Object.fromEntries(
+    COMMANDS.flatMap((c) => Object.entries(c.options)).map(([name, spec]) => [name, { type: spec.type }]),
+  );
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  return tokens.find((t) => t.kind === "positional")?.index;
+}
+
+const GLOBAL_FLAGS = { ...COMMON_OPTIONS, version: { type: "boolean" } } as const;
+
+/** A command line without a command: `--help`, `--version`, or the usage and exit 2. */
+function globalFlags(argv: readonly string[], io: CliIo): number {
+  let values: { help?: boolean; version?: boolean };
   try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    ({ values } = parseArgs({ args: [...argv], options: GLOBAL_FLAGS, strict: true }));
   } catch (error) {
-    throw usageError((error as Error).message);
+    throw usageError((error as Error).message, USAGE);
   }
-}
-
-function commandName(positionals: readonly string[]): Command {
-  const [name, ...extra] = positionals;
-  if (!COMMANDS.includes(name as Command)) throw usageError(`unknown command "${name}"`);
-  if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`);
-  return name as Command;
-}
-
-/** The commands that read a config file and use the lease store. */
-async function runConfigCommand(
-  command: Exclude<Command, "demo">,
-  values: Values,
-  io: CliIo,
-  signal: AbortSignal,
-): Promise<number> {
-  if (values.config === undefined) throw usageError(`${command} needs --config FILE`);
-  const leaseStore = values["lease-store"] ?? "embedded";
-  if (!LEASE_STORES.includes(leaseStore as LeaseStoreKind)) {
-    throw usageError(`--lease-store must be one of ${LEASE_STORES.join(", ")}, got "${leaseStore}"`);
+  if (values.version) {
+    io.stdout.write(`${packageVersion()}\n`);
+    return ExitCode.OK;
   }
-  const global = {
-    config: values.config,
-    json: values.json ?? false,
-    debug: values.debug ?? false,
-    stateDir: resolve(values["state-dir"] ?? DEFAULT_STATE_DIR),
-    leaseStore: leaseStore as LeaseStoreKind,
-    signal,
-  };
-  switch (command) {
-    case "run": {
-      const { runCommand } = await import("./commands/run.js");
-      const workerId = values["worker-id"];
-      return runCommand({ ...global, once: values.once ?? false, ...(workerId ? { workerId } : {}) }, io);
-    }
-    case "status": {
-      const { statusCommand } = await import("./commands/status.js");
-      return statusCommand(global, io);
-    }
-    case "verify": {
-      const { verifyCommand } = await import("./commands/verify.js");
-      const from = values["from-offset"];
-      if (from !== undefined && !/^\d+$/.test(from)) {
-        throw usageError(`--from-offset must be a non-negative integer, got "${from}"`);
-      }
-      return verifyCommand({ ...global, ...(from === undefined ? {} : { fromOffset: Number(from) }) }, io);
-    }
-    case "plan": {
-      const { planCommand } = await import("./commands/plan.js");
-      return planCommand(global, io);
-    }
-    case "offsets": {
-      const { offsetsCommand } = await import("./commands/offsets.js");
-      return offsetsCommand(
-        { ...global, ...(values.group === undefined ? {} : { group: values.group }) },
-        io,
-      );
-    }
-    case "failover": {
-      if (values.group === undefined || values.group === "") throw usageError("failover needs --group G");
-      const { failoverCommand } = await import("./commands/failover.js");
-      const flags = { dryRun: values["dry-run"] ?? false, force: values.force ?? false };
-      return failoverCommand({ ...global, group: values.group, ...flags }, io);
-    }
-  }
-}
-
-function usageError(message: string): CliError {
-  return new CliError(`${message}\n${USAGE}`, ExitCode.BAD_INPUT);
+  io.stdout.write(USAGE);
+  return values.help ? ExitCode.OK : ExitCode.BAD_INPUT;
 }
 
 /** The process entry: Ctrl-C aborts the command, which then cleans up and exits 130. */

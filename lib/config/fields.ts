@@ -93,16 +93,7 @@ export function brokerList() {
     });
   const atLeastOne = (issue: { input?: unknown }) =>
     `expected at least one "host:port" broker, got ${describeValue(issue.input)}`;
-  return z.preprocess(
-    (value) =>
-      typeof value === "string"
-        ? value
-            .split(",")
-            .map((entry) => entry.trim())
-            .filter((entry) => entry !== "")
-        : value,
-    z.array(broker, { error: atLeastOne }).min(1, { error: atLeastOne }),
-  );
+  return z.preprocess(commaSeparated, z.array(broker, { error: atLeastOne }).min(1, { error: atLeastOne }));
 }
 
 /**
@@ -111,16 +102,29 @@ export function brokerList() {
  * parameter cannot be unset, only left empty.
  */
 export function topicPattern() {
+  return z.preprocess((value) => (value === "" ? undefined : value), patternString().optional());
+}
+
+/** A topicPattern that must be given: `what` says what it selects, for the message when it is not. */
+export function requiredTopicPattern(what: string) {
   return z.preprocess(
     (value) => (value === "" ? undefined : value),
-    z
-      .string({ error: (issue) => `expected a regular expression string, got ${describeValue(issue.input)}` })
-      .check((ctx) => {
-        const compiled = compileTopicPattern(ctx.value);
-        if (!compiled.ok) ctx.issues.push({ code: "custom", input: ctx.value, message: compiled.reason });
-      })
-      .optional(),
+    patternString(`required: a whole-name regular expression of ${what} (".*" for all), got none`),
   );
+}
+
+function patternString(whenAbsent?: string) {
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined && whenAbsent !== undefined
+          ? whenAbsent
+          : `expected a regular expression string, got ${describeValue(issue.input)}`,
+    })
+    .check((ctx) => {
+      const compiled = compileTopicPattern(ctx.value);
+      if (!compiled.ok) ctx.issues.push({ code: "custom", input: ctx.value, message: compiled.reason });
+    });
 }
 
 /**
@@ -136,15 +140,19 @@ export function configNameList() {
       error: (issue) => `expected a Kafka config name of [a-zA-Z0-9._-], got ${describeValue(issue.input)}`,
     });
   return z.preprocess(
-    (value) =>
-      typeof value === "string"
-        ? value
-            .split(",")
-            .map((entry) => entry.trim())
-            .filter((entry) => entry !== "")
-        : value,
+    commaSeparated,
     z.array(name, { error: (issue) => `expected a list of config names, got ${describeValue(issue.input)}` }),
   );
+}
+
+/** One comma-separated string (an environment variable, a parameter) as its trimmed, non-empty entries. */
+function commaSeparated(value: unknown): unknown {
+  return typeof value === "string"
+    ? value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "")
+    : value;
 }
 
 function fromIntegerString(value: unknown): unknown {

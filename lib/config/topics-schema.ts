@@ -1,15 +1,26 @@
 /**
  * The `topics` section of the config: which topics are mirrored, under which names, and how their
- * target copies are kept in line (discovery interval, config sync lists; lib/core/config-sync.ts);
+ * target copies are kept in line (discovery interval, config sync lists; lib/core/plan/config-sync.ts);
  * and the `groups` section, selected by the same pattern rules.
  */
-import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/config-sync.js";
+import { DEFAULT_SYNCED_CONFIGS, neverSyncedReason } from "../core/plan/config-sync.js";
 import { RENAME_MODES } from "../topics/rename.js";
-import { configNameList, flag, integer, oneOf, section, topicPattern } from "./fields.js";
+import {
+  configNameList,
+  flag,
+  integer,
+  oneOf,
+  requiredTopicPattern,
+  section,
+  topicPattern,
+} from "./fields.js";
 
 export const topicsSchema = section({
-  /** Whole-name regular expression of the topics to mirror; absent (or "") selects nothing. */
-  whitelist: topicPattern(),
+  /**
+   * Whole-name regular expression of the topics to mirror; required: a mirror of nothing is a
+   * mistake to report, not a run to make (".*" mirrors every topic).
+   */
+  whitelist: requiredTopicPattern("the topics to mirror"),
   /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
   blacklist: topicPattern(),
   /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
@@ -21,7 +32,7 @@ export const topicsSchema = section({
   discoveryIntervalMs: integer(1_000, 3_600_000).default(10_000),
   /** Copy topic-level configs (configSyncAllow less configSyncDeny) on creation and keep them in sync. */
   configSync: flag().default(true),
-  /** Config names copied; replaces the default list (lib/core/config-sync.ts DEFAULT_SYNCED_CONFIGS). */
+  /** Config names copied; replaces the default list (lib/core/plan/config-sync.ts DEFAULT_SYNCED_CONFIGS). */
   configSyncAllow: configNameList().default([...DEFAULT_SYNCED_CONFIGS]),
   /** Config names never copied, even when allowed. */
   configSyncDeny: configNameList().default([]),

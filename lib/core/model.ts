@@ -110,3 +110,6 @@ export interface WriteResult {
    */
   readonly acknowledged: number;
 }
+
+/** Where a partition without a checkpoint starts: the log start or the log end. */
+export type StartFrom = "earliest" | "latest";

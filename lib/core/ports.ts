@@ -72,16 +72,6 @@ export interface PartitionIdentity {
   readonly leaderEpoch: number;
 }
 
-/** Which source log a checkpoint belongs to, stored with it (see Lease.sourceTopicId). */
-export interface SourcePosition {
-  readonly topicId: string | null;
-  /** Leader epoch of the last record copied; null when unknown. */
-  readonly leaderEpoch: number | null;
-}
-
-/** Why a checkpoint was moved other than forward (see LeaseStore.resetCheckpoint). */
-export type CheckpointResetReason = "topic-recreated" | "log-truncated";
-
 /**
  * The latest instant (epoch ms, by the writer's clock) by which every request a write sends must
  * be finished. Called before each request, so a lease renewed during the write extends it.
@@ -181,7 +171,14 @@ export interface TargetWriter {
   close(): Promise<void>;
 }
 
-/** Metadata and offsets of one cluster. */
+/**
+ * Metadata and offsets of one cluster. A change (createTopics, alterTopicConfigs,
+ * createPartitions) resolves once the cluster's controller has made it, as Kafka's own
+ * AdminClient does; each broker applies it from the metadata log a moment later, and reads it
+ * serves (listTopics, describeTopicConfigs) show the old state until then. A caller that must see
+ * its change reads until it shows; a producer meets a new partition as a retryable
+ * UNKNOWN_TOPIC_OR_PARTITION until the partition's leader knows it.
+ */
 export interface ClusterAdmin {
   /** Every topic of the cluster with its partition count (internal topics included). */
   listTopics(): Promise<TopicInfo[]>;
@@ -202,9 +199,8 @@ export interface ClusterAdmin {
   listOffsets(topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]>;
   /**
    * Topic-level configs set on each topic (not broker or static defaults): name -> value. Missing
-   * topics are absent from the answer. Throws TOPIC_CONFIG_FAILED naming the topic otherwise.
-   * Kafka's metadata is eventually consistent: for a moment after createTopics a broker that has
-   * not applied the new topic yet answers it as missing; a caller that needs it there asks again.
+   * topics are absent from the answer (for a moment after createTopics too, see above). Throws
+   * TOPIC_CONFIG_FAILED naming the topic otherwise.
    */
   describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ReadonlyMap<string, string>>>;
   /**
@@ -221,7 +217,9 @@ export interface ClusterAdmin {
   alterTopicConfigs(changes: readonly { topic: string; set: ReadonlyMap<string, string> }[]): Promise<void>;
   /**
    * Grows topics to `count` partitions (CreatePartitions). A topic already at >= count is left as
-   * it is (not an error). Throws PARTITIONS_CREATE_FAILED naming the topic otherwise.
+   * it is (not an error). Throws PARTITIONS_CREATE_FAILED naming the topic otherwise, retryable
+   * when Kafka refuses a count as no increase while the metadata read after shows fewer partitions
+   * (a broker behind the controller).
    */
   createPartitions(changes: readonly { topic: string; count: number }[]): Promise<void>;
   close(): Promise<void>;
@@ -299,17 +297,19 @@ export interface GroupDescription {
   readonly type: GroupType;
 }
 
-// The lease store's port and its items: lease-ports.ts.
+// The lease store's port and its items: lease/model.ts.
 export type {
+  CheckpointResetReason,
   HeartbeatOptions,
   LeaderLease,
   Lease,
   LeaseStore,
   OffsetMapPoint,
+  SourcePosition,
   TableSnapshot,
   WorkerHeartbeat,
   WorkerRecord,
-} from "./lease-ports.js";
+} from "./lease/model.js";
 
 export interface Clock {
   now(): number;
@@ -354,4 +354,6 @@ export interface TopicMapping {
   /** Whole-name whitelist match, not blacklisted, and never an internal topic. */
   isSelected(sourceTopic: string): boolean;
   targetTopic(sourceTopic: string): string;
+  /** One line for an operator: why none of these source topics is selected (near misses named). */
+  whyNothingSelected(sourceTopics: readonly string[]): string;
 }

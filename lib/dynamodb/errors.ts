@@ -31,7 +31,7 @@ export function translateDynamoDbError(
   details: Record<string, unknown> = {},
 ): ReplicatorError {
   // Translated already, by whatever the client runs before the request (the embedded store's
-  // start, lib/embedded/client.ts): wrapping it as "unreachable" would make it retryable.
+  // start, lib/dynamodb/embedded/client.ts): wrapping it as "unreachable" would make it retryable.
   if (isReplicatorError(error)) return error;
   const facts = { ...details, operation, tableName };
   if (!(error instanceof DynamoDBServiceException)) {

@@ -1,190 +1,238 @@
 /**
- * How a Lease is stored as a DynamoDB item, and the strict way back. Items are read from a table
- * that people and other versions of this code can write to, so nothing read is trusted: a
- * missing or mistyped attribute is a LEASE_STORE_INVALID naming the key and the attribute, never
- * an `undefined` travelling into the lease rules.
+ * How the lease table's items (lib/core/lease/items.ts says what each must hold) are stored in
+ * DynamoDB, and the strict way back. Every attribute is stored under its own name with one
+ * DynamoDB type; a value of another type is LEASE_STORE_INVALID naming the key and the
+ * attribute, never a value. Which attributes an item must have is the store's to check.
  *
- * Layout (one item per source topic-partition):
- *   leaseKey        S  "topic:partition" (partition key)
- *   topic           S  source topic
- *   partition       N  source partition
- *   owner           S  worker id of the holder; absent while the lease is free
- *   counter         N  fencing token; +1 on every claim
- *   expiresAt       N  epoch ms; 0 when released or never claimed
- *   checkpoint      N  next source offset to read; absent before the first checkpoint
- *   lastProgressAt  N  epoch ms of the last checkpoint that advanced; absent before it
- *   updatedAt       N  epoch ms of the last write of any kind (for operators, never decides anything)
- *   handoffTo       S  worker id that asked the holder to hand the lease over; absent otherwise
- *   targetOffset    N  target position paired with the checkpoint (exactly-once); absent before it
- *   sourceTopicId   S  source topic id when the checkpoint was stored; absent on older items
- *   sourceEpoch     N  leader epoch of the source records copied from the checkpoint on (Lease.sourceEpoch);
- *                      absent when unknown
- *   sourceEpochAt   N  the checkpoint `sourceEpoch` was stored with: an older version moves the checkpoint
- *                      without touching either (it kept `sourceLeaderEpoch`, which could be stale after a
- *                      leader change and is never read), so an epoch counts only while its checkpoint is
- *                      still the item's (a fleet in the middle of a deploy runs both versions)
- *   offsetMap       S  past (checkpoint, targetOffset) pairs, "c:t c:t ..." (offset-map-attribute.ts);
- *                      absent before the first exactly-once checkpoint
+ * Layout:
+ *   leaseKey        S     "topic:partition", `#worker/<id>` or `#leader` (the partition key)
+ *   topic, owner, handoffTo, sourceTopicId, workerId, slot          S (non-empty)
+ *   partition, counter, expiresAt, checkpoint, lastProgressAt, updatedAt, targetOffset,
+ *   sourceEpoch, sourceEpochAt, startedAt, deadline                 N (non-negative safe integer)
+ *   draining        BOOL
+ *   assignment      L(S)  lease keys the leader assigned
+ *   backoff         M(N)  lease key -> epoch ms
+ *   offsetMap       S     "c:t c:t ..." (offset-map-attribute.ts)
+ *   sourceLeaderEpoch N   older versions' epoch, which could be stale: never read, removed with
+ *                         every write of `sourceEpoch` (expressions.ts)
+ * `updatedAt` is written, never read. The leader item is read leniently: what cannot be read is
+ * left out, and the store reads such an item as given up (items.ts, leaderOf).
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { freeLeaseItem as freeItem, leaseOf } from "../core/lease/items.js";
+import {
+  type AttributeName,
+  type Attributes,
+  isCoordinationKey,
+  isWorkerKey,
+  KEY_ATTRIBUTE,
+  LEADER_KEY,
+  type Item as StoredItem,
+  unreadableItem,
+} from "../core/lease/table.js";
 import { partitionKey, type TopicPartition } from "../core/model.js";
 import type { Lease } from "../core/ports.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { LEASE_KEY_ATTRIBUTE } from "./lease-table.js";
-import { offsetMapOf } from "./offset-map-attribute.js";
+import { isReplicatorError } from "../errors.js";
+import { encodeOffsetMap, parseOffsetMap } from "./offset-map-attribute.js";
 
-/**
- * Keys of the protocol's own items start with '#', which no lease key can: topic names are
- * [a-zA-Z0-9._-]. `#leader` is the leader item, `#worker/<id>` a worker's.
- */
-export function isCoordinationKey(key: string): boolean {
-  return key.startsWith("#");
-}
-
-/** Attribute names, used through ExpressionAttributeNames so reserved words never bite. */
-export const Attr = {
-  key: LEASE_KEY_ATTRIBUTE,
-  topic: "topic",
-  partition: "partition",
-  owner: "owner",
-  counter: "counter",
-  expiresAt: "expiresAt",
-  checkpoint: "checkpoint",
-  lastProgressAt: "lastProgressAt",
-  updatedAt: "updatedAt",
-  handoffTo: "handoffTo",
-  targetOffset: "targetOffset",
-  sourceTopicId: "sourceTopicId",
-  sourceEpoch: "sourceEpoch",
-  sourceEpochAt: "sourceEpochAt",
-  /** Older versions' epoch, which could be stale: never read, removed by checkpoints and resets. */
-  legacySourceLeaderEpoch: "sourceLeaderEpoch",
-  // Worker items (coordination-item.ts).
-  workerId: "workerId",
-  slot: "slot",
-  startedAt: "startedAt",
-  draining: "draining",
-  deadline: "deadline",
-  assignment: "assignment",
-  backoff: "backoff",
-  offsetMap: "offsetMap",
-} as const;
-
+/** An item as the SDK sends and returns it. */
 export type Item = Record<string, AttributeValue>;
 
-/** ExpressionAttributeNames for `attributes`: `#name` for each, so reserved words never bite. */
-export function expressionNames(...attributes: (keyof typeof Attr)[]): Record<string, string> {
-  return Object.fromEntries(attributes.map((a) => [`#${a}`, Attr[a]]));
-}
+/** Older versions' epoch attribute (see the layout above). */
+export const LEGACY_EPOCH_ATTRIBUTE = "sourceLeaderEpoch";
 
-export function keyOf(tp: TopicPartition): Item {
-  return { [Attr.key]: { S: partitionKey(tp) } };
-}
+const MISSING_KEY = "(missing key)";
+
+type Codec = "S" | "N" | "BOOL" | "L" | "M" | "offsetMap";
+
+const CODECS: { readonly [A in AttributeName]: Codec } = {
+  topic: "S",
+  partition: "N",
+  owner: "S",
+  counter: "N",
+  expiresAt: "N",
+  checkpoint: "N",
+  lastProgressAt: "N",
+  updatedAt: "N",
+  handoffTo: "S",
+  targetOffset: "N",
+  sourceTopicId: "S",
+  sourceEpoch: "N",
+  sourceEpochAt: "N",
+  offsetMap: "offsetMap",
+  workerId: "S",
+  slot: "S",
+  startedAt: "N",
+  draining: "BOOL",
+  deadline: "N",
+  assignment: "L",
+  backoff: "M",
+};
+
+/** What each kind of item is read for; anything else stored on it is left alone. */
+const LEASE_READS: readonly AttributeName[] = [
+  "topic",
+  "partition",
+  "owner",
+  "counter",
+  "expiresAt",
+  "checkpoint",
+  "lastProgressAt",
+  "handoffTo",
+  "targetOffset",
+  "sourceTopicId",
+  "sourceEpoch",
+  "sourceEpochAt",
+  "offsetMap",
+];
+const WORKER_READS: readonly AttributeName[] = [
+  "workerId",
+  "slot",
+  "startedAt",
+  "draining",
+  "deadline",
+  "expiresAt",
+  "assignment",
+  "backoff",
+];
 
 export function num(value: number): AttributeValue {
   return { N: String(value) };
 }
 
-/** The item `ensure` writes for a partition that has no lease yet: free, never claimed. */
-export function freeLeaseItem(tp: TopicPartition, now: number): Item {
-  return {
-    ...keyOf(tp),
-    [Attr.topic]: { S: tp.topic },
-    [Attr.partition]: num(tp.partition),
-    [Attr.counter]: num(0),
-    [Attr.expiresAt]: num(0),
-    [Attr.updatedAt]: num(now),
-  };
+export function keyItem(key: string): Item {
+  return { [KEY_ATTRIBUTE]: { S: key } };
 }
 
-/** Why an item was not read as a lease: its key (as far as there is one) and the attribute at fault. */
-export interface UnreadableItem {
-  readonly leaseKey: string;
-  readonly attribute: string;
+export function keyOf(tp: TopicPartition): Item {
+  return keyItem(partitionKey(tp));
+}
+
+export function encodeValue<A extends AttributeName>(attribute: A, value: Attributes[A]): AttributeValue {
+  switch (CODECS[attribute]) {
+    case "S":
+      return { S: value as string };
+    case "N":
+      return num(value as number);
+    case "BOOL":
+      return { BOOL: value as boolean };
+    case "L":
+      return { L: (value as readonly string[]).map((s) => ({ S: s })) };
+    case "M":
+      return {
+        M: Object.fromEntries([...(value as ReadonlyMap<string, number>)].map(([k, t]) => [k, num(t)])),
+      };
+    case "offsetMap":
+      return { S: encodeOffsetMap(value as Attributes["offsetMap"]) };
+  }
+}
+
+/** `item` under `key`, as PutItem writes it. */
+export function encodeItem(key: string, item: StoredItem): Item {
+  const out = keyItem(key);
+  for (const [attribute, value] of Object.entries(item) as [AttributeName, never][]) {
+    if (value !== undefined) out[attribute] = encodeValue(attribute, value);
+  }
+  return out;
+}
+
+/** The key of a raw item; LEASE_STORE_INVALID when it has no string key. */
+export function keyOfItem(raw: Item): string {
+  const key = raw[KEY_ATTRIBUTE]?.S;
+  if (key === undefined) throw unreadableItem(MISSING_KEY, KEY_ATTRIBUTE, "is missing or not a string");
+  return key;
+}
+
+/** The item `raw` holds, its kind told by its key; LEASE_STORE_INVALID naming a mistyped attribute. */
+export function decodeItem(key: string, raw: Item): StoredItem {
+  if (key === LEADER_KEY) return leaderItem(raw);
+  const reads = isCoordinationKey(key) ? (isWorkerKey(key) ? WORKER_READS : []) : LEASE_READS;
+  const item: Record<string, unknown> = {};
+  for (const attribute of reads) {
+    const value = raw[attribute];
+    if (value !== undefined) item[attribute] = decodeValue(key, attribute, value);
+  }
+  return item as StoredItem;
+}
+
+function decodeValue(key: string, attribute: AttributeName, value: AttributeValue): unknown {
+  const invalid = (problem: string) => unreadableItem(key, attribute, problem);
+  switch (CODECS[attribute]) {
+    case "S":
+      if (value.S === undefined || value.S === "") throw invalid("must be a non-empty string (S)");
+      return value.S;
+    case "N":
+      return integer(value, () => invalid("must be a non-negative safe integer (N)"));
+    case "BOOL":
+      if (value.BOOL === undefined) throw invalid("must be a boolean (BOOL)");
+      return value.BOOL;
+    case "L":
+      if (value.L === undefined) throw invalid("must be a list (L) of strings");
+      return value.L.map((v) => {
+        if (v.S === undefined) throw invalid("must be a list (L) of strings");
+        return v.S;
+      });
+    case "M": {
+      if (value.M === undefined) throw invalid("must be a map (M) of numbers");
+      const fail = () => invalid("must be a map (M) of non-negative safe integers (N)");
+      return new Map(Object.entries(value.M).map(([k, v]) => [k, integer(v, fail)]));
+    }
+    case "offsetMap":
+      if (value.S === undefined || value.S === "") throw invalid("must be a non-empty string (S)");
+      return parseOffsetMap(value.S, invalid);
+  }
 }
 
 /**
- * For a scan over the whole table: one item nobody can read (another app's, a hand edit, a newer
- * layout) must not stop every worker's rebalance, so it becomes a value the caller skips and
- * reports. Operations on one held lease use leaseFromItem and fail loudly instead.
+ * Offsets and epoch ms are JS numbers in the core; anything beyond 2^53 would silently round and
+ * could move a checkpoint, so it is rejected rather than approximated.
+ */
+function integer(value: AttributeValue, invalid: () => Error): number {
+  const parsed = value.N === undefined ? Number.NaN : Number(value.N);
+  if (!Number.isSafeInteger(parsed) || parsed < 0) throw invalid();
+  return parsed;
+}
+
+/** The leader item, what of it can be read: a malformed one reads as given up (items.ts). */
+function leaderItem(raw: Item): StoredItem {
+  const counter = Number(raw.counter?.N ?? Number.NaN);
+  const expiresAt = Number(raw.expiresAt?.N ?? Number.NaN);
+  const owner = raw.owner?.S;
+  return {
+    ...(owner === undefined ? {} : { owner }),
+    ...(Number.isSafeInteger(counter) ? { counter } : {}),
+    ...(Number.isSafeInteger(expiresAt) ? { expiresAt } : {}),
+  };
+}
+
+/** The lease a raw item holds; LEASE_STORE_INVALID naming the attribute when it holds none. */
+export function leaseFromItem(raw: Item): Lease {
+  const key = keyOfItem(raw);
+  return leaseOf(key, decodeItem(key, raw));
+}
+
+/**
+ * For a scan: an item that is not a lease becomes a value the caller skips and reports, a
+ * coordination item is only named (lib/core/lease/reader.ts does the same for the store).
  */
 export function readLeaseItem(
-  item: Item,
-): { readonly lease: Lease } | { readonly unreadable: UnreadableItem } | { readonly coordination: string } {
-  // Worker and leader items are the protocol's own, not leases: skipped quietly by lease readers.
-  const key = item[Attr.key]?.S;
+  raw: Item,
+):
+  | { readonly lease: Lease }
+  | { readonly unreadable: { readonly leaseKey: string; readonly attribute: string } }
+  | { readonly coordination: string } {
+  const key = raw[KEY_ATTRIBUTE]?.S;
   if (key !== undefined && isCoordinationKey(key)) return { coordination: key };
   try {
-    return { lease: leaseFromItem(item) };
+    return { lease: leaseFromItem(raw) };
   } catch (error) {
     if (!isReplicatorError(error, "LEASE_STORE_INVALID")) throw error;
-    const { leaseKey: key, attribute } = error.details;
-    return { unreadable: { leaseKey: String(key), attribute: String(attribute) } };
+    const { leaseKey, attribute } = error.details;
+    return { unreadable: { leaseKey: String(leaseKey), attribute: String(attribute) } };
   }
 }
 
-export function leaseFromItem(item: Item): Lease {
-  const keyValue = item[Attr.key]?.S;
-  const key = keyValue ?? "(missing key)";
-  const invalid = (attribute: string, problem: string): ReplicatorError =>
-    new ReplicatorError("LEASE_STORE_INVALID", `lease item ${key}: attribute "${attribute}" ${problem}`, {
-      details: { leaseKey: key, attribute },
-    });
-
-  const string = (attribute: string): string | null => {
-    const value = item[attribute];
-    if (value === undefined) return null;
-    if (value.S === undefined || value.S === "") throw invalid(attribute, "must be a non-empty string (S)");
-    return value.S;
-  };
-  const integer = (attribute: string): number | null => {
-    const value = item[attribute];
-    if (value === undefined) return null;
-    const parsed = value.N === undefined ? Number.NaN : Number(value.N);
-    // Offsets and epoch ms are JS numbers in the core; anything beyond 2^53 would silently
-    // round and could move a checkpoint, so it is rejected rather than approximated.
-    if (!Number.isSafeInteger(parsed) || parsed < 0) {
-      throw invalid(attribute, "must be a non-negative safe integer (N)");
-    }
-    return parsed;
-  };
-  const required = <T>(attribute: string, value: T | null): T => {
-    if (value === null) throw invalid(attribute, "is missing");
-    return value;
-  };
-
-  if (keyValue === undefined) throw invalid(Attr.key, "is missing or not a string");
-  const topic = required(Attr.topic, string(Attr.topic));
-  const partition = required(Attr.partition, integer(Attr.partition));
-  if (partitionKey({ topic, partition }) !== keyValue) {
-    throw invalid(Attr.key, `does not match topic "${topic}" and partition ${partition}`);
-  }
-  return {
-    topic,
-    partition,
-    owner: string(Attr.owner),
-    counter: required(Attr.counter, integer(Attr.counter)),
-    expiresAt: required(Attr.expiresAt, integer(Attr.expiresAt)),
-    checkpoint: integer(Attr.checkpoint),
-    lastProgressAt: integer(Attr.lastProgressAt),
-    handoffTo: string(Attr.handoffTo),
-    targetOffset: integer(Attr.targetOffset),
-    sourceTopicId: string(Attr.sourceTopicId),
-    sourceEpoch: storedEpoch(
-      integer(Attr.sourceEpoch),
-      integer(Attr.sourceEpochAt),
-      integer(Attr.checkpoint),
-    ),
-    // Absent rather than empty when not stored, like the lease the fakes build.
-    ...offsetMapOf(string(Attr.offsetMap), (problem) => invalid(Attr.offsetMap, problem)),
-  };
-}
-
-/** A stored source epoch counts only with the checkpoint it was stored with (see sourceEpochAt above). */
-export function storedEpoch(
-  epoch: number | null,
-  at: number | null,
-  checkpoint: number | null,
-): number | null {
-  return epoch !== null && at !== null && at === checkpoint ? epoch : null;
+/** The item `ensure` writes for a partition that has no lease yet, as DynamoDB stores it. */
+export function freeLeaseItem(tp: TopicPartition, now: number): Item {
+  return encodeItem(partitionKey(tp), freeItem(tp, now));
 }

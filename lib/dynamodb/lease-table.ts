@@ -10,13 +10,14 @@ import {
   type TableDescription,
 } from "@aws-sdk/client-dynamodb";
 import { systemClock } from "../core/clock.js";
+import { KEY_ATTRIBUTE } from "../core/lease/table.js";
 import type { Clock } from "../core/ports.js";
 import { type BackoffPolicy, isRetryable, retryUntil } from "../core/retry.js";
 import { ReplicatorError } from "../errors.js";
 import { translateDynamoDbError } from "./errors.js";
 
 /** The only key attribute: a string partition key, no sort key (one item per partition). */
-export const LEASE_KEY_ATTRIBUTE = "leaseKey";
+export const LEASE_KEY_ATTRIBUTE = KEY_ATTRIBUTE;
 
 /** The wait for a new table to become ACTIVE is bounded so a stuck table fails a deploy, not hangs it. */
 const ACTIVE_WAIT_MS = 300_000;

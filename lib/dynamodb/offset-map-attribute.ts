@@ -1,5 +1,5 @@
 /**
- * How a lease's offset map (lib/offsets/offset-map.ts) is stored: one string attribute of
+ * How a lease's offset map (lib/core/lease/offset-map.ts) is stored: one string attribute of
  * "source:target" pairs, oldest first, separated by spaces ("0:0 5000:5013 9000:9021"). A string
  * keeps the item small and the update builder plain; read back strictly like every attribute.
  * A leading "^" marks the first point as the map's origin (OffsetMapPoint.origin).
@@ -31,12 +31,4 @@ export function parseOffsetMap(value: string | null, invalid: (problem: string) 
     out.push(origin ? { source, target, origin } : { source, target });
   }
   return out;
-}
-
-/** `{ offsetMap }` for a stored map, `{}` for none. */
-export function offsetMapOf(
-  value: string | null,
-  invalid: (problem: string) => Error,
-): { readonly offsetMap?: OffsetMapPoint[] } {
-  return value === null ? {} : { offsetMap: parseOffsetMap(value, invalid) };
 }

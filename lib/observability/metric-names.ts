@@ -26,7 +26,7 @@ export const MetricName = {
   TotalErrors: "TotalErrors",
   /**
    * Partition failures: a pump stopped on a non-retryable error, each retry that fails again
-   * counted too (lib/core/failure-backoff.ts); 0 in every healthy flush. Which partitions: the
+   * counted too (lib/core/run/failure-backoff.ts); 0 in every healthy flush. Which partitions: the
    * document's `partitions` field and the replicate logs.
    */
   PartitionsFailed: "PartitionsFailed",

@@ -1,7 +1,7 @@
 /**
  * The one rule for "this group is in use on that cluster", for the sync, `failover` and
  * `offsets`: its consumers own its offsets there, so we never commit over them. The adapter
- * describes a group by its own protocol (classic or KIP-848, lib/kafka/group-describe.ts); this
+ * describes a group by its own protocol (classic or KIP-848, lib/kafka/admin/group-describe.ts); this
  * decides what the description means.
  */
 import type { GroupDescription } from "../core/ports.js";

@@ -5,11 +5,11 @@
  * sync all start from.
  */
 
+import { forEachLimited } from "../core/lease/for-each-limited.js";
+import { leaseMap } from "../core/lease/offset-map.js";
 import { partitionKey } from "../core/model.js";
 import type { ClusterAdmin, GroupAdmin, Lease, TopicMapping } from "../core/ports.js";
-import { forEachLimited } from "../dynamodb/for-each-limited.js";
 import { describeError, isReplicatorError } from "../errors.js";
-import { leaseMap } from "./offset-map.js";
 import { type TranslateDeps, type Translation, translateOffset } from "./translate.js";
 
 export interface GroupOffsetsDeps {

@@ -6,7 +6,7 @@
  * Two rules keep it from hurting anyone:
  *  - never for a group with active members on the target: their commits are the truth there.
  *    The check is a describe first (DescribeGroups for classic groups, ConsumerGroupDescribe for
- *    KIP-848 ones: lib/kafka/group-describe.ts), judged by hasLiveMembers; a member joining
+ *    KIP-848 ones: lib/kafka/admin/group-describe.ts), judged by hasLiveMembers; a member joining
  *    between it and the commit makes the coordinator refuse the commit (GROUP_NOT_EMPTY: a commit
  *    with no generation is refused for a group that has members, in both protocols), which is
  *    reported the same way;

@@ -18,7 +18,7 @@
  * with TARGET_TRANSACTION_OPEN rather than answer as if nothing past the LSO were copied. It does
  * not wait when the copy it looks for lies before the LSO.
  *
- * The target is read from the lease's offset map (offset-map.ts): from the nearest point at or
+ * The target is read from the lease's offset map (lib/core/lease/offset-map.ts): from the nearest point at or
  * below O, never from the partition's start. Only when that stretch holds no copy of p at all
  * (the group is caught up or ahead, and our last copy lies before the point) does it step back
  * one point at a time to find the last copy, each step a stretch between two map points.
@@ -29,13 +29,13 @@
  * `failover` translates once more when the mirror has stopped.
  */
 
+import { nearestPoint } from "../core/lease/offset-map.js";
 import type { MirrorRecord, TopicPartition } from "../core/model.js";
 import type { ClusterAdmin, OffsetMapPoint, SourceReader } from "../core/ports.js";
 import { lastProvenance } from "../core/provenance.js";
+import { fetchTowards, targetBounds } from "../core/pump/target-read.js";
 import { type KafkaRetry, retryRetryable } from "../core/retry.js";
-import { fetchTowards, targetBounds } from "../core/target-read.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
-import { nearestPoint } from "./offset-map.js";
 
 export interface TranslateDeps {
   /** A READ_COMMITTED reader of the TARGET cluster (retried by the caller's deadline). */

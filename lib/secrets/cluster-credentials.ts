@@ -3,8 +3,9 @@
  * `cert`, `key` (TLS), all optional strings. Unknown keys are refused so a misspelt key does
  * not silently drop a credential; the error names keys, never values.
  */
+
+import type { ClusterCredentials } from "../config/credentials.js";
 import { ReplicatorError } from "../errors.js";
-import type { ClusterCredentials } from "../kafka/security.js";
 
 const KEYS = ["username", "password", "ca", "cert", "key"] as const;
 

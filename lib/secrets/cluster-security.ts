@@ -5,16 +5,17 @@
  * Errors name fields, files and variables, never a credential's value.
  */
 import { readFile } from "node:fs/promises";
+import type { ClusterCredentials } from "../config/credentials.js";
 import { fileErrorReason } from "../config/file-error.js";
 import type { ClusterConfig } from "../config/schema.js";
 import { ReplicatorError } from "../errors.js";
 import {
-  type ClusterCredentials,
   type IamTokenProvider,
   type KafkaSecurityOptions,
   kafkaSecurityOptions,
-} from "../kafka/security.js";
+} from "../kafka/wire/security.js";
 import { parseClusterCredentials } from "./cluster-credentials.js";
+import type { SecretSource } from "./secret-cache.js";
 
 export type ClusterSide = "source" | "target";
 
@@ -22,12 +23,6 @@ export type ClusterSide = "source" | "target";
 export interface ClusterSecurity {
   readonly source: KafkaSecurityOptions;
   readonly target: KafkaSecurityOptions;
-}
-
-/** Where secrets come from: Secrets Manager in production (SecretCache), a fake in tests. */
-export interface SecretSource {
-  /** The secret's JSON object; `fresh` bypasses any cache (after an authentication failure). */
-  json(secretArn: string, options?: { readonly fresh?: boolean }): Promise<Record<string, unknown>>;
 }
 
 export interface SecurityInputs {

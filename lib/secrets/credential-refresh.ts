@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../core/ports.js";
 import { describeError } from "../errors.js";
-import { isAuthenticationFailure } from "../kafka/security.js";
+import { isAuthenticationFailure } from "../kafka/wire/security.js";
 
 export interface Closeable {
   close(): Promise<void>;

@@ -5,7 +5,12 @@
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { ReplicatorError } from "../errors.js";
-import type { SecretSource } from "./cluster-security.js";
+
+/** Where secrets come from: Secrets Manager in production (SecretCache), a fake in tests. */
+export interface SecretSource {
+  /** The secret's JSON object; `fresh` bypasses any cache (after an authentication failure). */
+  json(secretArn: string, options?: { readonly fresh?: boolean }): Promise<Record<string, unknown>>;
+}
 
 export interface SecretCacheOptions {
   readonly client: SecretsManagerClient;

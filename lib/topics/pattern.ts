@@ -40,9 +40,27 @@ export function compileTopicPattern(pattern: string): PatternCompilation {
   return { ok: true, matcher: { source: pattern, test: (topicName) => re2.testExact(topicName) } };
 }
 
+/** How a name the pattern does not select comes close to it; "case" before "prefix" before "part". */
+export type NearMiss = "case" | "prefix" | "part";
+
+/**
+ * Whether `pattern` (valid: compileTopicPattern accepted it) would select `topicName` but for
+ * letter case, or matches only its beginning, or only a part of it. For "why does my whitelist
+ * select nothing" hints; as linear as the match itself.
+ */
+export function nearMiss(pattern: string, topicName: string): NearMiss | null {
+  if (RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE).matches(topicName)) return "case";
+  const matcher = RE2JS.compile(pattern).matcher(topicName);
+  if (matcher.lookingAt()) return "prefix";
+  return matcher.find() ? "part" : null;
+}
+
 function patternProblem(pattern: string): string | null {
   const syntax = regexSyntaxError(pattern);
-  if (syntax !== null) return `invalid regular expression "${pattern}": ${syntax}`;
+  // `(?i)orders` is no JavaScript regex either ("Invalid group"); name what it is instead.
+  if (syntax !== null) {
+    return `invalid regular expression "${pattern}": ${unsupportedConstruct(pattern) ?? syntax}`;
+  }
   const legacy = replaceLegacyCommas(pattern);
   if (legacy !== pattern) {
     return (

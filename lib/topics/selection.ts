@@ -20,7 +20,7 @@
 import type { TopicMapping } from "../core/ports.js";
 import { ReplicatorError } from "../errors.js";
 import { isInternalTopic, isReservedTopic, RESERVED_TOPIC_PREFIX, topicNameProblem } from "./names.js";
-import { compileTopicPattern, type TopicMatcher } from "./pattern.js";
+import { compileTopicPattern, nearMiss, type TopicMatcher } from "./pattern.js";
 import { hasPassedThrough, type RenameMode, renameTopic } from "./rename.js";
 
 export interface TopicSelectorOptions {
@@ -56,6 +56,9 @@ export type TopicDecision =
 export interface TopicSelector extends TopicMapping {
   decide(sourceTopic: string): TopicDecision;
 }
+
+/** Near misses named in an empty selection's explanation, at most. */
+const NEAR_MISSES_SHOWN = 5;
 
 export interface TopicSelection {
   /** Sorted by source name. */
@@ -106,6 +109,7 @@ export function createTopicSelector(options: TopicSelectorOptions): TopicSelecto
 
   return {
     decide,
+    whyNothingSelected: (topics) => whyNothingSelected(options, decide, topics),
     isSelected: (topic) => decide(topic).selected,
     targetTopic: (topic) => {
       const decision = decide(topic);
@@ -117,6 +121,60 @@ export function createTopicSelector(options: TopicSelectorOptions): TopicSelecto
       });
     },
   };
+}
+
+/**
+ * Why none of `topics` (the source's) is selected, for an operator who expects something: how
+ * many were listed, why they were skipped, and the names the whitelist nearly matches (letter
+ * case, only a prefix or a part of the name).
+ */
+function whyNothingSelected(
+  options: TopicSelectorOptions,
+  decide: (topic: string) => TopicDecision,
+  topics: readonly string[],
+): string {
+  const { whitelist } = options;
+  const candidates = [...new Set(topics)]
+    .filter((t) => !isInternalTopic(t) && !isReservedTopic(t))
+    .sort(compareNames);
+  const head =
+    whitelist === undefined || whitelist === ""
+      ? "no topics.whitelist is configured"
+      : `topics.whitelist "${whitelist}" selects none of the ${candidates.length} topic(s) on the source`;
+  const reasons = new Map<string, number>();
+  for (const topic of candidates) {
+    const decision = decide(topic);
+    if (!decision.selected && decision.reason !== "not-whitelisted") {
+      reasons.set(decision.reason, (reasons.get(decision.reason) ?? 0) + 1);
+    }
+  }
+  const skipped = [...reasons].map(([reason, n]) => `${n} ${reason}`).join(", ");
+  const near =
+    whitelist === undefined || whitelist === ""
+      ? []
+      : candidates.flatMap((t) => {
+          const miss = nearMiss(whitelist, t);
+          return miss === null
+            ? []
+            : [
+                `"${t}" (${miss === "part" ? "matches only part of the name" : miss === "case" ? "differs in letter case" : "matches only its beginning"})`,
+              ];
+        });
+  return [
+    head,
+    skipped === "" ? "" : `; skipped: ${skipped}`,
+    near.length === 0
+      ? ""
+      : `; near misses: ${near.slice(0, NEAR_MISSES_SHOWN).join(", ")}${near.length > NEAR_MISSES_SHOWN ? `, and ${near.length - NEAR_MISSES_SHOWN} more` : ""}`,
+    candidates.length === 0
+      ? ""
+      : near.length === 0
+        ? `; e.g. ${candidates
+            .slice(0, 3)
+            .map((t) => `"${t}"`)
+            .join(", ")}`
+        : "",
+  ].join("");
 }
 
 /** Decides every topic once (duplicates dropped) and sorts both lists for stable output. */

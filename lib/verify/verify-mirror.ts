@@ -16,7 +16,9 @@ export interface VerifyReport {
   readonly partitions: PartitionComparison[];
   /** Topics that could not be compared at all (missing on the target, too few partitions). */
   readonly topicProblems: TopicProblem[];
-  /** True when every partition matched and no topic had a problem. */
+  /** The mapping selected no source topic: why. Nothing compared is no proof of a copy. */
+  readonly emptySelection: string | null;
+  /** True when something was compared, every partition matched and no topic had a problem. */
   readonly ok: boolean;
 }
 
@@ -75,6 +77,9 @@ export async function verifyMirror(options: VerifyOptions): Promise<VerifyReport
       options.onPartition?.(comparison);
     }
   }
-  const ok = topicProblems.length === 0 && partitions.every((p) => p.mismatch === null);
-  return { partitions, topicProblems, ok };
+  const emptySelection =
+    selected.length === 0 ? options.mapping.whyNothingSelected([...partitionsOf.keys()]) : null;
+  const ok =
+    emptySelection === null && topicProblems.length === 0 && partitions.every((p) => p.mismatch === null);
+  return { partitions, topicProblems, emptySelection, ok };
 }

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import type { ClusterAdmin, SourceReader } from "../../lib/core/ports.js";
-import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
 
 const ALPHABET = Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
 const POOL_EXTRA = 64 * 1024;
@@ -51,10 +51,34 @@ export interface WriteDataOptions {
   readonly batchBytes: number;
 }
 
+/**
+ * The bench's data set: `options.records` of `options.recordBytes` written to `topic` on the
+ * source, logged as every bench run logs it; the produce rate in records per second.
+ */
+export async function writeDataSet(
+  brokers: readonly string[],
+  topic: string,
+  partitions: number,
+  options: { readonly records: number; readonly recordBytes: number; readonly sourceBatchBytes: number },
+  log: (line: string) => void,
+): Promise<number> {
+  log(`writing ${options.records} records of ${options.recordBytes} B over ${partitions} partitions`);
+  const writeStart = performance.now();
+  await writeBenchData({
+    brokers,
+    topic,
+    partitions,
+    records: options.records,
+    recordBytes: options.recordBytes,
+    batchBytes: options.sourceBatchBytes,
+  });
+  return options.records / ((performance.now() - writeStart) / 1000);
+}
+
 /** Writes `records` spread evenly over the partitions, all partitions at once. */
 export async function writeBenchData(opts: WriteDataOptions): Promise<void> {
   const pool = new ValuePool(opts.recordBytes);
-  const writer = new KafkaTargetWriter({
+  const writer = new KafkaPartitionWriter({
     brokers: [...opts.brokers],
     clientId: "bench-data",
     maxBatchBytes: opts.batchBytes,

@@ -11,8 +11,8 @@
  * The reader reads read_committed: a transactional copy counts once it is visible to consumers.
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { benchRecord, ValuePool } from "./data.js";
 
 export interface LatencyOptions {
@@ -71,11 +71,11 @@ export function assertRateHeld(result: LatencyResult, rate: number, what: string
 
 /** Call once the replicator runs: waits for it to copy a warm-up record per partition, then measures. */
 export async function measureLatency(opts: LatencyOptions): Promise<LatencyResult> {
-  const writer = new KafkaTargetWriter({
+  const writer = new KafkaPartitionWriter({
     brokers: [...opts.sourceBrokers],
     clientId: "bench-latency-producer",
   });
-  const reader = new KafkaSourceReader({
+  const reader = new KafkaPartitionReader({
     brokers: [...opts.targetBrokers],
     clientId: "bench-latency-reader",
   });
@@ -159,14 +159,14 @@ export async function measureLatency(opts: LatencyOptions): Promise<LatencyResul
  * 500 on a real 1-broker Kafka, 8 ms per write with four partitions writing at once).
  */
 class PacedProducer {
-  readonly #writer: KafkaTargetWriter;
+  readonly #writer: KafkaPartitionWriter;
   readonly #topic: string;
   readonly #pending: MirrorRecord[][];
   readonly #inFlight: boolean[];
   readonly #idle: (() => void)[] = [];
   #failure: unknown;
 
-  constructor(writer: KafkaTargetWriter, topic: string, partitions: number) {
+  constructor(writer: KafkaPartitionWriter, topic: string, partitions: number) {
     this.#writer = writer;
     this.#topic = topic;
     this.#pending = Array.from({ length: partitions }, () => []);

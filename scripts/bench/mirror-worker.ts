@@ -6,10 +6,11 @@
  * Input: the BENCH_WORKER environment variable (JSON, WorkerJob). Output: one JSON line
  * (WorkerReport) on stdout. Warnings and errors of the worker go to stderr.
  */
-import { openLeaseTable } from "../../lib/cli/leases.js";
+
 import { parseConfig } from "../../lib/config/schema.js";
 import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
 import { createReplicator } from "../../lib/replicator.js";
+import { leaseStoreFor } from "../../lib/wiring.js";
 
 export interface WorkerJob {
   readonly mode: "once" | "continuous";
@@ -91,12 +92,14 @@ async function main(): Promise<void> {
     target: { brokers: [...job.targetBrokers], clientId: "bench-mirror" },
     topics: { whitelist: job.topic },
   });
-  const table = await openLeaseTable(config, job.stateDir);
+  const table = await leaseStoreFor(config, "embedded", { stateDir: job.stateDir });
   // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
-  // the pump's path between two writes, so their latency is part of the copy rate.
-  if (process.env.BENCH_LEASE_TRACE) {
+  // the pump's path between two writes, so their latency is part of the copy rate. The bench's
+  // embedded store is reached through a DynamoDB client, so `dynamodb` is always set here.
+  const dynamodb = table.backend.dynamodb;
+  if (process.env.BENCH_LEASE_TRACE && dynamodb !== undefined) {
     const { appendFileSync } = await import("node:fs");
-    table.client.middlewareStack.add(
+    dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
         const t0 = performance.now();
         try {
@@ -113,7 +116,7 @@ async function main(): Promise<void> {
   }
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
-    dynamodb: table.client,
+    ...table.backend,
     logger: new StderrLogger(),
     metrics,
   });

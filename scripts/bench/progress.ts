@@ -14,8 +14,8 @@
  * spreads records over partitions by key, so the last-key count does not apply to it).
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { parseBenchKey } from "./latency.js";
 
 export const SAMPLE_MS = 100;
@@ -94,7 +94,7 @@ const TAIL = 16;
 
 class CopyCounter {
   readonly #admin: KafkaClusterAdmin;
-  readonly #reader: KafkaSourceReader;
+  readonly #reader: KafkaPartitionReader;
   readonly #topic: string;
   readonly #partitions: number[];
   /** Last count per partition, and the high watermark it was taken at. */
@@ -102,7 +102,7 @@ class CopyCounter {
 
   constructor(brokers: readonly string[], topic: string, partitions: number) {
     this.#admin = new KafkaClusterAdmin({ brokers: [...brokers], clientId: "bench-progress" });
-    this.#reader = new KafkaSourceReader({ brokers: [...brokers], clientId: "bench-progress" });
+    this.#reader = new KafkaPartitionReader({ brokers: [...brokers], clientId: "bench-progress" });
     this.#topic = topic;
     this.#partitions = Array.from({ length: partitions }, (_, p) => p);
     this.#known = this.#partitions.map(() => ({ hwm: 0, count: 0 }));

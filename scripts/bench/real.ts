@@ -21,9 +21,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stopLeaseServer } from "../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { type RealKafka, startRealKafka } from "../../test/helpers/real-kafka.js";
-import { partitionShare, writeBenchData } from "./data.js";
+import { partitionShare, writeDataSet } from "./data.js";
 import type { BenchOptions } from "./options.js";
 import {
   latencyTopic,
@@ -71,17 +71,7 @@ export async function runRealBench(
     for (const tool of ["kcat", "mm2", "mirror"] as const)
       await source.createTopic(latencyTopic(tool), partitions);
 
-    log(`writing ${options.records} records of ${options.recordBytes} B over ${partitions} partitions`);
-    const writeStart = performance.now();
-    await writeBenchData({
-      brokers: source.bootstrapServers,
-      topic: DATA_TOPIC,
-      partitions,
-      records: options.records,
-      recordBytes: options.recordBytes,
-      batchBytes: options.sourceBatchBytes,
-    });
-    const produceRps = options.records / ((performance.now() - writeStart) / 1000);
+    const produceRps = await writeDataSet(source.bootstrapServers, DATA_TOPIC, partitions, options, log);
     const sourceDigests = await digestTopic(source, DATA_TOPIC, partitions);
     const ctx: ToolContext = {
       options,

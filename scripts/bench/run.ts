@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { stopLeaseServer } from "../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { startMockKafka } from "../../test/helpers/mock-kafka.js";
 import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
-import { writeBenchData } from "./data.js";
+import { writeDataSet } from "./data.js";
 import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { WorkerReport } from "./mirror-worker.js";
 import type { BenchOptions } from "./options.js";
@@ -59,17 +59,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     await target.createTopic(KCAT_TOPIC, partitions);
     await target.createTopic(LATENCY_TOPIC, partitions);
 
-    log(`writing ${options.records} records of ${options.recordBytes} B over ${partitions} partitions`);
-    const writeStart = performance.now();
-    await writeBenchData({
-      brokers: source.bootstrapServers,
-      topic: DATA_TOPIC,
-      partitions,
-      records: options.records,
-      recordBytes: options.recordBytes,
-      batchBytes: options.sourceBatchBytes,
-    });
-    const produceRps = options.records / ((performance.now() - writeStart) / 1000);
+    const produceRps = await writeDataSet(source.bootstrapServers, DATA_TOPIC, partitions, options, log);
 
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {

@@ -6,8 +6,8 @@
 import { systemClock } from "../../lib/core/clock.js";
 import type { KafkaRetry } from "../../lib/core/retry.js";
 import { retryingAdmin, retryingReader } from "../../lib/core/retrying-ports.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { digestPartition, type PartitionDigest } from "./data.js";
 
 /** A cluster to read: the mock's and the real test bed's clusters both are one. */
@@ -46,7 +46,7 @@ export async function digestTopic(
   partitions: number,
 ): Promise<PartitionDigest[]> {
   const reader = retryingReader(
-    new KafkaSourceReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
+    new KafkaPartitionReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
     benchRetry(),
   );
   const admin = retryingAdmin(

@@ -7,7 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { DelayProxy } from "../../test/helpers/delay-proxy.js";
 import type { DynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
-import { seededRandom } from "../../test/helpers/fakes.js";
+import { seededRandom } from "../../test/helpers/fake-clock.js";
 import { ApiKey, type MockKafka } from "../../test/helpers/mock-kafka.js";
 
 export type Random = () => number;

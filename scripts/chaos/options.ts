@@ -5,7 +5,7 @@
  * 2 cores as the workers), with the reason for every value that differs.
  */
 import type { MirrorConfig } from "../../lib/config/schema.js";
-import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import type { TestbedKind } from "../../test/helpers/kafka-testbed.js";
 import type { BurstOptions, FreezeOptions, Range } from "./faults.js";
 

@@ -19,7 +19,7 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MirrorConfigInput } from "../../lib/config/schema.js";
-import type { SourceIsolationLevel } from "../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { restoreBrokers, startClusterFaults } from "./cluster-faults.js";
 import { compare, type Tally, waitForCatchUp } from "./compare.js";
 import {

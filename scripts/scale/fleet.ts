@@ -1,11 +1,13 @@
 /**
- * One simulated fleet on virtual time: the in-memory lease store (the same conditions as
- * DynamoDB) behind the counting wrapper, SimWorkers stepped every STEP_MS, and the checks the
+ * One simulated fleet on virtual time: the lease store over the in-memory table (the store the
+ * functions run over DynamoDB, the same conditions) behind the counting wrapper, SimWorkers stepped every STEP_MS, and the checks the
  * scale run reports: balance (max minus min held leases per live non-draining worker <= 1, every
  * partition held) and that no partition is ever held by two live workers.
  */
+import { MemoryLeaseTable } from "../../lib/core/lease/memory-table.js";
+import { TableLeaseStore } from "../../lib/core/lease/store.js";
 import { partitionKey } from "../../lib/core/model.js";
-import { InMemoryLeaseStore, seededRandom } from "../../test/helpers/fakes.js";
+import { seededRandom } from "../../test/helpers/fake-clock.js";
 import { CountingStore, type Units } from "./counting-store.js";
 import { type SimSettings, SimWorker } from "./sim-worker.js";
 
@@ -24,7 +26,8 @@ export class Fleet {
     readonly settings: SimSettings,
     seed = 1,
   ) {
-    this.counting = new CountingStore(new InMemoryLeaseStore());
+    // Time in the store is informational only (updatedAt): no condition compares it.
+    this.counting = new CountingStore(new TableLeaseStore({ table: new MemoryLeaseTable() }));
     this.#random = seededRandom(seed);
     this.#keys = Array.from({ length: partitions }, (_, p) =>
       partitionKey({ topic: `t${p % 50}`, partition: p }),

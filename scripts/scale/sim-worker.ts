@@ -5,9 +5,9 @@
  * It can die (stop everything) or drain (leave gracefully).
  */
 
-import { LeaseCoordinator } from "../../lib/core/lease-coordinator.js";
 import { partitionKey } from "../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../lib/core/ports.js";
+import { LeaseCoordinator } from "../../lib/core/run/lease-coordinator.js";
 import { isReplicatorError } from "../../lib/errors.js";
 
 export interface SimSettings {

@@ -7,8 +7,8 @@
 import type { TopicPartition } from "../../lib/core/model.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import { KafkaClusterAdmin } from "../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
+import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { comparePartition } from "../../lib/verify/compare-partition.js";
 import { clientFor, type DynamoDbLocal, startDynamoDbLocal } from "../../test/helpers/dynamodb-local.js";
 import { type MockKafka, startMockKafka } from "../../test/helpers/mock-kafka.js";
@@ -151,7 +151,7 @@ export class SoakRig {
   /** Every source partition against its copy: same records, same order, nothing extra. */
   async verify(): Promise<string[]> {
     const side = (brokers: string[]) => ({
-      reader: new KafkaSourceReader({ brokers, clientId: "soak-verify" }),
+      reader: new KafkaPartitionReader({ brokers, clientId: "soak-verify" }),
       admin: new KafkaClusterAdmin({ brokers, clientId: "soak-verify" }),
     });
     const source = side(this.source.bootstrapServers);

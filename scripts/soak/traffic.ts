@@ -4,8 +4,8 @@
  * source timestamp. Producer and readers share this process and clock.
  */
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
-import { KafkaSourceReader } from "../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { percentile } from "../bench/latency.js";
 
 export interface Latency {
@@ -22,8 +22,8 @@ export interface Latency {
 }
 
 export class Traffic {
-  readonly #writer: KafkaTargetWriter;
-  readonly #reader: KafkaSourceReader;
+  readonly #writer: KafkaPartitionWriter;
+  readonly #reader: KafkaPartitionReader;
   readonly #partitions: readonly TopicPartition[];
   readonly #rate: number;
   readonly #delays: number[] = [];
@@ -42,8 +42,8 @@ export class Traffic {
     partitions: readonly TopicPartition[],
     rate: number,
   ) {
-    this.#writer = new KafkaTargetWriter({ brokers: sourceBrokers, clientId: "soak-producer" });
-    this.#reader = new KafkaSourceReader({ brokers: targetBrokers, clientId: "soak-arrivals" });
+    this.#writer = new KafkaPartitionWriter({ brokers: sourceBrokers, clientId: "soak-producer" });
+    this.#reader = new KafkaPartitionReader({ brokers: targetBrokers, clientId: "soak-arrivals" });
     this.#partitions = partitions;
     this.#rate = rate;
   }

@@ -8,6 +8,9 @@ import { runCli } from "../../lib/cli/main.js";
 /** The executable a user runs (`npx kafka-mirror`). */
 export const CLI_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "kafka-mirror.js");
 
+/** util-linux's setpriv (scripts/setup-testbed.sh installs it): root without DAC override. */
+const DROP_ROOT_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"];
+
 export interface CliResult {
   readonly code: number;
   readonly stdout: string;
@@ -42,8 +45,12 @@ export interface SpawnCliOptions {
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly bin?: string;
-  /** Run as this user (the test runs as root): to meet a directory only root could write. */
-  readonly user?: { readonly uid: number; readonly gid: number };
+  /**
+   * As root, run without the capabilities that let root write where the mode bits say no (so a
+   * 0555 directory refuses it). Not as another user: that user may not be able to read the
+   * checkout (a clone under /root is 0700).
+   */
+  readonly withoutRootOverride?: boolean;
   /** SIGKILL after this long, so a CLI that never ends fails its test instead of hanging it. */
   readonly killAfterMs?: number;
 }
@@ -55,11 +62,13 @@ export interface SpawnCliOptions {
 export function spawnCli(args: readonly string[], options: SpawnCliOptions = {}): Promise<SpawnedCliResult> {
   return new Promise((resolve, reject) => {
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [options.bin ?? CLI_BIN, ...args], {
+    const command = [process.execPath, options.bin ?? CLI_BIN, ...args];
+    const [file, ...argv] =
+      options.withoutRootOverride === true ? [...DROP_ROOT_OVERRIDE, ...command] : command;
+    const child = spawn(file as string, argv, {
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     });
     const killer =
       options.killAfterMs === undefined

@@ -12,7 +12,7 @@
  */
 import type { GroupAdmin, GroupType } from "../../lib/core/ports.js";
 import { ReplicatorError } from "../../lib/errors.js";
-import { requireGroupId, requireOffsets } from "../../lib/kafka/group-admin.js";
+import { requireGroupId, requireOffsets } from "../../lib/kafka/admin/group-admin.js";
 
 type Committed = { offset: number; metadata: string | null };
 

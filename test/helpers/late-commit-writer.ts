@@ -27,7 +27,7 @@ import type {
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
-import type { InMemoryCluster } from "./fakes.js";
+import type { InMemoryCluster } from "./fake-cluster.js";
 
 /**
  * How the writer of a zombie write hears of it: at once as a timeout, only when it ends, or at
@@ -109,7 +109,7 @@ export class LateCommitWriter implements TargetWriter {
   }
 
   /**
-   * As KafkaTargetWriter's: a fence (abort, or the commit already under way) when a transaction
+   * As KafkaPartitionWriter's: a fence (abort, or the commit already under way) when a transaction
    * is open and a request fits before the deadline, by `clock` (without one: unless it is -∞).
    */
   async endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {

@@ -1,11 +1,11 @@
 // Probes for the leader epoch tests: one Fetch v11 or OffsetForLeaderEpoch v2 on a socket of its
 // own (kafka-raw-requests.ts), carrying whatever current leader epoch the test names, so a test
 // can show what a broker answers a stale epoch, or none, independently of the reader's routing.
-// The bytes come from our encoders, pinned by test/unit/kafka/protocol.
+// The bytes come from our encoders, pinned by test/unit/kafka/wire.
 import type { TopicPartition } from "../../lib/core/model.js";
-import { decodeFetchResponse, encodeFetchRequest, IsolationLevel } from "../../lib/kafka/protocol/fetch.js";
-import { offsetForLeaderEpochRequest } from "../../lib/kafka/protocol/offset-for-leader-epoch.js";
-import type { CapturingLogger } from "./fakes.js";
+import { decodeFetchResponse, encodeFetchRequest, IsolationLevel } from "../../lib/kafka/wire/fetch.js";
+import { offsetForLeaderEpochRequest } from "../../lib/kafka/wire/offset-for-leader-epoch.js";
+import type { CapturingLogger } from "./fake-observability.js";
 import { rawRequest } from "./kafka-raw-requests.js";
 
 const FETCH = { apiKey: 1, version: 11 };

@@ -6,9 +6,10 @@
  * rebalances (heartbeat, a leader turn, claims of what the leader assigned it), passing what it
  * already works on as `exclude`, as the Worker does; a lease asked for is polled each round.
  */
-import { LeaseCoordinator } from "../../lib/core/lease-coordinator.js";
+
 import { partitionKey } from "../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../lib/core/ports.js";
+import { LeaseCoordinator } from "../../lib/core/run/lease-coordinator.js";
 
 export const FLEET_START = 1_000_000;
 const FAR = Number.MAX_SAFE_INTEGER;

@@ -5,13 +5,8 @@
 // on, so for MsgVersion 1 the broker must advertise Produce v2 at most (the launcher's
 // `apiversion 0 0 2`, cluster-wide). Checked with the raw bytes below, not assumed.
 import { crc32, gunzipSync } from "node:zlib";
-import { createKafkaCluster, sendRequest } from "../../lib/kafka/kafkajs-internals.js";
-import {
-  FETCH_API_KEY,
-  FETCH_VERSIONS,
-  fetchRequest,
-  IsolationLevel,
-} from "../../lib/kafka/protocol/fetch.js";
+import { FETCH_API_KEY, FETCH_VERSIONS, fetchRequest, IsolationLevel } from "../../lib/kafka/wire/fetch.js";
+import { createKafkaCluster, sendRequest } from "../../lib/kafka/wire/kafkajs-internals.js";
 import { type KcatRecord, kcatProduce } from "./kcat.js";
 import type { MockKafka } from "./mock-kafka.js";
 

@@ -1,5 +1,5 @@
 // Magic 0 and 1 messages laid out byte by byte from Kafka's LegacyRecord.java, for tests of our
-// decoder (lib/kafka/legacy-message-set.ts). Written apart from it: the CRC is node:zlib's crc32,
+// decoder (lib/kafka/codec/legacy-message-set.ts). Written apart from it: the CRC is node:zlib's crc32,
 // gzip is node:zlib's, snappy is snappyjs's raw block (what librdkafka writes) unless asked for the
 // xerial framing, so a test compares our decoder with an encoding it does not share.
 import { createRequire } from "node:module";

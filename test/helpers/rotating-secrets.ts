@@ -1,4 +1,4 @@
-import type { SecretSource } from "../../lib/secrets/cluster-security.js";
+import type { SecretSource } from "../../lib/secrets/secret-cache.js";
 
 /** Our secret-source interface, in memory: a cached value, and a newer one only a fresh read sees. */
 export class RotatingSecrets implements SecretSource {

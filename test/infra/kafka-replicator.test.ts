@@ -84,6 +84,62 @@ describe("KafkaReplicator with plain values", () => {
     );
   });
 
+  it("refuses unknown keys at every level, naming each and the keys allowed, before the problems they cause", () => {
+    // Prepare
+    const stack = new Stack(new App({ context: CDK_CONTEXT }), "Typos", { env: { region: "eu-west-1" } });
+    // A JavaScript caller (or a spread of a loosely typed object) is not held to the types.
+    const props = {
+      source: { bootstrapServers: "s:9092", alias: "idc1", bootstrapServer: "s:9092" },
+      target: { bootstrapServers: "t:9092" },
+      whitelist: "ORDERS",
+      workers: 1,
+      scheduleMinutes: 1,
+      vpc: { subnetIds: ["subnet-0123"], securityGroupId: ["sg-0123"] },
+      schedule: 5,
+    } as unknown as KafkaReplicatorProps;
+
+    // Act and assess
+    assert.throws(
+      () => new KafkaReplicator(stack, "Replicator", props),
+      (error: unknown) => {
+        assert.ok(isReplicatorError(error, "CONFIG_INVALID"), String(error));
+        assert.deepEqual(error.details.problems, [
+          "source.bootstrapServer: unknown key; allowed: bootstrapServers, tls, saslMechanism, secretArn, mskClusterArn, alias",
+          "vpc.securityGroupId: unknown key; allowed: subnetIds, securityGroupIds",
+          "schedule: unknown key; allowed: source, target, whitelist, blacklist, renamePolicy, groupWhitelist, groupBlacklist, workers, maxWorkers, scheduleMinutes, vpc, tableRemovalPolicy",
+          "vpc.securityGroupIds: expected a list of sg-... ids, at least one, got nothing",
+        ]);
+        return true;
+      },
+    );
+  });
+
+  it("compiles a whitelist known at synth time with the functions' pattern checker (regression: a bad regex deployed)", () => {
+    const stack = new Stack(new App({ context: CDK_CONTEXT }), "Regex", { env: { region: "eu-west-1" } });
+
+    assert.throws(
+      () =>
+        new KafkaReplicator(stack, "Replicator", {
+          source: { bootstrapServers: "s:9092", alias: "idc1" },
+          target: { bootstrapServers: "t:9092" },
+          whitelist: "ORDERS(",
+          blacklist: "A,B",
+          groupWhitelist: "billing(?!-test)",
+          workers: 1,
+          scheduleMinutes: 1,
+        }),
+      (error: unknown) => {
+        assert.ok(isReplicatorError(error, "CONFIG_INVALID"), String(error));
+        const problems = error.details.problems as string[];
+        assert.equal(problems.length, 3, problems.join("\n"));
+        assert.match(problems[0] ?? "", /^whitelist: invalid regular expression "ORDERS\(": /);
+        assert.match(problems[1] ?? "", /^blacklist: "A,B" uses "," as a separator .* "A\|B"$/);
+        assert.match(problems[2] ?? "", /^groupWhitelist: invalid regular expression .*lookaround/);
+        return true;
+      },
+    );
+  });
+
   it("refuses more than 100 worker slots (EventBridge rules and CloudFormation resources)", () => {
     const stack = new Stack(new App({ context: CDK_CONTEXT }), "Huge", { env: { region: "eu-west-1" } });
 

@@ -14,16 +14,16 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { CompressionTypes, Kafka, logLevel } from "kafkajs";
+import type { CompressionCodec } from "../../lib/config/compression.js";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { MirrorRecord, RecordHeader } from "../../lib/core/model.js";
 import { encodeProvenance } from "../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../lib/dynamodb/lease-table.js";
-import type { CompressionCodec } from "../../lib/kafka/compression.js";
-import { KafkaTargetWriter } from "../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
 import { createReplicator, type Replicator } from "../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../helpers/fake-observability.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../helpers/kafka-testbed.js";
 import { type KcatCompression, kcatProduce, kcatRead } from "../helpers/kcat.js";
 import { ClusterView, firstDifference, recordImage } from "../helpers/partition-data.js";
@@ -107,7 +107,7 @@ async function produceWithOurWriter(brokers: string[], topic: string): Promise<v
   const codecs: CompressionCodec[] = ["lz4", "snappy", "zstd", "none"];
   await Promise.all(
     codecs.map(async (compression, c) => {
-      const writer = new KafkaTargetWriter({ brokers, compression, maxBatchRecords: 2_000 });
+      const writer = new KafkaPartitionWriter({ brokers, compression, maxBatchRecords: 2_000 });
       try {
         for (let partition = c * 2; partition < c * 2 + 2; partition++) {
           const records = Array.from({ length: PER_PARTITION }, (_, i) => pushRecord(i));
@@ -235,10 +235,12 @@ describe("replication: three workers over two clusters", () => {
           0,
         ).slice(0, 20000),
       );
-    // Assess: every target partition equals its source partition, record for record.
+    // Assess: every target partition equals its source partition, record for record, once the
+    // workers' last commits have their markers (written after the commit returned).
     for (const topic of WHITELISTED) {
       for (let partition = 0; partition < PARTITIONS; partition++) {
         const tp = { topic, partition };
+        await targetView.settled(tp);
         const [fromSource, fromTarget] = await Promise.all([sourceView.read(tp), targetView.read(tp)]);
         assert.equal(fromSource.length, PER_PARTITION, `${topic}/${partition} source count`);
         const at = firstDifference(fromSource, fromTarget);

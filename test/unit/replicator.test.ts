@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { parseConfig } from "../../lib/config/schema.js";
 import { createDynamoDbClient } from "../../lib/dynamodb/client.js";
 import { createReplicator } from "../../lib/replicator.js";
-import { CapturingLogger, CapturingMetrics } from "../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../helpers/fake-observability.js";
 
 function build(source: Record<string, unknown>, provenance = true): CapturingLogger {
   const config = parseConfig({

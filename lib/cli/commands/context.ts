@@ -8,10 +8,10 @@ import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
 import { describeError } from "../../errors.js";
 import { topicSelectorOf } from "../../replicator.js";
 import type { TopicSelector } from "../../topics/selection.js";
+import type { LeaseStoreKind } from "../../wiring.js";
 import { type ClusterHandle, type ClusterSecurity, clusterSecurity, openCluster } from "../clusters.js";
 import { loadConfigFile } from "../config-file.js";
 import { type CliIo, CliLogger } from "../console.js";
-import type { LeaseStoreKind } from "../leases.js";
 
 export interface GlobalOptions {
   readonly config: string;

@@ -4,7 +4,7 @@
  * event timestamps that are not in offset order. Generated, so nothing is read back as text.
  */
 import type { MirrorRecord, RecordHeader } from "../../core/model.js";
-import { KafkaTargetWriter } from "../../kafka/target-writer.js";
+import type { TargetWriter } from "../../core/ports.js";
 
 export const DEMO_TOPICS = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC", "USER-BI-TOPIC"] as const;
 /** On the source but left out by the whitelist: it must never appear on the target. */
@@ -32,11 +32,8 @@ export function sampleRecord(topic: string, partition: number, i: number): Mirro
   };
 }
 
-export async function writeSampleTraffic(
-  brokers: readonly string[],
-  topics: readonly string[],
-): Promise<void> {
-  const writer = new KafkaTargetWriter({ brokers, compression: "lz4", maxBatchRecords: 1_000 });
+/** Writes the sample records to every partition of `topics`, then closes `writer`. */
+export async function writeSampleTraffic(writer: TargetWriter, topics: readonly string[]): Promise<void> {
   try {
     await Promise.all(
       topics.flatMap((topic) =>

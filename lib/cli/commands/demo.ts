@@ -13,15 +13,14 @@ import { type MirrorConfig, parseConfig } from "../../config/schema.js";
 import type { ClusterAdmin, ReplicationMetrics } from "../../core/ports.js";
 import type { KafkaRetry } from "../../core/retry.js";
 import { retryingAdmin, retryingReader } from "../../core/retrying-ports.js";
-import { stopLeaseServer } from "../../embedded/ensure.js";
-import { KafkaClusterAdmin } from "../../kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../kafka/source-reader.js";
+import { stopLeaseServer } from "../../dynamodb/embedded/ensure.js";
 import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
+import { clusterSide, leaseStoreFor, type OpenedLeaseStore } from "../../wiring.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
-import { type LeaseTable, openLeaseTable } from "../leases.js";
 import { statusRows } from "../status-rows.js";
 import { commandRetry, mirrorHeaderOf } from "./context.js";
 import {
@@ -62,7 +61,7 @@ interface DemoSetup {
   readonly source: MockKafka;
   readonly target: MockKafka;
   readonly config: MirrorConfig;
-  readonly table: LeaseTable;
+  readonly table: OpenedLeaseStore;
   /** Retried per `retry`, like every Kafka call the demo makes itself (not the workers'). */
   readonly sourceAdmin: ClusterAdmin;
   readonly retry: KafkaRetry;
@@ -141,20 +140,23 @@ async function prepareDemo(
     `writing ${count(DEMO_PARTITIONS * DEMO_RECORDS_PER_PARTITION)} records to each of ${all.join(", ")} ` +
       `(${DEMO_PARTITIONS} partitions each) on the source…`,
   );
-  await writeSampleTraffic(source.bootstrapServers, all);
+  const config = demoConfig(source, target);
+  await writeSampleTraffic(
+    clusterSide(config, "source").writer({ compression: "lz4", maxBatchRecords: 1_000 }),
+    all,
+  );
   signal.throwIfAborted();
 
-  const config = demoConfig(source, target);
-  const table = await openLeaseTable(config, stateDir, "embedded", logger);
+  const table = await leaseStoreFor(config, "embedded", { stateDir, logger });
   closers.add("lease table client", () => table.close());
-  const admin = new KafkaClusterAdmin({ brokers: source.bootstrapServers });
+  const admin = clusterSide(config, "source").admin();
   closers.add("source admin", () => admin.close());
   const retry = commandRetry(config, logger, signal);
   const sourceAdmin = retryingAdmin(admin, retry);
 
   const metrics = new DemoMetrics();
   const workers = WORKERS.map((workerId) => {
-    const replicator = createReplicator(config, { dynamodb: table.client, logger, metrics, workerId });
+    const replicator = createReplicator(config, { ...table.backend, logger, metrics, workerId });
     closers.add(workerId, () => replicator.close());
     return replicator;
   });
@@ -256,9 +258,10 @@ interface DemoOutcome {
 
 /** Source and target compared record for record, and the unlisted topic absent from the target. */
 async function verifyDemo(setup: DemoSetup, closers: Closers, signal: AbortSignal): Promise<DemoOutcome> {
-  const sourceReader = new KafkaSourceReader({ brokers: setup.source.bootstrapServers });
-  const targetReader = new KafkaSourceReader({ brokers: setup.target.bootstrapServers });
-  const targetAdmin = new KafkaClusterAdmin({ brokers: setup.target.bootstrapServers });
+  const sourceReader = clusterSide(setup.config, "source").reader();
+  const targetSide = clusterSide(setup.config, "target");
+  const targetReader = targetSide.reader();
+  const targetAdmin = targetSide.admin();
   closers.add("verify clients", async () => {
     await Promise.allSettled([sourceReader.close(), targetReader.close(), targetAdmin.close()]);
   });
@@ -302,3 +305,11 @@ async function startClusters(closers: Closers): Promise<[MockKafka, MockKafka]> 
   throw (started.find((s): s is PromiseRejectedResult => s.status === "rejected") as PromiseRejectedResult)
     .reason;
 }
+
+export const DEMO_COMMAND: CliCommand = defineCommand({
+  name: "demo",
+  summary: "two local clusters, sample traffic, three workers, verify",
+  options: {},
+  example: "kafka-mirror demo",
+  run: (values, io, signal) => demoCommand({ debug: values.debug ?? false, signal }, io),
+});

@@ -10,7 +10,9 @@ import { hasLiveMembers } from "../../offsets/group-liveness.js";
 import type { GroupSyncResult } from "../../offsets/sync.js";
 import { syncGroup } from "../../offsets/sync.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, commandHelp, defineCommand, usageError } from "../command.js";
 import { type CliIo, count, renderTable } from "../console.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import type { GlobalOptions } from "./context.js";
 import { openGroupContext } from "./group-context.js";
 import { PARTITION_COLUMNS, partitionCells } from "./offsets.js";
@@ -91,3 +93,24 @@ function formatFailover(
     lines.push(`group ${group} is already at (or past) the translation on the target`);
   return lines.join("\n");
 }
+
+export const FAILOVER_COMMAND: CliCommand = defineCommand({
+  name: "failover",
+  summary:
+    "commit G's final translation on the target (refused, exit 1, while G has members there); prints the RPO",
+  options: {
+    ...CONFIG_OPTIONS,
+    group: { type: "string", arg: "G", required: true, help: "the consumer group to switch" },
+    "dry-run": { type: "boolean", help: "show what would be committed; commit nothing" },
+    force: { type: "boolean", help: "also move a target offset backwards" },
+  },
+  example: "kafka-mirror failover --config mirror.yaml --group billing --dry-run",
+  run: (values, io, signal) => {
+    const options = globalOptions(FAILOVER_COMMAND, values, signal);
+    if (values.group === undefined || values.group === "") {
+      throw usageError("failover needs --group G", commandHelp(FAILOVER_COMMAND));
+    }
+    const flags = { dryRun: values["dry-run"] ?? false, force: values.force ?? false };
+    return failoverCommand({ ...options, group: values.group, ...flags }, io);
+  },
+});

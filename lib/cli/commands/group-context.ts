@@ -6,12 +6,10 @@
 import { partitionKey } from "../../core/model.js";
 import type { GroupAdmin, Lease } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
-import { createGroupAdmin } from "../../kafka/group-admin.js";
 import type { GroupOffsetsDeps } from "../../offsets/group-offsets.js";
 import { retryingGroups } from "../../offsets/retrying-groups.js";
-import { kafkaConnectionOptions } from "../../replicator.js";
+import { clusterSide, leaseStoreFor } from "../../wiring.js";
 import type { CliIo } from "../console.js";
-import { openLeaseTable } from "../leases.js";
 import { type Clusters, type GlobalOptions, mirrorHeaderOf, openClusters } from "./context.js";
 
 export interface GroupContext {
@@ -37,11 +35,11 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
       );
     }
     const group = (side: "source" | "target"): GroupAdmin => {
-      const admin = createGroupAdmin(kafkaConnectionOptions(config[side], logger, security[side]));
+      const admin = clusterSide(config, side, { logger, security: security[side] }).groups();
       opened.push(admin);
       return retryingGroups(admin, retry);
     };
-    const table = await openLeaseTable(config, options.stateDir, options.leaseStore, logger);
+    const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir, logger });
     let leases: Lease[];
     try {
       leases = await table.store.list();

@@ -8,7 +8,9 @@ import type { PartitionOffsetsRow } from "../../offsets/group-offsets.js";
 import { groupOffsets } from "../../offsets/group-offsets.js";
 import { createGroupSelector } from "../../offsets/group-selection.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, renderTable } from "../console.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import type { GlobalOptions } from "./context.js";
 import { openGroupContext } from "./group-context.js";
 
@@ -117,3 +119,23 @@ export function nextRecord(r: PartitionOffsetsRow): string {
     ? `the next record copied (group ${r.aheadOfMirror} ahead of the mirror)`
     : "the next record copied";
 }
+
+export const OFFSETS_COMMAND: CliCommand = defineCommand({
+  name: "offsets",
+  summary:
+    "consumer groups: source committed, exact target translation, target committed, records not yet copied",
+  options: {
+    ...CONFIG_OPTIONS,
+    group: {
+      type: "string",
+      arg: "REGEX",
+      help: "whole-name pattern of the group ids to show",
+      default: "groups.whitelist, else every group",
+    },
+  },
+  example: "kafka-mirror offsets --config mirror.yaml --group 'billing-.*'",
+  run: (values, io, signal) => {
+    const options = globalOptions(OFFSETS_COMMAND, values, signal);
+    return offsetsCommand({ ...options, ...(values.group === undefined ? {} : { group: values.group }) }, io);
+  },
+});

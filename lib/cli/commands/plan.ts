@@ -7,12 +7,14 @@
  * Exit code 1 only for a selected topic that cannot be mirrored at all (its target name collides
  * with another's, or its name cannot be mapped); drift that a run fixes by itself is not an error.
  */
-import { readDrift } from "../../core/planner.js";
-import type { TopicDrift } from "../../core/topic-drift.js";
+import { readDrift } from "../../core/plan/planner.js";
+import type { TopicDrift } from "../../core/plan/topic-drift.js";
 import { configSyncPolicy } from "../../replicator.js";
 import { selectTopics } from "../../topics/selection.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, renderTable } from "../console.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
 /** One selected topic in `plan --json`. */
@@ -113,3 +115,11 @@ function renderPlan(planned: readonly PlannedTopic[], inSync: boolean): string {
   const summary = inSync ? "\nin sync: nothing to create, grow or set\n" : "";
   return `${table}\n${details.length > 0 ? `\nconfigs:\n${details.join("\n")}\n` : ""}${summary}`;
 }
+
+export const PLAN_COMMAND: CliCommand = defineCommand({
+  name: "plan",
+  summary: "which topics are selected, and what the target lacks",
+  options: CONFIG_OPTIONS,
+  example: "kafka-mirror plan --config mirror.yaml",
+  run: (values, io, signal) => planCommand(globalOptions(PLAN_COMMAND, values, signal), io),
+});

@@ -1,15 +1,19 @@
 /**
  * `kafka-mirror run`: the Lambda's worker, run locally. Any number of these processes may run at
  * once on the same state directory (or DynamoDB table); the leases share the partitions out.
+ * With `--lease-store memory` the leases live in this process alone: its rounds hand partitions
+ * to each other as usual, but another process would not see them and would copy the same ones.
  */
 
 import { partitionKey } from "../../core/model.js";
 import type { ReplicationMetrics } from "../../core/ports.js";
-import type { RunSummary } from "../../core/run-summary.js";
+import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
+import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
-import { openLeaseTable } from "../leases.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
 export interface RunCommandOptions extends GlobalOptions {
@@ -52,10 +56,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
-  const table = await openLeaseTable(config, options.stateDir, options.leaseStore);
+  const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir });
   const metrics = new CountingMetrics();
   const replicator = createReplicator(config, {
-    dynamodb: table.client,
+    ...table.backend,
     logger,
     metrics,
     security: clusters.security,
@@ -75,6 +79,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const errors = summaries.flatMap((s) => s.errors);
   reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
   if (options.signal.aborted) return ExitCode.INTERRUPTED;
+  // "done, 0 records" would read as a caught-up mirror: with --once, selecting nothing fails.
+  const emptySelection = summaries.at(-1)?.emptySelection ?? null;
+  if (options.once && emptySelection !== null) {
+    io.stderr.write(`kafka-mirror run: nothing to copy: ${emptySelection}\n`);
+    return ExitCode.FAILED;
+  }
   return errors.length > 0 || metrics.lost > 0 ? ExitCode.FAILED : ExitCode.OK;
 }
 
@@ -188,3 +198,24 @@ function reportRun(
       `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}\n`,
   );
 }
+
+export const RUN_COMMAND: CliCommand = defineCommand({
+  name: "run",
+  summary: "mirror with the Lambda's worker code, in this process",
+  options: {
+    ...CONFIG_OPTIONS,
+    once: { type: "boolean", help: "stop when every partition has caught up (else run until Ctrl-C)" },
+    "worker-id": {
+      type: "string",
+      arg: "ID",
+      help: "this worker's name in the lease table",
+      default: "worker.id, else <hostname>-<pid>-<random>",
+    },
+  },
+  example: "kafka-mirror run --config mirror.yaml --once",
+  run: (values, io, signal) => {
+    const workerId = values["worker-id"];
+    const options = globalOptions(RUN_COMMAND, values, signal);
+    return runCommand({ ...options, once: values.once ?? false, ...(workerId ? { workerId } : {}) }, io);
+  },
+});

@@ -1,9 +1,11 @@
 /** `kafka-mirror status`: lease owner, checkpoint, log end and lag of every selected partition. */
 import { selectTopics } from "../../topics/selection.js";
+import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, renderTable } from "../console.js";
-import { openLeaseTable } from "../leases.js";
 import { type StatusRow, statusRows } from "../status-rows.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
 export async function statusCommand(options: GlobalOptions, io: CliIo): Promise<number> {
@@ -39,7 +41,7 @@ async function collectStatus(
     const partitions = [...Array(partitionsOf.get(name) ?? 0).keys()];
     topics.push({ name, offsets: await source.admin.listOffsets(name, partitions) });
   }
-  const table = await openLeaseTable(config, options.stateDir, options.leaseStore, logger);
+  const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir, logger });
   try {
     return statusRows(topics, await table.store.list(), config.worker.startFrom, Date.now());
   } finally {
@@ -62,3 +64,11 @@ export function formatStatus(rows: readonly StatusRow[], now: number): string {
     rows.map((r) => [r.topic, r.partition, r.owner, r.checkpoint, r.logEnd, r.lag, ago(r.lastProgressAt)]),
   );
 }
+
+export const STATUS_COMMAND: CliCommand = defineCommand({
+  name: "status",
+  summary: "owner, checkpoint, log end and lag of every partition",
+  options: CONFIG_OPTIONS,
+  example: "kafka-mirror status --config mirror.yaml --json",
+  run: (values, io, signal) => statusCommand(globalOptions(STATUS_COMMAND, values, signal), io),
+});

@@ -2,7 +2,9 @@
 import type { PartitionComparison } from "../../verify/compare-partition.js";
 import { type VerifyReport, verifyMirror } from "../../verify/verify-mirror.js";
 import { ExitCode } from "../cli-error.js";
+import { type CliCommand, commandHelp, defineCommand, usageError } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
+import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, mirrorHeaderOf, openClusters } from "./context.js";
 
 export interface VerifyCommandOptions extends GlobalOptions {
@@ -53,6 +55,7 @@ export function formatVerify(report: VerifyReport): string {
     );
   }
   for (const problem of report.topicProblems) lines.push(`MISMATCH ${problem.source}: ${problem.message}`);
+  if (report.emptySelection !== null) lines.push(`NOTHING COMPARED: ${report.emptySelection}`);
   const first = report.partitions.find((p) => p.mismatch !== null);
   if (first?.mismatch) lines.push(`first mismatch: ${first.mismatch.message}`);
   lines.push(verifySummary(report));
@@ -62,7 +65,34 @@ export function formatVerify(report: VerifyReport): string {
 export function verifySummary(report: VerifyReport): string {
   const records = report.partitions.reduce((n, p: PartitionComparison) => n + p.sourceRecords, 0);
   const bad = report.partitions.filter((p) => p.mismatch !== null).length + report.topicProblems.length;
+  if (report.emptySelection !== null) return "verify: FAILED, no topic selected, nothing compared";
   return report.ok
     ? `verify: OK, ${count(records)} records in ${report.partitions.length} partitions identical`
     : `verify: FAILED, ${bad} mismatch(es) in ${report.partitions.length} partitions compared`;
 }
+
+export const VERIFY_COMMAND: CliCommand = defineCommand({
+  name: "verify",
+  summary: "compare source and target; exit 1 on any mismatch",
+  options: {
+    ...CONFIG_OPTIONS,
+    "from-offset": {
+      type: "string",
+      arg: "N",
+      help: "compare each partition from this source offset on",
+      default: "each partition's first record",
+    },
+  },
+  example: "kafka-mirror verify --config mirror.yaml",
+  run: (values, io, signal) => {
+    const options = globalOptions(VERIFY_COMMAND, values, signal);
+    const from = values["from-offset"];
+    if (from !== undefined && !/^\d+$/.test(from)) {
+      throw usageError(
+        `--from-offset must be a non-negative integer, got "${from}"`,
+        commandHelp(VERIFY_COMMAND),
+      );
+    }
+    return verifyCommand({ ...options, ...(from === undefined ? {} : { fromOffset: Number(from) }) }, io);
+  },
+});

@@ -10,10 +10,10 @@ import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { runCliCaptured } from "../../helpers/cli.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const cli = runCliCaptured;
@@ -52,7 +52,7 @@ describe("kafka-mirror with --lease-store dynamodb", () => {
       }),
     );
     await source.createTopic("USER-BI-TOPIC", 2);
-    const writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    const writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     try {
       for (const partition of [0, 1]) {
         await writer.write(

@@ -11,11 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured as cli } from "../../helpers/cli.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 /** Kafka's REQUEST_TIMED_OUT: retriable, and not a reason to re-route within one attempt. */
@@ -55,7 +55,7 @@ describe("kafka-mirror commands retry transient Kafka failures", () => {
     // The same records on both sides: a finished mirror.
     for (const kafka of [source, target]) {
       await kafka.createTopic(topic, PARTITIONS);
-      const writer = new KafkaTargetWriter({ brokers: kafka.bootstrapServers });
+      const writer = new KafkaPartitionWriter({ brokers: kafka.bootstrapServers });
       try {
         for (let p = 0; p < PARTITIONS; p++) {
           await writer.write(

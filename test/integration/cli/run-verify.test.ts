@@ -11,15 +11,15 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
+import { createEmbeddedLeaseClient } from "../../../lib/dynamodb/embedded/client.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 
 const MIRRORED = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
@@ -37,8 +37,8 @@ describe("kafka-mirror run, verify and status", () => {
   let target: TestKafka;
   let dir: string;
   let stateDir: string;
-  let sourceWriter: KafkaTargetWriter;
-  let targetWriter: KafkaTargetWriter;
+  let sourceWriter: KafkaPartitionWriter;
+  let targetWriter: KafkaPartitionWriter;
 
   const configFile = async (name: string, whitelist: string): Promise<string> => {
     const path = join(dir, name);
@@ -53,8 +53,8 @@ describe("kafka-mirror run, verify and status", () => {
     [source, target] = await Promise.all([startTestKafka({ brokers: 1 }), startTestKafka({ brokers: 1 })]);
     dir = await mkdtemp(join(tmpdir(), "kafka-mirror-cli-"));
     stateDir = join(dir, "state");
-    sourceWriter = new KafkaTargetWriter({ brokers: source.bootstrapServers });
-    targetWriter = new KafkaTargetWriter({ brokers: target.bootstrapServers });
+    sourceWriter = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
+    targetWriter = new KafkaPartitionWriter({ brokers: target.bootstrapServers });
     for (const topic of [...MIRRORED, "SCRIPT-BI-TOPIC"]) {
       await source.createTopic(topic, PARTITIONS);
       for (let p = 0; p < PARTITIONS; p++)

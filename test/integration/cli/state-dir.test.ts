@@ -10,14 +10,13 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { DATA_DIR } from "../../../lib/embedded/server-file.js";
+import { DATA_DIR } from "../../../lib/dynamodb/embedded/server-file.js";
 import { type SpawnCliOptions, type SpawnedCliResult, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 /** A failing state directory is found in well under a second once the clusters answered. */
 const WITHIN_MS = 15_000;
-const NOBODY = { uid: 65534, gid: 65534 };
 const ONE_LINE = /^kafka-mirror: [^\n]+\n$/;
 
 describe("kafka-mirror with a state directory it cannot use", () => {
@@ -86,8 +85,8 @@ describe("kafka-mirror with a state directory it cannot use", () => {
     await mkdir(readOnly);
     await chmod(readOnly, 0o555);
     const stateDir = join(readOnly, "state");
-    // Root writes anywhere: as root, run the CLI as nobody, for whom the directory is read-only.
-    const options = process.getuid?.() === 0 ? { user: NOBODY } : {};
+    // Root writes anywhere: as root, run the CLI without the capability that lets it.
+    const options = process.getuid?.() === 0 ? { withoutRootOverride: true } : {};
     expectUnusable(await status(stateDir, options), stateDir, /mkdir \S+: EACCES \(permission denied\)/);
   });
 });

@@ -15,14 +15,15 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/config-sync.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { encodeRecordBatch } from "../../../lib/kafka/record-batch.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { MAX_MESSAGE_BYTES_HEADROOM } from "../../../lib/core/plan/config-sync.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
+import { encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { CLI_BIN, runCliCaptured } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
+import { eventually } from "../../helpers/kafka-eventually.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView, committedCount, produceRetrying } from "../../helpers/partition-data.js";
 
@@ -85,7 +86,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
   let dir: string;
   let stateDir: string;
   let config: string;
-  let writer: KafkaTargetWriter;
+  let writer: KafkaPartitionWriter;
   let sourceView: ClusterView;
   let targetView: ClusterView;
   let run: ChildProcess | undefined;
@@ -104,7 +105,7 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
         whitelist: `${GROWN}|${NEW}|${BIG}`,
       }),
     );
-    writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     sourceView = new ClusterView(source.bootstrapServers);
     targetView = new ClusterView(target.bootstrapServers);
     await sourceView.admin.createTopics([{ name: GROWN, partitions: 4, replicationFactor: 1 }]);
@@ -262,6 +263,18 @@ describe("kafka-mirror run: topics that appear, grow and change while it runs", 
     await sourceView.admin.alterTopicConfigs([
       { topic: GROWN, set: configs({ "retention.ms": "172800000" }) },
     ]);
+    // Both are answered once the controller made them; plan reads the broker, which shows them a
+    // moment later (test/helpers/kafka-eventually.ts).
+    await eventually(
+      `${GROWN} grown past 8 partitions in the source's Metadata`,
+      () => sourceView.admin.listTopics(),
+      (topics) => (topics.find((t) => t.name === GROWN)?.partitions ?? 0) > 8,
+    );
+    await eventually(
+      `${GROWN}'s new retention.ms described by the source`,
+      () => sourceView.admin.describeTopicConfigs([GROWN]),
+      (described) => described.get(GROWN)?.get("retention.ms") !== "86400000",
+    );
     const drift = await plan();
 
     assert.equal(drift.code, 0);

@@ -10,7 +10,7 @@ import type { Item } from "../../../lib/dynamodb/lease-item.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { useDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 import { LeaseFleet } from "../../helpers/lease-fleet.js";
 
 const DURATION = 10_000;

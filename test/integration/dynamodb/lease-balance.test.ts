@@ -1,5 +1,5 @@
 /**
- * The lease rules of lib/core/lease-coordinator.ts played against the real DynamoDB lease store
+ * The lease rules of lib/core/run/lease-coordinator.ts played against the real DynamoDB lease store
  * (DynamoDB Local): fair share, handoffs and failover decided by conditional writes, not by a fake.
  */
 import assert from "node:assert/strict";

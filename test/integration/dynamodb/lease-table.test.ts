@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { DeleteTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { createEmbeddedLeaseClient } from "../../../lib/dynamodb/embedded/client.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { createEmbeddedLeaseClient } from "../../../lib/embedded/client.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 
 /** One look, one pause of 1 s while DELETING, one more look. */

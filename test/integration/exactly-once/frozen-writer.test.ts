@@ -28,10 +28,10 @@ import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.
 import type { TopicPartition } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
-import type { SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+import type { SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { startDelayProxy } from "../../helpers/delay-proxy.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 import { KAFKA_TESTBED, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";

@@ -11,12 +11,12 @@ import { Kafka, logLevel } from "kafkajs";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import type { RunSummary } from "../../../lib/core/run-summary.js";
+import type { RunSummary } from "../../../lib/core/run/run-summary.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { createReplicator } from "../../../lib/replicator.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { CapturingLogger, CapturingMetrics } from "../../helpers/fakes.js";
+import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observability.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 
@@ -133,9 +133,11 @@ export class MirrorRig {
     return new DynamoDbLeaseStore({ client: this.client(), tableName }).lease(tp);
   }
 
+  /** Every committed record of `tp`, once the transactions of writers that stopped have their markers. */
   async read(alias: string, tp: TopicPartition): Promise<MirrorRecord[]> {
     const view = new ClusterView(this.cluster(alias).bootstrapServers);
     try {
+      await view.settled(tp);
       return await view.read(tp);
     } finally {
       await view.close();

@@ -17,7 +17,7 @@ import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import {
   bundleEnvironment,
@@ -169,7 +169,7 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     });
     closers.push(async () => client.destroy());
     await createLeaseTable(client, table);
-    const writer = new KafkaTargetWriter({ brokers: source.bootstrapServers, maxBatchRecords: 200 });
+    const writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers, maxBatchRecords: 200 });
     closers.push(() => writer.close());
     for (const topic of [...TOPICS, UNLISTED]) {
       await source.createTopic(topic, PARTITIONS);

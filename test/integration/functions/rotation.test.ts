@@ -8,12 +8,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseConfig } from "../../../lib/config/schema.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { isAuthenticationFailure } from "../../../lib/kafka/security.js";
-import { kafkaConnectionOptions } from "../../../lib/replicator.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { isAuthenticationFailure } from "../../../lib/kafka/wire/security.js";
 import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
 import { RefreshOnAuthFailure } from "../../../lib/secrets/credential-refresh.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { kafkaConnectionOptions } from "../../../lib/wiring.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 import { type SaslRefusingBroker, startSaslRefusingBroker } from "../../helpers/sasl-refusing-broker.js";
 
@@ -36,6 +36,7 @@ describe("RefreshOnAuthFailure (secret rotation)", () => {
         connectionTimeoutMs: 2_000,
       },
       target: { brokers: "127.0.0.1:1" },
+      topics: { whitelist: ".*" },
     }).source;
     const built: { password: string; closed: boolean }[] = [];
     const refresh = new RefreshOnAuthFailure(async (fresh) => {

@@ -10,9 +10,9 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import {
   bundleEnvironment,
   invokeBundle,
@@ -37,7 +37,7 @@ describe("the replicate bundle discovers topics and partitions while it runs", (
   let dynamo: DynamoDbLocal;
   let source: MockKafka;
   let target: MockKafka;
-  let writer: KafkaTargetWriter;
+  let writer: KafkaPartitionWriter;
   let sourceView: ClusterView;
   let targetView: ClusterView;
   const table = `leases-${randomUUID()}`;
@@ -57,7 +57,7 @@ describe("the replicate bundle discovers topics and partitions while it runs", (
     });
     await createLeaseTable(client, table);
     client.destroy();
-    writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     sourceView = new ClusterView(source.bootstrapServers);
     targetView = new ClusterView(target.bootstrapServers);
     await sourceView.admin.createTopics([{ name: GROWN, partitions: 4, replicationFactor: 1 }]);

@@ -2,7 +2,7 @@
 // or the mock cluster, whose broker side of these (CreateTopics configs, DescribeConfigs,
 // IncrementalAlterConfigs, CreatePartitions) is ours: testbed/mock-kafka/topic-admin.c, pinned by
 // an independent client in test/integration/testbed/topic-admin.test.ts. The last test holds the
-// in-memory cluster of test/helpers/fakes.ts to the same answers, so on real Kafka it shows that
+// in-memory cluster of test/helpers/fake-cluster.ts to the same answers, so on real Kafka it shows that
 // the unit tests' fake behaves as Kafka does.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -10,10 +10,12 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import type { ClusterAdmin } from "../../../lib/core/ports.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
-import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
+import { eventually } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import type { MockKafka } from "../../helpers/mock-kafka.js";
 
@@ -22,6 +24,7 @@ const DESCRIBE_CONFIGS = 32;
 const CREATE_PARTITIONS = 37;
 const INCREMENTAL_ALTER_CONFIGS = 44;
 const NOT_CONTROLLER = 41;
+const INVALID_PARTITIONS = 37;
 
 function topicName(): string {
   return `test-topic-${randomUUID()}`;
@@ -39,6 +42,42 @@ function record(i: number): MirrorRecord {
     value: Buffer.from([0, i]),
     headers: [],
   };
+}
+
+/** Partition count by topic, as `admin`'s Metadata shows it. */
+async function partitionCounts(admin: ClusterAdmin): Promise<Map<string, number>> {
+  return new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+}
+
+/**
+ * Until `admin`'s Metadata shows every topic of `counts` with more than its count there: the
+ * topics just created (0: absent before) or grown. Kafka answers an admin change once its
+ * controller made it; the broker that serves Metadata applies it a moment later
+ * (test/helpers/kafka-eventually.ts). The real clusters here have one broker, so one read that
+ * shows a change shows it for every later read.
+ */
+function grownInMetadata(admin: ClusterAdmin, counts: Record<string, number>): Promise<Map<string, number>> {
+  return eventually(
+    `${Object.keys(counts).join(", ")} in Metadata with more than ${Object.values(counts).join(", ")} partitions`,
+    () => partitionCounts(admin),
+    (shown) => Object.entries(counts).every(([topic, count]) => (shown.get(topic) ?? 0) > count),
+  );
+}
+
+/** Until DescribeConfigs answers `topic` with `shows` true of its configs (see grownInMetadata). */
+function describedAs(
+  admin: ClusterAdmin,
+  topic: string,
+  shows: (configs: ReadonlyMap<string, string>) => boolean,
+): Promise<Map<string, ReadonlyMap<string, string>>> {
+  return eventually(
+    `the configs of ${topic}`,
+    () => admin.describeTopicConfigs([topic]),
+    (answer) => {
+      const configs = answer.get(topic);
+      return configs !== undefined && shows(configs);
+    },
+  );
 }
 
 /** The ReplicatorError `call` rejects with. */
@@ -78,17 +117,10 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   }
 
   /**
-   * Until DescribeConfigs answers for a topic just created. Real Kafka's CreateTopics returns once
-   * the controller committed the topic; the broker that answers learns of it a moment later and
-   * until then answers UNKNOWN_TOPIC_OR_PARTITION, a missing topic (the mock knows it at once).
+   * Until DescribeConfigs answers for a topic just created: until then the broker answers
+   * UNKNOWN_TOPIC_OR_PARTITION, a missing topic.
    */
-  async function described(topic: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!(await admin.describeTopicConfigs([topic])).has(topic)) {
-      assert.ok(Date.now() < deadline, `${topic} not described within 10 s of its creation`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const described = (topic: string) => describedAs(admin, topic, () => true);
 
   it("creates a topic with configs; describe answers only the ones set on the topic", async () => {
     const topic = topicName();
@@ -127,9 +159,11 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
       { topic, set: configs({ "cleanup.policy": "compact", "retention.ms": "1000" }) },
     ]);
     await admin.alterTopicConfigs([{ topic, set: configs({ "retention.ms": "2000" }) }]);
+    // The broker applies the controller's changes in order: once the last shows, all do.
+    const answer = await describedAs(admin, topic, (c) => c.get("retention.ms") === "2000");
 
     assert.deepEqual(
-      await admin.describeTopicConfigs([topic]),
+      answer,
       new Map([
         [topic, configs({ "min.insync.replicas": "2", "cleanup.policy": "compact", "retention.ms": "2000" })],
       ]),
@@ -181,11 +215,10 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
     assert.deepEqual(refused.details, { topic: bad, kafkaErrorCode: 40, kafkaError: "INVALID_CONFIG" });
     assert.equal(missing.code, "TOPIC_CONFIG_FAILED");
     assert.match(missing.message, /no-such-topic.*UNKNOWN_TOPIC_OR_PARTITION/);
-    // Kafka applies each resource on its own: the good topic's change landed.
-    assert.deepEqual(
-      (await admin.describeTopicConfigs([good])).get(good),
-      configs({ "retention.ms": "1000" }),
-    );
+    // Kafka applies each resource on its own: the good topic's change landed (any change shown,
+    // then the value).
+    const shown = await describedAs(admin, good, (c) => c.size > 0);
+    assert.deepEqual(shown.get(good), configs({ "retention.ms": "1000" }));
     assert.deepEqual((await admin.describeTopicConfigs([bad])).get(bad), new Map());
   });
 
@@ -206,8 +239,8 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   it("grows a topic from 4 to 8 partitions; our writer and reader use partition 7 at once", async () => {
     const topic = topicName();
     await admin.createTopics([{ name: topic, partitions: 4, replicationFactor: kafka.brokerIds.length }]);
-    const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
-    const reader = new KafkaSourceReader(common());
+    const writer = new KafkaPartitionWriter({ ...common(), retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    const reader = new KafkaPartitionReader(common());
     try {
       // Both know the topic with 4 partitions before it grows.
       await writer.write({ topic, partition: 3 }, [record(1)]);
@@ -239,6 +272,9 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
   it("leaves a topic already at or above the count as it is, without an error", async () => {
     const topic = topicName();
     await admin.createTopics([{ name: topic, partitions: 6, replicationFactor: 1 }]);
+    // Kafka refuses both counts as no increase; the admin takes that as "already grown" once its
+    // Metadata shows the topic with that many (before, it reports a retryable failure).
+    await grownInMetadata(admin, { [topic]: 0 });
 
     await admin.createPartitions([{ topic, count: 6 }]);
     await admin.createPartitions([{ topic, count: 3 }]);
@@ -257,6 +293,8 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
       { name: a, partitions: 1, replicationFactor: 1 },
       { name: b, partitions: 2, replicationFactor: 1 },
     ]);
+    // b's count is refused as no increase, taken as "already grown" once Metadata shows b.
+    await grownInMetadata(admin, { [a]: 0, [b]: 0 });
 
     await admin.createPartitions([
       { topic: a, count: 2 },
@@ -264,7 +302,8 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
       { topic: a, count: 3 },
     ]);
 
-    const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+    // Both topics change in one controller batch: once a's growth shows, b's answer is final too.
+    const counts = await grownInMetadata(admin, { [a]: 1 });
     assert.deepEqual([counts.get(a), counts.get(b)], [3, 2]);
   });
 
@@ -300,12 +339,33 @@ describe("KafkaClusterAdmin: topic configs and partition growth", () => {
       await admin.createPartitions([{ topic, count: 2 }]);
       assert.deepEqual(await admin.describeTopicConfigs([topic]), new Map([[topic, new Map()]]));
     });
+
+    // Regression: a broker behind the controller made "already grown" a final failure.
+    it("reports Kafka's 'no increase' as retryable while Metadata still shows fewer partitions", async () => {
+      // Prepare: growing to 2 is refused as no increase while Metadata shows 1, as a broker that
+      // has not applied another client's growth yet answers.
+      const topic = topicName();
+      await admin.createTopics([{ name: topic, partitions: 1, replicationFactor: 1 }]);
+      await mock().pushRequestErrors(CREATE_PARTITIONS, [INVALID_PARTITIONS]);
+
+      // Act
+      const behind = await failure(admin.createPartitions([{ topic, count: 2 }]));
+
+      // Assess: the caller's next attempt reads Metadata again.
+      assert.deepEqual(
+        [behind.code, behind.retryable, behind.details.topic, behind.details.kafkaError],
+        ["PARTITIONS_CREATE_FAILED", true, topic, "INVALID_PARTITIONS"],
+      );
+      assert.match(behind.message, /INVALID_PARTITIONS.*Metadata read after it shows 1 partitions/);
+    });
   }
 });
 
 /**
  * One admin scenario, its outcome as plain data: what each step answered (an error as its code
- * and retryability) and the topics' configs and partition counts at the end.
+ * and retryability) and the topics' configs and partition counts at the end. Where a step reads
+ * what an earlier one changed, it first waits until the change shows (real Kafka's brokers apply
+ * it a moment after the controller answered; the in-memory cluster at once).
  */
 async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unknown[]> {
   const step = async (call: () => Promise<unknown>) =>
@@ -323,6 +383,8 @@ async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unkn
         { name: b, partitions: 4, replicationFactor: 1 },
       ]),
     ),
+    // Growing b to 4 and to 1 is refused as no increase, "already grown" once Metadata shows b.
+    await grownInMetadata(admin, { [a]: 0, [b]: 0 }).then(() => "created"),
     await step(() => admin.alterTopicConfigs([{ topic: a, set: configs({ "cleanup.policy": "compact" }) }])),
     await step(() => admin.alterTopicConfigs([{ topic: b, set: configs({ "retention.ms": "5000" }) }])),
     await step(() =>
@@ -348,9 +410,11 @@ async function scenario(admin: ClusterAdmin, a: string, b: string): Promise<unkn
     // Refused or skipped before anything is sent.
     await step(() => admin.alterTopicConfigs([{ topic: "no-such-topic", set: new Map() }])),
     await step(() => admin.createPartitions([{ topic: b, count: 6.5 }])),
+    // b's growth to 5 was the last change; the broker applies them in order.
+    await grownInMetadata(admin, { [b]: 4 }).then(() => "grown"),
     await step(() => admin.describeTopicConfigs([a, b, "no-such-topic"])),
   ];
-  const counts = new Map((await admin.listTopics()).map((t) => [t.name, t.partitions]));
+  const counts = await partitionCounts(admin);
   return [...outcomes, counts.get(a), counts.get(b)];
 }
 

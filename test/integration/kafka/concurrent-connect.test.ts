@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 10, maxBytes: 1024 * 1024, maxWaitMs: 10 };
@@ -14,7 +14,7 @@ const PARTITIONS = 8;
 /** Long enough that later fetches start while the first connect's ApiVersions is in flight. */
 const RTT_MS = 300;
 
-describe("KafkaSourceReader on a fresh connection", () => {
+describe("KafkaPartitionReader on a fresh connection", () => {
   let kafka: MockKafka;
   let topic: string;
 
@@ -30,8 +30,8 @@ describe("KafkaSourceReader on a fresh connection", () => {
   });
 
   // maxAttempts 1: each fetch must succeed at once; a retry must not be what hides the race.
-  function freshReader(): KafkaSourceReader {
-    return new KafkaSourceReader({
+  function freshReader(): KafkaPartitionReader {
+    return new KafkaPartitionReader({
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 5000,
       connectionTimeoutMs: 2000,

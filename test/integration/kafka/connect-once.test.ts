@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { createServer, type Server, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { kafkajsLogger } from "../../../lib/kafka/kafkajs-internals.js";
+import { kafkajsLogger } from "../../../lib/kafka/wire/kafkajs-internals.js";
 
 const require = createRequire(import.meta.url);
 const Connection = require("kafkajs/src/network/connection.js") as new (

@@ -1,4 +1,4 @@
-// KafkaGroupAdmin (lib/kafka/group-admin.ts, group-describe.ts) against real Apache Kafka 4.1 (one
+// KafkaGroupAdmin (lib/kafka/admin/group-admin.ts, group-describe.ts) against real Apache Kafka 4.1 (one
 // KRaft node, test/helpers/real-kafka.ts) with real groups of both rebalance protocols: KIP-848
 // members (`group.protocol=consumer`, the default for new consumers from Kafka 4.0) and classic
 // ones, both librdkafka 2.15.1 consumers (test/helpers/group-member.ts). DescribeGroups answers a
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaGroupAdmin } from "../../../lib/kafka/group-admin.js";
+import { KafkaGroupAdmin } from "../../../lib/kafka/admin/group-admin.js";
 import { eventually, runGroupClient } from "../../helpers/group-client.js";
 import { GroupMembers } from "../../helpers/group-member.js";
 import { kcatProduce } from "../../helpers/kcat.js";

@@ -1,4 +1,4 @@
-// KafkaGroupAdmin (lib/kafka/group-admin.ts) with real consumer groups: kcat -G members
+// KafkaGroupAdmin (lib/kafka/admin/group-admin.ts) with real consumer groups: kcat -G members
 // (librdkafka 2.0.2, classic protocol) join, consume and commit; what our adapter sees is checked
 // against what they did and against librdkafka 2.15.1's own group calls (group-client). The
 // broker side is real Kafka's group coordinator (KAFKA_TESTBED=real, three brokers, so each
@@ -7,13 +7,13 @@
 // pinned by test/integration/testbed/groups.test.ts, where any broker answers for any group.
 //
 // KIP-848 groups (group.protocol=consumer) are not here yet: they are being added to the adapter
-// (lib/kafka/group-admin.ts: ConsumerGroupDescribe, API 69) separately; a test of them belongs
+// (lib/kafka/admin/group-admin.ts: ConsumerGroupDescribe, API 69) separately; a test of them belongs
 // in this file and on real Kafka only (the mock lists and describes classic groups only).
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaGroupAdmin } from "../../../lib/kafka/group-admin.js";
+import { KafkaGroupAdmin } from "../../../lib/kafka/admin/group-admin.js";
 import { eventually, runGroupClient } from "../../helpers/group-client.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { KcatGroupMembers, kcatFilledTopic } from "../../helpers/kcat-group.js";

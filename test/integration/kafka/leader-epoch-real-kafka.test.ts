@@ -9,9 +9,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { eventually } from "../../helpers/group-client.js";
 import { metadata } from "../../helpers/kafka-raw-requests.js";
 import { kcatProduce } from "../../helpers/kcat.js";
@@ -44,7 +44,7 @@ async function createLedTopic(kafka: RealKafka, topic: string): Promise<void> {
 
 describe("leader epochs in Fetch, against real Kafka (3 brokers)", () => {
   let kafka: RealKafka;
-  let reader: KafkaSourceReader | undefined;
+  let reader: KafkaPartitionReader | undefined;
   let pids: number[] = [];
 
   before(
@@ -74,7 +74,7 @@ describe("leader epochs in Fetch, against real Kafka (3 brokers)", () => {
     await createLedTopic(kafka, tp.topic);
     await kcatProduce({ brokers: kafka.bootstrapServers, ...tp, records: values("a", 3) });
     const logger = new CapturingLogger();
-    reader = new KafkaSourceReader({ brokers: kafka.bootstrapServers, requestTimeoutMs: 10_000, logger });
+    reader = new KafkaPartitionReader({ brokers: kafka.bootstrapServers, requestTimeoutMs: 10_000, logger });
     assert.equal((await reader.fetch(tp, 0, LIMITS)).records.length, 3);
     const first = await kafka.partitionState(tp.topic, 0);
     const next = first.isr.find((id) => id !== first.leader) ?? assert.fail("no follower in sync");

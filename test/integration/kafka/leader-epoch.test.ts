@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { TopicPartition } from "../../../lib/core/model.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { kcatProduce } from "../../helpers/kcat.js";
 import { rawFetch, rawOffsetForLeaderEpoch, reroutes } from "../../helpers/leader-epoch-probes.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
@@ -22,7 +22,7 @@ function values(tag: string, count: number) {
 
 describe("leader epochs in Fetch and OffsetForLeaderEpoch, against the mock cluster", () => {
   let kafka: MockKafka;
-  const readers: KafkaSourceReader[] = [];
+  const readers: KafkaPartitionReader[] = [];
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
@@ -34,8 +34,8 @@ describe("leader epochs in Fetch and OffsetForLeaderEpoch, against the mock clus
   });
 
   /** A reader without the pump's retries: one call, at most one re-route. */
-  function bareReader(logger: CapturingLogger): KafkaSourceReader {
-    const reader = new KafkaSourceReader({
+  function bareReader(logger: CapturingLogger): KafkaPartitionReader {
+    const reader = new KafkaPartitionReader({
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 5000,
       connectionTimeoutMs: 2000,
@@ -47,7 +47,7 @@ describe("leader epochs in Fetch and OffsetForLeaderEpoch, against the mock clus
   }
 
   /** A topic led by broker 1 with `a-0..a-2` read by `reader`; then its leader moves to 2 and back. */
-  async function readThenBounce(reader: KafkaSourceReader) {
+  async function readThenBounce(reader: KafkaPartitionReader) {
     const tp: TopicPartition = { topic: `test-topic-${randomUUID()}`, partition: 0 };
     await kafka.createTopic(tp.topic, 1, 3);
     await kafka.setLeader(tp.topic, 0, 1);
@@ -107,7 +107,11 @@ describe("leader epochs in Fetch and OffsetForLeaderEpoch, against the mock clus
     try {
       await old.command("apiversion 3 0 9");
       const logger = new CapturingLogger();
-      const reader = new KafkaSourceReader({ brokers: old.bootstrapServers, requestTimeoutMs: 5000, logger });
+      const reader = new KafkaPartitionReader({
+        brokers: old.bootstrapServers,
+        requestTimeoutMs: 5000,
+        logger,
+      });
       readers.push(reader);
       const tp = { topic: `test-topic-${randomUUID()}`, partition: 0 };
       await old.createTopic(tp.topic, 1, 3);

@@ -2,7 +2,7 @@
  * Old-format sources: magic 0 and magic 1 message sets, plain, gzip, snappy and lz4 (librdkafka
  * writes v0 lz4 with the wrong header checksum of KIP-57, rdkafka_msgset_writer.c), written by an
  * independent producer (librdkafka through kcat, see test/helpers/legacy-kcat.ts), read by our
- * KafkaSourceReader and copied by the CLI's `run --once` into v2 batches; `verify` compares both
+ * KafkaPartitionReader and copied by the CLI's `run --once` into v2 batches; `verify` compares both
  * sides, and kcat reads the target back. Regression: each of these partitions used to stop with
  * CORRUPT_BATCH ("unsupported message format v0/v1"). The compressed sets need the test broker's
  * patch-legacy-msgset.pl (test/integration/testbed/legacy-message-sets.test.ts pins it).
@@ -17,9 +17,9 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../../../lib/core/provenance.js";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { NO_TIMESTAMP } from "../../../lib/kafka/legacy-message-set.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
+import { NO_TIMESTAMP } from "../../../lib/kafka/codec/legacy-message-set.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { KCAT, type KcatRecord, kcatRead } from "../../helpers/kcat.js";
@@ -65,7 +65,7 @@ async function kcatTimestamps(brokers: readonly string[], topic: string): Promis
 }
 
 /** The copy's records of one partition, in order, from offset 0 to the log end. */
-async function readAll(reader: KafkaSourceReader, topic: string, from = 0): Promise<MirrorRecord[]> {
+async function readAll(reader: KafkaPartitionReader, topic: string, from = 0): Promise<MirrorRecord[]> {
   const out: MirrorRecord[] = [];
   for (let offset = from, end = from + 1; offset < end; ) {
     const fetched = await reader.fetch({ topic, partition: 0 }, offset, LIMITS);
@@ -116,7 +116,7 @@ describe("old-format (magic 0/1) sources", () => {
   });
 
   it("our reader returns each record's offset, key, value and timestamp, with no headers", async () => {
-    const reader = new KafkaSourceReader({ brokers: source.bootstrapServers });
+    const reader = new KafkaPartitionReader({ brokers: source.bootstrapServers });
     try {
       for (const p of produced) {
         const read = await readAll(reader, p.topic);
@@ -173,7 +173,7 @@ describe("old-format (magic 0/1) sources", () => {
       report.partitions.map((c) => [c.source.topic, c.mismatch, c.sourceRecords, c.targetRecords]).sort(),
       produced.map((p) => [p.topic, null, 10, 10]).sort(),
     );
-    const reader = new KafkaSourceReader({ brokers: target.bootstrapServers });
+    const reader = new KafkaPartitionReader({ brokers: target.bootstrapServers });
     try {
       for (const p of produced) {
         const stored = await rawLegacyEntries(target.bootstrapServers, p.topic);

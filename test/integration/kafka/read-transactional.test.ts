@@ -1,4 +1,4 @@
-// Our KafkaSourceReader on partitions that hold transactions written by an independent producer
+// Our KafkaPartitionReader on partitions that hold transactions written by an independent producer
 // (librdkafka's own, .testbed/bin/txn-client in its "script" mode), checked against kcat, on the
 // mock or on real Kafka (KAFKA_TESTBED), whose markers the mock's patched ones must match.
 // Regression: the test broker wrote its COMMIT/ABORT control batches with CRC 0, and our decoder
@@ -9,16 +9,18 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
-import { createKafkaCluster, sendRequest } from "../../../lib/kafka/kafkajs-internals.js";
+import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
+import { decodeRecordBatches } from "../../../lib/kafka/codec/record-batch.js";
+import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   FETCH_API_KEY,
   FETCH_VERSIONS,
   fetchRequest,
   IsolationLevel,
-} from "../../../lib/kafka/protocol/fetch.js";
-import { type DecodedBatch, decodeRecordBatches } from "../../../lib/kafka/record-batch.js";
-import { KafkaSourceReader, type SourceIsolationLevel } from "../../../lib/kafka/source-reader.js";
+} from "../../../lib/kafka/wire/fetch.js";
+import { createKafkaCluster, sendRequest } from "../../../lib/kafka/wire/kafkajs-internals.js";
+import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";
 import { ScriptedProducer, TXN_CLIENT } from "../../helpers/txn-script.js";
@@ -32,7 +34,11 @@ interface ReadResult {
 }
 
 /** Fetches from `from` until the reader reaches the end it reports (for read_committed the LSO). */
-async function readToEnd(reader: KafkaSourceReader, tp: TopicPartition, from: number): Promise<ReadResult> {
+async function readToEnd(
+  reader: KafkaPartitionReader,
+  tp: TopicPartition,
+  from: number,
+): Promise<ReadResult> {
   const records: MirrorRecord[] = [];
   let last = await reader.fetch(tp, from, LIMITS);
   records.push(...last.records);
@@ -108,13 +114,13 @@ function controlRecord(type: 0 | 1): Buffer {
 
 const labels = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
-describe("KafkaSourceReader on transactional partitions (independent producer)", () => {
+describe("KafkaPartitionReader on transactional partitions (independent producer)", () => {
   let kafka: TestKafka;
-  const readers: KafkaSourceReader[] = [];
+  const readers: KafkaPartitionReader[] = [];
   const producers: ScriptedProducer[] = [];
 
-  const newReader = (isolationLevel: SourceIsolationLevel): KafkaSourceReader => {
-    const reader = new KafkaSourceReader({
+  const newReader = (isolationLevel: SourceIsolationLevel): KafkaPartitionReader => {
+    const reader = new KafkaPartitionReader({
       brokers: kafka.bootstrapServers,
       clientId: `read-txn-${isolationLevel}`,
       isolationLevel,
@@ -152,6 +158,9 @@ describe("KafkaSourceReader on transactional partitions (independent producer)",
     await producer.close();
     const tp = { topic, partition: 0 };
     const brokers = kafka.bootstrapServers;
+    // A commit returns before its marker is written. The coordinator starts a transaction only
+    // once the one before has its markers, so only the last can be missing: until then the LSO is 7.
+    await stableOffsetReaches(brokers, tp, 10);
     const kcatCommitted = await kcatRead({
       brokers,
       topic,
@@ -199,6 +208,8 @@ describe("KafkaSourceReader on transactional partitions (independent producer)",
     await producer.transaction("dropped", 2, "abort");
     await producer.close();
     const until = Date.now();
+    // The ABORT marker is written after the abort returned; rawBatches reads to the log end.
+    await stableOffsetReaches(kafka.bootstrapServers, { topic, partition: 0 }, 6);
     const batches = await rawBatches(kafka.bootstrapServers, topic);
 
     // Assess: rawBatches decoded every batch, so every CRC checked out.
@@ -269,6 +280,9 @@ describe("KafkaSourceReader on transactional partitions (independent producer)",
     // Act / Assess: once it commits, read_committed goes on from the LSO to the new log end.
     await producer.run("commit");
     await producer.close();
+    // The coordinator answers the commit, then writes the COMMIT marker at 5; until it is written
+    // the LSO stays at 3 and read_committed rightly reads nothing more.
+    await stableOffsetReaches(kafka.bootstrapServers, tp, 6);
     const after = await readToEnd(reader, tp, before.last.nextOffset);
     assert.deepEqual(view(after.records), ["3 open-0=open-0", "4 open-1=open-1"]);
     assert.equal(after.last.nextOffset, 6, "past the COMMIT marker at 5");

@@ -6,9 +6,12 @@ import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import type { SourceReader } from "../../../lib/core/ports.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter, type KafkaTargetWriterOptions } from "../../../lib/kafka/target-writer.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import {
+  KafkaPartitionWriter,
+  type KafkaPartitionWriterOptions,
+} from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { retryingReader } from "../../helpers/retrying-reader.js";
 
@@ -57,15 +60,15 @@ async function readAll(reader: SourceReader, topic: string, partition: number, f
 describe("kafka adapter against the mock cluster", () => {
   let kafka: MockKafka;
   let reader: SourceReader;
-  let writer: KafkaTargetWriter;
+  let writer: KafkaPartitionWriter;
   let admin: KafkaClusterAdmin;
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 3 });
     const common = { brokers: kafka.bootstrapServers, requestTimeoutMs: 5000, connectionTimeoutMs: 2000 };
     // Retried as the pump retries it: the reader itself makes one attempt per call.
-    reader = retryingReader(new KafkaSourceReader(common));
-    writer = new KafkaTargetWriter({ ...common, retryBackoffMs: 50, retryDeadlineMs: 15_000 });
+    reader = retryingReader(new KafkaPartitionReader(common));
+    writer = new KafkaPartitionWriter({ ...common, retryBackoffMs: 50, retryDeadlineMs: 15_000 });
     admin = new KafkaClusterAdmin(common);
   });
 
@@ -135,10 +138,10 @@ describe("kafka adapter against the mock cluster", () => {
 
   /** A writer of its own for one test (small batches, other limits), closed when `use` ends. */
   async function withWriter<T>(
-    options: Omit<KafkaTargetWriterOptions, "brokers">,
-    use: (writer: KafkaTargetWriter) => Promise<T>,
+    options: Omit<KafkaPartitionWriterOptions, "brokers">,
+    use: (writer: KafkaPartitionWriter) => Promise<T>,
   ): Promise<T> {
-    const own = new KafkaTargetWriter({ brokers: kafka.bootstrapServers, ...options });
+    const own = new KafkaPartitionWriter({ brokers: kafka.bootstrapServers, ...options });
     try {
       return await use(own);
     } finally {
@@ -268,7 +271,7 @@ describe("kafka adapter against the mock cluster", () => {
 
     assertSameContent(await readAll(reader, topic, 0, 0, 30), records);
     assert.throws(
-      () => new KafkaTargetWriter({ brokers: kafka.bootstrapServers, maxInFlightBatches: 6 }),
+      () => new KafkaPartitionWriter({ brokers: kafka.bootstrapServers, maxInFlightBatches: 6 }),
       /maxInFlightBatches must be an integer from 1 to 5, got 6/,
     );
   });
@@ -337,7 +340,7 @@ describe("kafka adapter against the mock cluster", () => {
     await kafka.createTopic(topic, 1, 3);
     await kafka.setLeader(topic, 0, 1);
     await writer.write({ topic, partition: 0 }, [record(0)]);
-    const bare = new KafkaSourceReader({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
+    const bare = new KafkaPartitionReader({ brokers: kafka.bootstrapServers, requestTimeoutMs: 5000 });
     try {
       await bare.fetch({ topic, partition: 0 }, 0, LIMITS);
       await admin.listOffsets(topic, [0]);
@@ -392,7 +395,7 @@ describe("kafka adapter against the mock cluster", () => {
   });
 
   it("gives KAFKA_RETRIABLE with the kafkajs cause when no broker can be reached", async () => {
-    const unreachable = new KafkaSourceReader({
+    const unreachable = new KafkaPartitionReader({
       brokers: ["127.0.0.1:1"],
       connectionTimeoutMs: 500,
     });

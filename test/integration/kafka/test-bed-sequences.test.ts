@@ -4,22 +4,22 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord } from "../../../lib/core/model.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import { encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   createKafkaCluster,
   type KafkajsBroker,
   type KafkajsCluster,
   negotiateVersion,
   sendBody,
-} from "../../../lib/kafka/kafkajs-internals.js";
+} from "../../../lib/kafka/wire/kafkajs-internals.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   produceHeadSize,
   writeProduceHead,
-} from "../../../lib/kafka/protocol/produce.js";
-import { encodeRecordBatch } from "../../../lib/kafka/record-batch.js";
+} from "../../../lib/kafka/wire/produce.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const TOPIC = "sequences";

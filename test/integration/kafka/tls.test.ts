@@ -17,12 +17,9 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createKafkaCluster } from "../../../lib/kafka/kafkajs-internals.js";
-import {
-  type ClusterCredentials,
-  type KafkaSecurityOptions,
-  kafkaSecurityOptions,
-} from "../../../lib/kafka/security.js";
+import type { ClusterCredentials } from "../../../lib/config/credentials.js";
+import { createKafkaCluster } from "../../../lib/kafka/wire/kafkajs-internals.js";
+import { type KafkaSecurityOptions, kafkaSecurityOptions } from "../../../lib/kafka/wire/security.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { freePort } from "../../helpers/net.js";
 

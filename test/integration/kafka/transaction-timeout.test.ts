@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { settleTransactionTimeout, targetTransactionCap } from "../../../lib/core/transaction-timeout.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { settleTransactionTimeout, targetTransactionCap } from "../../../lib/core/run/transaction-timeout.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const INVALID_TRANSACTION_TIMEOUT = 50;
@@ -44,7 +44,7 @@ describe("transaction timeout: a target that does not say its cap", () => {
     // Prepare
     const tp = { topic: `test-topic-${randomUUID()}`, partition: 0 };
     await kafka.createTopic(tp.topic, 1, 1);
-    const writer = new KafkaTargetWriter({
+    const writer = new KafkaPartitionWriter({
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 5_000,
       transactions: { alias: `alias-${randomUUID().slice(0, 8)}`, transactionTimeoutMs: 1_000 },

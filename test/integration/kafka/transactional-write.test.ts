@@ -1,4 +1,4 @@
-// The transaction around a fenced write (lib/kafka/transactional-write.ts) against the patched
+// The transaction around a fenced write (lib/kafka/produce/transactional-write.ts) against the patched
 // mock broker, whose answers a test can hold back: EndTxn never outlives the run's deadline, no
 // transaction is begun without room for its commit, and a transaction a failed write left open
 // is ended (the last stable offset, read with ListOffsets read_committed by a client of the test
@@ -9,8 +9,8 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { latestOffset } from "../../helpers/kafka-raw-requests.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
@@ -50,14 +50,14 @@ describe("transactional write: bounds and open transactions", () => {
    * broker's queue).
    */
   async function withWriter<T>(
-    use: (writer: KafkaTargetWriter, tp: TopicPartition, logger: CapturingLogger) => Promise<T>,
+    use: (writer: KafkaPartitionWriter, tp: TopicPartition, logger: CapturingLogger) => Promise<T>,
     retryDeadlineMs = REQUEST_TIMEOUT_MS,
     on: MockKafka = kafka,
   ): Promise<T> {
     const tp = { topic: `test-topic-${randomUUID()}`, partition: 0 };
     await on.createTopic(tp.topic, 1, 1);
     const logger = new CapturingLogger();
-    const writer = new KafkaTargetWriter({
+    const writer = new KafkaPartitionWriter({
       brokers: on.bootstrapServers,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       retryDeadlineMs,

@@ -10,45 +10,44 @@ import { after, before, describe, it } from "node:test";
 import { systemClock } from "../../../lib/core/clock.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterClient } from "../../../lib/kafka/cluster-client.js";
-import { KafkaErrorCode } from "../../../lib/kafka/error-codes.js";
+import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
+import { decodeRecordBatches, encodeRecordBatch } from "../../../lib/kafka/codec/record-batch.js";
 import {
-  createKafkaCluster,
-  type KafkajsCluster,
-  negotiateVersion,
-  sendBody,
-  sendRequest,
-} from "../../../lib/kafka/kafkajs-internals.js";
+  type TransactionalProducer,
+  TransactionCoordinator,
+  type TransactionCoordinatorOptions,
+} from "../../../lib/kafka/produce/transaction-coordinator.js";
+import { transactionalIdFor } from "../../../lib/kafka/produce/transactional-id.js";
+import { dropAborted } from "../../../lib/kafka/read/read-committed.js";
+import { KafkaClusterClient } from "../../../lib/kafka/wire/cluster-client.js";
+import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   type AbortedTransaction,
   FETCH_API_KEY,
   FETCH_VERSIONS,
   fetchRequest,
   IsolationLevel,
-} from "../../../lib/kafka/protocol/fetch.js";
+} from "../../../lib/kafka/wire/fetch.js";
+import {
+  createKafkaCluster,
+  type KafkajsCluster,
+  negotiateVersion,
+  sendBody,
+  sendRequest,
+} from "../../../lib/kafka/wire/kafkajs-internals.js";
 import {
   decodeProduceResponse,
   PRODUCE_API_KEY,
   PRODUCE_VERSIONS,
   type ProducePartitionResponse,
-} from "../../../lib/kafka/protocol/produce.js";
+} from "../../../lib/kafka/wire/produce.js";
 import {
   transactionalProduceHeadSize,
   writeTransactionalProduceHead,
-} from "../../../lib/kafka/protocol/transactional-produce.js";
-import { dropAborted } from "../../../lib/kafka/read-committed.js";
-import {
-  type DecodedBatch,
-  decodeRecordBatches,
-  encodeRecordBatch,
-} from "../../../lib/kafka/record-batch.js";
-import {
-  type TransactionalProducer,
-  TransactionCoordinator,
-  type TransactionCoordinatorOptions,
-} from "../../../lib/kafka/transaction-coordinator.js";
-import { transactionalIdFor } from "../../../lib/kafka/transactional-id.js";
-import { CapturingLogger, FakeClock } from "../../helpers/fakes.js";
+} from "../../../lib/kafka/wire/transactional-produce.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
+import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 
@@ -210,6 +209,9 @@ describe("transactions", () => {
     await txn.addPartition(producer, topic, PARTITION, soon());
     const second = await produce(topic, producer, abortedValues, committed.length);
     await txn.endTransaction(producer, "abort", soon());
+    // EndTxn is answered before the ABORT marker is written (the COMMIT one was, before the second
+    // AddPartitionsToTxn was accepted); readPartition reads to the LSO, 4 until then.
+    await stableOffsetReaches(kafka.bootstrapServers, { topic, partition: PARTITION }, 7);
     const { batches, aborted } = await readPartition(topic);
 
     // Assess
@@ -344,7 +346,8 @@ describe("transactions", () => {
       // Assess
       assert.ok(isReplicatorError(failure, "KAFKA_RETRIABLE"), String(failure));
       assert.match(failure.message, /InitProducerId for deadline-.* failed: CONCURRENT_TRANSACTIONS/);
-      assert.ok(clock.now() >= deadline);
+      // It gave up only when no attempt could start before the deadline (retryUntil keeps 1 ms).
+      assert.ok(clock.now() >= deadline - 1, `gave up at ${deadline - clock.now()} ms before the deadline`);
       // Each retry slept on the fake clock: Date.now() is far past this deadline and allows none.
       assert.ok(logger.entries.filter((e) => e.message === "transaction coordinator retry").length >= 3);
     });

@@ -6,10 +6,13 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { KafkaClusterAdmin } from "../../../lib/kafka/cluster-admin.js";
-import { KafkaSourceReader } from "../../../lib/kafka/source-reader.js";
-import { KafkaTargetWriter, type KafkaTargetWriterOptions } from "../../../lib/kafka/target-writer.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { KafkaClusterAdmin } from "../../../lib/kafka/admin/cluster-admin.js";
+import {
+  KafkaPartitionWriter,
+  type KafkaPartitionWriterOptions,
+} from "../../../lib/kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const LIMITS = { maxRecords: 10_000, maxBytes: 1024 * 1024, maxWaitMs: 0 };
@@ -31,7 +34,7 @@ const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value?
 
 describe("target writer: deadlines and resends against a slowed broker", () => {
   let kafka: MockKafka;
-  let reader: KafkaSourceReader;
+  let reader: KafkaPartitionReader;
   let admin: KafkaClusterAdmin;
   const common = () => ({
     brokers: kafka.bootstrapServers,
@@ -41,7 +44,7 @@ describe("target writer: deadlines and resends against a slowed broker", () => {
 
   before(async () => {
     kafka = await startMockKafka({ brokers: 1 });
-    reader = new KafkaSourceReader({ ...common(), requestTimeoutMs: 5000 });
+    reader = new KafkaPartitionReader({ ...common(), requestTimeoutMs: 5000 });
     admin = new KafkaClusterAdmin({ ...common(), requestTimeoutMs: 5000 });
   });
 
@@ -52,13 +55,13 @@ describe("target writer: deadlines and resends against a slowed broker", () => {
 
   /** A fresh topic (partition 0 under test) and a writer for it, warmed up (producer id, metadata) before `use`. */
   async function withTopic<T>(
-    options: Omit<KafkaTargetWriterOptions, "brokers">,
-    use: (writer: KafkaTargetWriter, tp: TopicPartition, logger: CapturingLogger) => Promise<T>,
+    options: Omit<KafkaPartitionWriterOptions, "brokers">,
+    use: (writer: KafkaPartitionWriter, tp: TopicPartition, logger: CapturingLogger) => Promise<T>,
   ): Promise<T> {
     const tp = { topic: `test-topic-${randomUUID()}`, partition: 0 };
     await kafka.createTopic(tp.topic, 2, 1);
     const logger = new CapturingLogger();
-    const writer = new KafkaTargetWriter({ ...common(), retryBackoffMs: 20, logger, ...options });
+    const writer = new KafkaPartitionWriter({ ...common(), retryBackoffMs: 20, logger, ...options });
     try {
       // Warm-up at full speed: InitProducerId and metadata are not what these tests time.
       await writer.write({ ...tp, partition: 1 }, [record(0)]);

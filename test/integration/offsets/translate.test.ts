@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { runCliCaptured as cli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { alterGroupOffsets } from "../../helpers/group-client.js";

@@ -14,10 +14,10 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
-import { KafkaTargetWriter } from "../../../lib/kafka/target-writer.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
+import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { spawnCli } from "../../helpers/cli.js";
-import { makeRecords } from "../../helpers/fakes.js";
+import { makeRecords } from "../../helpers/fake-cluster.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -62,7 +62,7 @@ describe("the npm package", { timeout: 240_000 }, () => {
     bin = join(app, "node_modules", ".bin", "kafka-mirror");
 
     [source, target] = await Promise.all([startMockKafka({ brokers: 1 }), startMockKafka({ brokers: 1 })]);
-    const writer = new KafkaTargetWriter({ brokers: source.bootstrapServers });
+    const writer = new KafkaPartitionWriter({ brokers: source.bootstrapServers });
     try {
       for (const topic of [...TOPICS, "SCRIPT-BI-TOPIC"]) {
         await source.createTopic(topic, 2);

@@ -20,7 +20,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { stopLeaseServer } from "../../../lib/embedded/ensure.js";
+import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { spawnCli } from "../../helpers/cli.js";
 import { testBedSettings } from "../../helpers/cli-config.js";
 import { KAFKA_TESTBED } from "../../helpers/kafka-testbed.js";

@@ -10,8 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createKafkaCluster } from "../../../lib/kafka/kafkajs-internals.js";
-import { kafkaSecurityOptions } from "../../../lib/kafka/security.js";
+import { createKafkaCluster } from "../../../lib/kafka/wire/kafkajs-internals.js";
+import { kafkaSecurityOptions } from "../../../lib/kafka/wire/security.js";
 import { kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { kcatListMetadata } from "../../helpers/kcat-probe.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { formatStatus } from "../../../lib/cli/commands/status.js";
 import { statusRows } from "../../../lib/cli/status-rows.js";
 import type { Lease } from "../../../lib/core/ports.js";
-import { leaseOf } from "../../helpers/fakes.js";
+import { leaseOf } from "../../helpers/fake-leases.js";
 
 const NOW = 1_800_000_000_000;
 

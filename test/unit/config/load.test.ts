@@ -47,6 +47,7 @@ describe("loadConfigFromEnv", () => {
       KAFKA_MIRROR_CONFIG: JSON.stringify({
         source: { brokers: ["doc:9092"], alias: "eu" },
         target: { brokers: ["t:9092"] },
+        topics: { whitelist: "orders" },
         batch: { maxRecords: 5 },
       }),
       KAFKA_MIRROR_SOURCE_BROKERS: "env:9092",

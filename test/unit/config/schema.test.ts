@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { largestWriteGroups, leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
-import { DEFAULT_SYNCED_CONFIGS } from "../../../lib/core/config-sync.js";
+import { DEFAULT_SYNCED_CONFIGS } from "../../../lib/core/plan/config-sync.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 
 const minimal = () => ({
@@ -167,7 +167,7 @@ describe("parseConfig: each malformed field is refused by name", () => {
     },
     {
       name: "a missing target",
-      patch: (c) => ({ source: c.source }),
+      patch: (c) => ({ source: c.source, topics: c.topics }),
       path: "target",
       says: /required/,
     },

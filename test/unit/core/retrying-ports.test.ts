@@ -9,7 +9,8 @@ import type { ClusterAdmin } from "../../../lib/core/ports.js";
 import type { KafkaRetry } from "../../../lib/core/retry.js";
 import { retryingAdmin, retryingReader } from "../../../lib/core/retrying-ports.js";
 import { ReplicatorError } from "../../../lib/errors.js";
-import { FakeClock, InMemoryCluster, makeRecords } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster, makeRecords } from "../../helpers/fake-cluster.js";
 import { flakyAdmin, flakyReader } from "../../helpers/flaky.js";
 
 const TOPIC = "orders";

@@ -9,7 +9,7 @@ import type { Lease } from "../../../lib/core/ports.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { leaseOf } from "../../helpers/fakes.js";
+import { leaseOf } from "../../helpers/fake-leases.js";
 
 const TP = { topic: "orders", partition: 0 };
 const HELD: Lease = leaseOf(TP, { owner: "a", counter: 2, expiresAt: 2_000, checkpoint: 10 });

@@ -9,11 +9,11 @@ import { describe, it } from "node:test";
 import type { Context } from "aws-lambda";
 import { type ReplicationRunner, RUN_SAFETY_MARGIN_MS, replicate } from "../../../functions/replicate.js";
 import { parseConfig } from "../../../lib/config/schema.js";
-import type { RunError, RunSummary } from "../../../lib/core/run-summary.js";
+import type { RunError, RunSummary } from "../../../lib/core/run/run-summary.js";
 import { isReplicatorError, ReplicatorError } from "../../../lib/errors.js";
 import { clusterSecurityOptions } from "../../../lib/secrets/cluster-security.js";
 import { RefreshOnAuthFailure } from "../../../lib/secrets/credential-refresh.js";
-import { CapturingLogger } from "../../helpers/fakes.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 
 const SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:source-kafka";
@@ -46,6 +46,7 @@ function summary(errors: RunError[]): RunSummary {
     ],
     errors,
     caughtUp: false,
+    emptySelection: null,
   };
 }
 
@@ -80,6 +81,7 @@ function rig(summaries: RunSummary[], current = "new") {
   const cluster = parseConfig({
     source: { brokers: "s1:9094", saslMechanism: "plain", secretArn: SECRET },
     target: { brokers: "t1:9092" },
+    topics: { whitelist: ".*" },
   }).source;
   const built: { password: string; closed: boolean }[] = [];
   const deadlines: number[] = [];

@@ -18,8 +18,8 @@ import {
   scheduleInput,
   WRITE_STOP_MS,
 } from "../../../functions/timing.js";
-import type { RunSummary } from "../../../lib/core/run-summary.js";
-import type { ReplicateOptions } from "../../../lib/core/worker.js";
+import type { RunSummary } from "../../../lib/core/run/run-summary.js";
+import type { ReplicateOptions } from "../../../lib/core/run/worker.js";
 
 interface Call {
   readonly workerId: string;
@@ -42,6 +42,7 @@ function runner(calls: Call[]): ReplicationRunner {
           partitions: [],
           errors: [],
           caughtUp: false,
+          emptySelection: null,
         };
       },
     }),

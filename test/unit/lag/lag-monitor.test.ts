@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { measureLag } from "../../../lib/lag/lag-monitor.js";
 import { createTopicSelector } from "../../../lib/topics/selection.js";
-import { CapturingLogger, FakeClock, InMemoryCluster, InMemoryLeaseStore } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { flakyAdmin, flakyReader } from "../../helpers/flaky.js";
+import { InMemoryLeaseStore } from "../../helpers/memory-lease-store.js";
 
 function records(n: number, firstTimestamp: number) {
   return Array.from({ length: n }, (_, i) => ({

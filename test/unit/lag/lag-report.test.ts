@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Lease } from "../../../lib/core/ports.js";
 import { lagReport, type PartitionLagInput, partitionLag } from "../../../lib/lag/lag-report.js";
-import { leaseOf } from "../../helpers/fakes.js";
+import { leaseOf } from "../../helpers/fake-leases.js";
 
 const NOW = 1_700_000_000_000;
 const STALL_AFTER = 300_000;

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import {
+  leaseMap,
+  nearestPoint,
+  OFFSET_MAP_MAX_POINTS,
+  withPoint,
+} from "../../../lib/core/lease/offset-map.js";
 import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeOffsetMap, parseOffsetMap } from "../../../lib/dynamodb/offset-map-attribute.js";
-import { leaseMap, nearestPoint, OFFSET_MAP_MAX_POINTS, withPoint } from "../../../lib/offsets/offset-map.js";
 
 describe("withPoint", () => {
   it("keeps at most 32 points over a long history, the origin and the newest among them, older ones sparser", () => {

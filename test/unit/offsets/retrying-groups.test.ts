@@ -9,8 +9,8 @@ import type { GroupAdmin } from "../../../lib/core/ports.js";
 import type { KafkaRetry } from "../../../lib/core/retry.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { retryingGroups } from "../../../lib/offsets/retrying-groups.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 import { FakeGroupAdmin } from "../../helpers/fake-groups.js";
-import { FakeClock } from "../../helpers/fakes.js";
 
 const GROUP = "billing";
 /** Queued failures: far more than one attempt would use. */

@@ -9,15 +9,12 @@ import type { KafkaRetry } from "../../../lib/core/retry.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 import { createGroupSelector } from "../../../lib/offsets/group-selection.js";
 import { runGroupSync } from "../../../lib/offsets/sync-step.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster, makeRecords } from "../../helpers/fake-cluster.js";
 import { FakeGroupAdmin } from "../../helpers/fake-groups.js";
-import {
-  CapturingLogger,
-  FakeClock,
-  fakeMapping,
-  InMemoryCluster,
-  leaseOf,
-  makeRecords,
-} from "../../helpers/fakes.js";
+import { leaseOf } from "../../helpers/fake-leases.js";
+import { fakeMapping } from "../../helpers/fake-mapping.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 

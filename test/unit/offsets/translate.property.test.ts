@@ -12,13 +12,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { withPoint } from "../../../lib/core/lease/offset-map.js";
 import type { MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance, lastProvenance } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
-import { withPoint } from "../../../lib/offsets/offset-map.js";
 import { type Translation, translateOffset } from "../../../lib/offsets/translate.js";
-import { FakeClock, InMemoryCluster, seededRandom } from "../../helpers/fakes.js";
+import { FakeClock, seededRandom } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const ALIAS = "A";

@@ -6,7 +6,8 @@ import type { OffsetMapPoint } from "../../../lib/core/ports.js";
 import { encodeProvenance } from "../../../lib/core/provenance.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { translateOffset } from "../../../lib/offsets/translate.js";
-import { FakeClock, InMemoryCluster } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster } from "../../helpers/fake-cluster.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const tp: TopicPartition = { topic: "orders", partition: 0 };

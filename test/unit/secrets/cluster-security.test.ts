@@ -13,7 +13,11 @@ import { RotatingSecrets } from "../../helpers/rotating-secrets.js";
 const SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:source-kafka";
 
 function source(fields: Record<string, unknown>) {
-  return parseConfig({ source: { brokers: "s:9096", ...fields }, target: { brokers: "t:1" } }).source;
+  return parseConfig({
+    source: { brokers: "s:9096", ...fields },
+    target: { brokers: "t:1" },
+    topics: { whitelist: ".*" },
+  }).source;
 }
 
 function userAndPassword(sasl: SASLOptions | undefined): [string, string] {

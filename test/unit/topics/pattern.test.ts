@@ -27,6 +27,11 @@ describe("compileTopicPattern", () => {
     assert.match(reasonFor("(?i)orders"), /^invalid regular expression "\(\?i\)orders"/);
   });
 
+  it('names inline flags as such, not as JavaScript\'s "Invalid group" (regression)', () => {
+    assert.match(reasonFor("(?i)orders"), /inline flags \(\(\?i\)\) are Java\/Perl syntax/);
+    assert.doesNotMatch(reasonFor("(?i)orders"), /Invalid group/);
+  });
+
   it("refuses MirrorMaker 1's comma form and suggests the | spelling", () => {
     const reason = reasonFor("BIN-BI-TOPIC,PUSH-BI-TOPIC");
 

@@ -232,3 +232,32 @@ describe("selectTopics", () => {
     );
   });
 });
+
+describe("createTopicSelector: why nothing is selected", () => {
+  it("counts the source's topics and names near misses: letter case, a prefix, a part of the name", () => {
+    const mapping = identity({ whitelist: "ORDERS|nomatch.*" });
+    const topics = ["orders", "ORDERS-v2", "eu.ORDERS", "payments", "__consumer_offsets"];
+
+    const why = mapping.whyNothingSelected(topics);
+
+    assert.match(
+      why,
+      /^topics\.whitelist "ORDERS\|nomatch\.\*" selects none of the 4 topic\(s\) on the source/,
+    );
+    assert.match(why, /"orders" \(differs in letter case\)/);
+    assert.match(why, /"ORDERS-v2" \(matches only its beginning\)/);
+    assert.match(why, /"eu\.ORDERS" \(matches only part of the name\)/);
+    assert.doesNotMatch(why, /payments|__consumer_offsets/);
+  });
+
+  it("says what the blacklist took, and gives examples when nothing is close", () => {
+    const why = identity({ whitelist: "a.*", blacklist: "a.*" }).whyNothingSelected(["ab", "ac", "zz"]);
+
+    assert.match(why, /skipped: 2 blacklisted/);
+    assert.match(why, /near misses: "ab"/);
+    assert.match(
+      identity({ whitelist: "logs" }).whyNothingSelected(["x", "y"]),
+      /selects none of the 2 topic\(s\) on the source; e\.g\. "x", "y"$/,
+    );
+  });
+});

@@ -6,7 +6,8 @@ import { retryingAdmin, retryingReader } from "../../../lib/core/retrying-ports.
 import { createTopicSelector } from "../../../lib/topics/selection.js";
 import { comparePartition } from "../../../lib/verify/compare-partition.js";
 import { verifyMirror } from "../../../lib/verify/verify-mirror.js";
-import { FakeClock, InMemoryCluster, makeRecords, type NewRecord } from "../../helpers/fakes.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+import { InMemoryCluster, makeRecords, type NewRecord } from "../../helpers/fake-cluster.js";
 import { flakyAdmin, flakyReader } from "../../helpers/flaky.js";
 
 const TP: TopicPartition = { topic: "BIN-BI-TOPIC", partition: 0 };

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { overlappingRounds } from "../../../../lib/cli/commands/run.js";
-import type { RunSummary } from "../../../../lib/core/run-summary.js";
-import type { ReplicateOptions, Worker } from "../../../../lib/core/worker.js";
+import type { RunSummary } from "../../../../lib/core/run/run-summary.js";
+import type { ReplicateOptions, Worker } from "../../../../lib/core/run/worker.js";
 
 interface Round {
   readonly workerId: string;
@@ -38,6 +38,7 @@ function runner(rounds: Round[]) {
                 partitions: [],
                 errors: [],
                 caughtUp: false,
+                emptySelection: null,
               });
             };
             const timer = setTimeout(end, Math.max(0, deadline - Date.now()));

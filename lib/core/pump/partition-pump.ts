@@ -1,0 +1,396 @@
+/**
+ * The copy loop of one held partition: fetch from the source, write to the target, checkpoint.
+ * Its parts, one file each: held-lease.ts (the lease, its write gate, retrying while it is held),
+ * pump-start.ts (fence, source continuity, start offset, recovery), source-feed.ts (fetches read
+ * ahead), checkpointer.ts (storing progress); this file runs the loop and the writes.
+ *
+ * Correctness rule: the checkpoint only ever moves past records the target acknowledged (or
+ * offsets that hold no data records), so killing the process at any instant loses nothing.
+ *
+ * With provenance on (the default) delivery is exactly-once: every copied record carries a
+ * provenance header, every checkpoint carries a target position (see target-tail.ts), and the
+ * pump reads the target's tail when it takes a partition and before the write after any write
+ * that was not acknowledged, so whatever of an interrupted or uncertain write already landed is
+ * never written again. Records that came from the target cluster (active-active) are skipped,
+ * their offsets checkpointed all the same. Source leader epochs: source-epochs.ts.
+ *
+ * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
+ * target but its checkpoint did not reach the store:
+ *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: what was
+ *    acknowledged since the last stored checkpoint is written again by the next holder, at most
+ *    one checkpoint interval of batches plus the batch in flight (one batch with interval 0);
+ *  - a write is retried after a timeout although the first attempt landed;
+ *  - during a lease-store outage the pump keeps copying while its lease is valid by its own
+ *    clock, and those batches are checkpointed only when the store answers again, so a crash in
+ *    an outage repeats at most one lease duration of data.
+ */
+import { isReplicatorError, ReplicatorError } from "../../errors.js";
+import type { FetchedRecords, FetchLimits, MirrorRecord, StartFrom } from "../model.js";
+import type {
+  Clock,
+  ClusterAdmin,
+  LeaseStore,
+  Logger,
+  ReplicationMetrics,
+  SourceReader,
+  TargetWriter,
+} from "../ports.js";
+import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } from "../provenance.js";
+import type { BackoffPolicy } from "../retry.js";
+import { Checkpointer } from "./checkpointer.js";
+import { type HeldLease, LeaseGuard } from "./held-lease.js";
+import type { Gate, LeaseEnd } from "./model.js";
+import { findStart, pinStart } from "./pump-start.js";
+import type { ReadAheadBudget } from "./read-ahead.js";
+import { EpochWatch, epochParts, unexplainedDivergence } from "./source-epochs.js";
+import { SourceFeed } from "./source-feed.js";
+import { TargetTail, type TargetTailDeps } from "./target-tail.js";
+
+export interface PumpSettings {
+  readonly batch: FetchLimits;
+  /** Where a partition without a checkpoint starts: the log start or the log end. */
+  readonly startFrom: StartFrom;
+  /** A write starts only this long before the lease expiry: at least a request timeout, retries included. */
+  readonly writeSafetyMarginMs: number;
+  /** At most one routine checkpoint per this many ms (Checkpointer). @default 0 (one per batch) */
+  readonly checkpointIntervalMs?: number;
+  /** Back-off for retryable failures. @default { initialMs: 100, maxMs: 5000 } */
+  readonly retry?: BackoffPolicy;
+  /** How often to look again at a lease too close to expiry to write, waiting for a renewal. @default 100 */
+  readonly leasePollMs?: number;
+  /** Exactly-once: provenance headers and the target tail (needs PumpDeps.targetTail). Null: at-least-once. */
+  readonly provenance?: ProvenanceSettings | null;
+}
+
+export interface PumpDeps {
+  readonly source: SourceReader;
+  readonly target: TargetWriter;
+  readonly sourceAdmin: ClusterAdmin;
+  readonly store: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+  /** Reader and admin of the target cluster; required when PumpSettings.provenance is set. */
+  readonly targetTail?: TargetTailDeps;
+  /** Bounds what the worker's pumps read ahead of their writes, together. @default unbounded (per pump: READ_AHEAD results) */
+  readonly readAheadBudget?: ReadAheadBudget;
+}
+
+export type PumpStopReason =
+  | LeaseEnd
+  /** A non-retryable error; see `error`. */
+  | "error";
+
+export interface PumpStatus {
+  readonly records: number;
+  readonly bytes: number;
+  /** The next offset to read, or null before the start offset is known. */
+  readonly nextOffset: number | null;
+  /** The last offset the store accepted as checkpoint. */
+  readonly checkpoint: number | null;
+  /** The last fetch reached the high watermark and everything it returned is written and checkpointed. */
+  readonly caughtUp: boolean;
+  readonly stopReason: PumpStopReason | null;
+  readonly error: ReplicatorError | null;
+}
+
+/** What is left of a write after one attempt, or how the lease ended first. */
+type WriteStep = readonly MirrorRecord[] | LeaseEnd;
+
+/**
+ * Errors are handled per partition: retryable ones are retried in place with back-off while the
+ * lease is held (LeaseGuard.retry); a non-retryable one (RECORD_REJECTED, CORRUPT_BATCH, ...)
+ * stops this partition only, after checkpointing what landed, is counted in
+ * metrics.partitionError and left in `status.error` for the worker, which logs it and gives the
+ * lease back for the fleet to retry after a backoff (failure-backoff.ts), never in a tight loop.
+ */
+export class PartitionPump {
+  readonly #deps: PumpDeps;
+  readonly #settings: PumpSettings;
+  readonly #held: HeldLease;
+  readonly #guard: LeaseGuard;
+  readonly #checkpoints: Checkpointer;
+  readonly #epochs: EpochWatch;
+  #records = 0;
+  #bytes = 0;
+  #nextOffset: number | null = null;
+  #caughtUp = false;
+  #stopReason: PumpStopReason | null = null;
+  #error: ReplicatorError | null = null;
+  readonly #tail: TargetTail | null;
+  readonly #provenance: ProvenanceSettings | null;
+  /** Our provenance header for this partition's records; null when not exactly-once. */
+  readonly #stamp: ProvenanceStamp | null;
+
+  constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
+    this.#deps = deps;
+    this.#settings = settings;
+    this.#held = held;
+    this.#provenance = settings.provenance ?? null;
+    if (this.#provenance !== null && deps.targetTail === undefined) {
+      throw new ReplicatorError(
+        "CONFIG_INVALID",
+        "provenance needs a reader and admin of the target cluster",
+      );
+    }
+    const { lease, route } = held;
+    this.#stamp = this.#provenance === null ? null : stampFor(this.#provenance, route.source.partition);
+    this.#tail =
+      this.#provenance === null || deps.targetTail === undefined
+        ? null
+        : new TargetTail(
+            deps.targetTail,
+            route.source,
+            route.target,
+            this.#provenance,
+            // A position is only meaningful with the checkpoint it was stored with.
+            lease.checkpoint === null ? null : (lease.targetOffset ?? null),
+            deps.target.fences,
+          );
+    this.#guard = new LeaseGuard(held, deps.clock, deps.logger, {
+      writeSafetyMarginMs: settings.writeSafetyMarginMs,
+      ...(settings.leasePollMs === undefined ? {} : { leasePollMs: settings.leasePollMs }),
+      ...(settings.retry === undefined ? {} : { retry: settings.retry }),
+    });
+    this.#checkpoints = new Checkpointer(deps, this.#guard, this.#tail, settings.checkpointIntervalMs ?? 0);
+    this.#epochs = new EpochWatch(deps, this.#guard, this.#checkpoints);
+  }
+
+  get status(): PumpStatus {
+    return {
+      records: this.#records,
+      bytes: this.#bytes,
+      nextOffset: this.#nextOffset,
+      checkpoint: this.#checkpoints.checkpoint,
+      caughtUp: this.#caughtUp,
+      stopReason: this.#stopReason,
+      error: this.#error,
+    };
+  }
+
+  get held(): HeldLease {
+    return this.#held;
+  }
+
+  /** Runs until a stop condition; never rejects. */
+  async run(): Promise<PumpStatus> {
+    try {
+      this.#stopReason = await this.#loop();
+    } catch (error) {
+      this.#fail(error);
+    }
+    try {
+      if ((await this.#checkpoints.settled()) === "lost" && this.#stopReason !== "error")
+        this.#stopReason = "lease-lost";
+    } catch (error) {
+      if (this.#stopReason !== "error") this.#fail(error);
+    }
+    await this.#checkpoints.flush(this.#nextOffset);
+    await this.#guard.endOpenTransaction(this.#deps.target);
+    if (this.#stopReason === "lease-lost") {
+      this.#deps.logger.warn("lease lost, partition stopped", this.#held.logFields());
+    } else {
+      const error = this.#error === null ? {} : { code: this.#error.code };
+      this.#deps.logger.info("partition stopped", {
+        ...this.#held.logFields(),
+        reason: this.#stopReason,
+        ...error,
+      });
+    }
+    return this.status;
+  }
+
+  async #loop(): Promise<PumpStopReason> {
+    const start = {
+      deps: this.#deps,
+      guard: this.#guard,
+      checkpointer: this.#checkpoints,
+      tail: this.#tail,
+      // A partition that appeared while the mirror ran starts at its first record (PartitionRoute.startFrom).
+      startFrom: this.#held.route.startFrom ?? this.#settings.startFrom,
+    };
+    let divergedAt: number | null = null;
+    for (;;) {
+      const found = await findStart(start);
+      if (typeof found === "string") return found;
+      // The start-up found no truncation where the reads saw one: never go round again.
+      if (divergedAt !== null && found.offset >= divergedAt)
+        throw unexplainedDivergence(this.#held, divergedAt);
+      this.#nextOffset = found.offset;
+      const pinned = await pinStart(start, found);
+      if (pinned !== "ok") return pinned;
+
+      const feed = new SourceFeed(this.#deps, this.#guard, this.#settings.batch, found.offset);
+      let ended: PumpStopReason | "diverged";
+      try {
+        ended = await this.#copy(feed);
+      } finally {
+        feed.close();
+      }
+      if (ended !== "diverged") return ended;
+      divergedAt = this.#nextOffset;
+      // Stored where we got to, the start-up sees how far the copy went past the truncation
+      // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
+      const stored = await this.#checkpoints.storeNow(this.#nextOffset);
+      if (stored !== "ok") return stored;
+    }
+  }
+
+  async #copy(feed: SourceFeed): Promise<PumpStopReason | "diverged"> {
+    const held = this.#held;
+    const checkpoints = this.#checkpoints;
+    for (;;) {
+      const outcome = await feed.next();
+      if (outcome.kind === "stopped") return outcome.reason ?? held.end();
+      if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
+      const { fetched } = outcome;
+
+      for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
+        const entered = await this.#epochs.enter(part);
+        if (entered !== "ok") return entered;
+        if (part.records.length > 0) {
+          const gate = await this.#guard.allowsWrite();
+          if (gate !== "ok") return gate;
+          const written = await this.#write(this.#outgoing(part.records));
+          if (written !== "ok") return written;
+        }
+        this.#nextOffset = part.nextOffset;
+      }
+      if (fetched.records.length > 0) this.#copied(fetched);
+
+      // The previous checkpoint ran while this batch was written; checkpoints stay in order.
+      if ((await checkpoints.settled()) === "lost") return "lease-lost";
+      // Also when only control batches or compaction gaps were skipped: no write, but progress.
+      // At most one per checkpoint interval; a skipped one is covered by the next (Checkpointer).
+      if (fetched.nextOffset > (checkpoints.checkpoint ?? -1) && checkpoints.due())
+        checkpoints.start(fetched.nextOffset);
+      const atEnd = fetched.nextOffset >= fetched.highWatermark;
+      // Not overlapped when caught up (nothing to overlap with), when handing over (which must
+      // follow the checkpoint), or in at-least-once mode, where a crash would then repeat two
+      // batches instead of one; in exactly-once mode the target tail makes either harmless.
+      if ((atEnd || held.signal.aborted || this.#tail === null) && (await checkpoints.settled()) === "lost")
+        return "lease-lost";
+      this.#caughtUp = atEnd && checkpoints.checkpoint === fetched.nextOffset;
+      if (held.signal.aborted) return held.end();
+    }
+  }
+
+  #copied(fetched: FetchedRecords): void {
+    this.#records += fetched.records.length;
+    this.#bytes += fetched.bytes;
+    this.#deps.metrics.batchCopied({
+      ...this.#held.route.source,
+      records: fetched.records.length,
+      bytes: fetched.bytes,
+      nextOffset: fetched.nextOffset,
+    });
+  }
+
+  /** What is written for a fetched batch: loopbacks dropped (the writer appends our provenance). */
+  #outgoing(records: readonly MirrorRecord[]): readonly MirrorRecord[] {
+    const provenance = this.#provenance;
+    if (provenance === null) return records;
+    return records.some((r) => isLoopback(r, provenance))
+      ? records.filter((r) => !isLoopback(r, provenance))
+      : records;
+  }
+
+  /**
+   * Writes `records`, each request bounded by the lease (the writer's deadline). A write cut at
+   * the deadline landed a prefix: that is checkpointed, and the rest waits at the lease gate
+   * for a renewal, or the pump stops there.
+   */
+  async #write(records: readonly MirrorRecord[]): Promise<Gate> {
+    let remaining = records;
+    while (remaining.length > 0) {
+      const left = remaining;
+      const step = await this.#guard.retry("write failed", () => this.#writeStep(left));
+      if (typeof step === "string") return step;
+      remaining = step;
+    }
+    return "ok";
+  }
+
+  /**
+   * One attempt at writing `remaining`: look at the target first if an earlier attempt's
+   * outcome is unknown, pass the lease gate, write what has not landed. Returns what is left.
+   */
+  async #writeStep(remaining: readonly MirrorRecord[]): Promise<WriteStep> {
+    const tail = this.#tail;
+    try {
+      // An uncertain earlier attempt may have landed some of these records; those are not
+      // written again. Fenced first: the attempt's transaction is aborted if still open, and
+      // nothing of it can become visible after the look.
+      if (tail?.uncertain) {
+        // Only a holder may fence: a worker that woke past its lease (frozen mid-write) would
+        // bump the epoch of the worker that took over and abort its transaction.
+        const allowed = await this.#guard.allowsWrite();
+        if (allowed !== "ok") return allowed;
+        await this.#deps.target.fence(this.#held.route.target, () => this.#guard.writeDeadline());
+        await tail.refresh();
+      }
+      const pending = tail === null ? remaining : remaining.filter((r) => r.offset > tail.landed);
+      if (pending.length === 0) return [];
+      const gate = await this.#guard.allowsWrite();
+      if (gate !== "ok") return gate;
+      const { route, hardDeadline } = this.#held;
+      const result = await this.#deps.target
+        .write(route.target, pending, this.#stamp, () => this.#guard.writeDeadline(), hardDeadline)
+        .catch((error: unknown) => {
+          tail?.writeFailed();
+          throw error;
+        });
+      const landed = pending.slice(0, result.acknowledged);
+      const last = landed.at(-1)?.offset ?? -1;
+      if (landed.length > 0) tail?.acknowledged(result.baseOffset, landed.length, last);
+      if (landed.length === pending.length) return [];
+      return await this.#writeCut(landed.length, pending.length, last, remaining);
+    } catch (error) {
+      if (!isReplicatorError(error, "PRODUCER_FENCED")) throw error;
+      // Another holder fenced our producer: whatever our lease says, the partition is theirs.
+      this.#deps.logger.warn("write refused: another holder fenced this partition", {
+        ...this.#held.logFields(),
+        error: error.message,
+      });
+      this.#held.markLost();
+      return "lease-lost";
+    }
+  }
+
+  /** A write cut at the lease deadline: checkpoint what landed (up to `last`), return the rest. */
+  async #writeCut(
+    acknowledged: number,
+    records: number,
+    last: number,
+    remaining: readonly MirrorRecord[],
+  ): Promise<WriteStep> {
+    if (acknowledged === 0) {
+      // Nothing fitted before the lease's end (a margin shorter than a request): wait for it
+      // to change rather than ask again at once.
+      await this.#guard.waitForRenewal();
+      return remaining;
+    }
+    this.#deps.logger.info("write cut at the lease deadline; checkpointing what landed", {
+      ...this.#held.logFields(),
+      acknowledged,
+      records,
+    });
+    // In order after the checkpoint of the batch before; the rest of this batch follows.
+    if ((await this.#checkpoints.settled()) === "lost") return "lease-lost";
+    this.#nextOffset = last + 1;
+    this.#checkpoints.start(last + 1);
+    return remaining.filter((r) => r.offset > last);
+  }
+
+  #fail(error: unknown): void {
+    const failure = isReplicatorError(error)
+      ? error
+      : new ReplicatorError("KAFKA_FATAL", "unexpected error in partition pump", { cause: error });
+    this.#error = failure;
+    this.#stopReason = "error";
+    this.#caughtUp = false;
+    const { topic, partition } = this.#held.route.source;
+    // Logged by the worker (failure-report.ts), which knows whether it said so already this run.
+    this.#deps.metrics.partitionError({ topic, partition, code: failure.code });
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The source side of one held partition: fetches read ahead of the write in progress, each
+ * retried while the lease is held, following the log start when retention deleted records
+ * before they were copied.
+ */
+import { isReplicatorError, ReplicatorError } from "../../errors.js";
+import type { FetchedRecords, FetchLimits, PartitionOffsets, TopicPartition } from "../model.js";
+import type { Clock, ClusterAdmin, Logger, ReplicationMetrics, SourceReader } from "../ports.js";
+import type { LeaseGuard } from "./held-lease.js";
+import type { LeaseEnd } from "./model.js";
+import { logBounds } from "./pump-start.js";
+import { type ChainLink, ReadAhead, type ReadAheadBudget } from "./read-ahead.js";
+
+export interface SourceFeedDeps {
+  readonly source: SourceReader;
+  readonly clock: Clock;
+  readonly sourceAdmin: ClusterAdmin;
+  readonly logger: Logger;
+  readonly metrics: ReplicationMetrics;
+  readonly readAheadBudget?: ReadAheadBudget;
+}
+
+export type FetchOutcome =
+  | { readonly kind: "fetched"; readonly fetched: FetchedRecords }
+  /** The lease ended first (`reason`), or the pump was stopped while waiting (no reason). */
+  | { readonly kind: "stopped"; readonly reason?: LeaseEnd }
+  | { readonly kind: "failed"; readonly error: unknown };
+
+/**
+ * Fetch results read ahead of the write in progress, per partition. Two keep reading busy while
+ * a batch is written (one was not enough: the bench's pumps waited on fetches 60% of their time);
+ * each is at most batch.maxBytes plus one source batch, and PumpDeps.readAheadBudget bounds them
+ * across the worker.
+ */
+const READ_AHEAD = 2;
+
+export class SourceFeed {
+  readonly #deps: SourceFeedDeps;
+  readonly #guard: LeaseGuard;
+  readonly #limits: FetchLimits;
+  readonly #ahead: ReadAhead<FetchOutcome>;
+
+  constructor(deps: SourceFeedDeps, guard: LeaseGuard, limits: FetchLimits, start: number) {
+    this.#deps = deps;
+    this.#guard = guard;
+    this.#limits = limits;
+    this.#ahead = new ReadAhead<FetchOutcome>(
+      (offset) => this.#fetch(offset),
+      start,
+      READ_AHEAD,
+      deps.readAheadBudget ?? null,
+    );
+  }
+
+  /** The next fetch result in offset order. A caught-up fetch may long-poll for maxWaitMs; a stop must not wait for it. */
+  next(): Promise<FetchOutcome> {
+    const signal = this.#guard.held.signal;
+    if (signal.aborted) return Promise.resolve({ kind: "stopped" });
+    const pending = this.#ahead.next();
+    return new Promise((resolve) => {
+      const onAbort = () => resolve({ kind: "stopped" });
+      signal.addEventListener("abort", onAbort, { once: true });
+      void pending.then((outcome) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(outcome);
+      });
+    });
+  }
+
+  close(): void {
+    this.#ahead.close();
+  }
+
+  /**
+   * Never rejects, so a read-ahead fetch that is abandoned cannot become an unhandled rejection.
+   * The first attempt runs before retryUntil, which takes over from its failure: a fetch that
+   * succeeds costs no more than the call, so the read-ahead keeps ahead of the writes.
+   */
+  async #fetch(offset: number): Promise<ChainLink<FetchOutcome>> {
+    const { source } = this.#guard.held.route;
+    if (this.#guard.held.signal.aborted) return ended({ kind: "stopped" });
+    let from = offset;
+    let what = "fetch failed";
+    const attempt = async (): Promise<FetchedRecords> => {
+      // Not a retry: after OFFSET_OUT_OF_RANGE below the log start, fetch again from there.
+      for (;;) {
+        what = "fetch failed";
+        try {
+          return await this.#deps.source.fetch(source, from, this.#limits);
+        } catch (error) {
+          if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
+        }
+        what = "listing source offsets failed";
+        const bounds = await logBounds(this.#deps.sourceAdmin, source);
+        what = "fetch failed";
+        from = this.#outOfRange(source, from, bounds);
+      }
+    };
+    let failed: unknown;
+    try {
+      return fetchedLink(await this.#paced(await attempt(), offset));
+    } catch (error) {
+      failed = error;
+    }
+    try {
+      const retried = await this.#guard.retry(
+        () => what,
+        (n) => (n === 0 ? Promise.reject(failed) : attempt()),
+      );
+      if (typeof retried === "string") return ended({ kind: "stopped", reason: retried });
+      return fetchedLink(await this.#paced(retried, offset));
+    } catch (error) {
+      return ended({ kind: "failed", error });
+    }
+  }
+
+  /**
+   * A broker that answers nothing below its high watermark (a quirk, or a test double) would have
+   * the feed ask again at once, for ever; wait as a caught-up fetch would at the broker.
+   */
+  async #paced(fetched: FetchedRecords, offset: number): Promise<FetchedRecords> {
+    if (madeNoProgress(fetched, offset))
+      await this.#deps.clock.sleep(this.#limits.maxWaitMs, this.#guard.held.signal);
+    return fetched;
+  }
+
+  /**
+   * Below the log start, retention deleted records we had not copied yet: resume at the log
+   * start and report the loss loudly. Above the log end the checkpoint is from another log
+   * (topic re-created, unclean leader election): rewinding silently would re-copy or skip
+   * unknown data, so the partition stops. Inside the log it was transient: a retryable error.
+   */
+  #outOfRange(tp: TopicPartition, offset: number, bounds: PartitionOffsets): number {
+    const { topic, partition } = tp;
+    const { logStartOffset, logEndOffset } = bounds;
+    if (offset < logStartOffset) {
+      const lost = { topic, partition, from: offset, to: logStartOffset };
+      this.#deps.metrics.recordsLost(lost);
+      this.#deps.logger.error("source records deleted before they were copied; resuming at log start", {
+        ...lost,
+        toExclusive: true,
+      });
+      return logStartOffset;
+    }
+    const details = { topic, partition, offset, logStartOffset, logEndOffset };
+    if (offset > logEndOffset) {
+      throw new ReplicatorError(
+        "OFFSET_OUT_OF_RANGE",
+        `checkpoint ${offset} is beyond the log end of ${topic}/${partition}`,
+        { details },
+      );
+    }
+    throw new ReplicatorError(
+      "OFFSET_OUT_OF_RANGE",
+      `offset ${offset} of ${topic}/${partition} was out of range`,
+      {
+        details,
+        retryable: true,
+      },
+    );
+  }
+}
+
+/** A caught-up fetch long-polls at the broker; one that moved nothing below the end must not spin either. */
+function madeNoProgress(fetched: FetchedRecords, offset: number): boolean {
+  return fetched.nextOffset <= offset && fetched.records.length === 0 && offset < fetched.highWatermark;
+}
+
+function fetchedLink(fetched: FetchedRecords): ChainLink<FetchOutcome> {
+  return { next: fetched.nextOffset, bytes: fetched.bytes, value: { kind: "fetched", fetched } };
+}
+
+/** A result that ends the chain. */
+function ended(outcome: FetchOutcome): ChainLink<FetchOutcome> {
+  return { next: null, bytes: 0, value: outcome };
+}

@@ -1,0 +1,400 @@
+/**
+ * A worker's part of the lease protocol (KCL 3.x's leader-assigns, see README "Lease protocol").
+ * Every round a worker writes its heartbeat (which returns its own item, with the assignment the
+ * leader published there), takes a turn as leader if the leader item is free (lease-leader.ts),
+ * and for each partition assigned to it that it does not hold yet reads that one lease
+ * consistently and claims it when free or expired, or asks its holder to hand it over. Leases it
+ * asked for are polled one GetItem each, fast, until they arrive. Between rounds a worker reads
+ * its own item once a second (eventually consistent): the leader asks a holder to hand a moved
+ * partition over at once, and the taker must not learn of it only at its next round, with the
+ * partition handed over and nobody copying it. No worker but the leader reads the whole table,
+ * and the leader reads it once per round.
+ *
+ * Safety does not rest on any of this: ownership changes only by the lease item's conditional
+ * claim and handover (LeaseStore), and a pump starts only on a lease this worker's own write
+ * returned or a consistent read showed it holds.
+ */
+import { describeError } from "../../errors.js";
+import { parseKey, partitionKey, type TopicPartition } from "../model.js";
+import type { Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
+import { inParallel, LeaderRole } from "./lease-leader.js";
+
+export function isExpired(lease: Lease, now: number): boolean {
+  return lease.owner === null || lease.expiresAt <= now;
+}
+
+/** "A lease never outlives its holder's hard deadline", so a stalled holder cannot write after losing it. */
+export function leaseExpiry(now: number, durationMs: number, hardDeadline: number): number {
+  return Math.min(now + durationMs, hardDeadline);
+}
+
+/** The default of WorkerSettings.leases.maxClaimsPerRound: 5,000 partitions settle in five rounds. */
+export const DEFAULT_MAX_CLAIMS_PER_ROUND = 1_000;
+/** How often a lease asked for is looked at while its holder is expected to hand it over. */
+export const AWAIT_POLL_MS = 250;
+/** Once a handover is overdue (the holder may be dead), look this often, and at its expiry. */
+const AWAIT_SLOW_POLL_MS = 1_000;
+/** Lease reads and claims a worker has in flight at once. */
+const CLAIM_CONCURRENCY = 16;
+/** How often a worker reads its own item between rounds, for partitions the leader moved to it. */
+export const ASSIGNMENT_POLL_MS = 1_000;
+
+export interface LeaseCoordinatorOptions {
+  readonly store: LeaseStore;
+  readonly workerId: string;
+  /** WorkerOptions.slot; the worker id when none is given. */
+  readonly slot: string;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly renewIntervalMs: number;
+  readonly rebalanceIntervalMs: number;
+  readonly maxClaimsPerRound: number;
+  /** A draining worker without a successor keeps its partitions until this long before its deadline. */
+  readonly drainLeadMs: number;
+  readonly logger?: Logger | undefined;
+}
+
+export interface RebalanceScope {
+  /** Partitions not to take this round: those our own pumps are on (or winding down). */
+  readonly exclude?: ReadonlySet<string>;
+  /**
+   * Partitions this run failed lately, with the end of each one's backoff (failure-backoff.ts):
+   * published in the heartbeat so the leader assigns them to others, and not taken before then.
+   */
+  readonly backoff?: ReadonlyMap<string, number>;
+  /** Which partitions take part at all (this worker's plan); keys as model.partitionKey. */
+  readonly relevant?: (key: string) => boolean;
+  /** The run is draining (ReplicateOptions.drainAt passed): it takes nothing new. */
+  readonly draining?: boolean;
+}
+
+/** What a round found, for logs and for deciding whether a `stopWhenCaughtUp` run is done. */
+export interface ClaimDecision {
+  /** Whether the leader has assigned this worker anything yet (an empty assignment counts). */
+  readonly assigned: boolean;
+  readonly leader: boolean;
+  /** Partitions assigned to us. */
+  readonly target: number;
+  /** Live workers the leader counted (0 when we are not the leader). */
+  readonly liveWorkers: number;
+  /** Assigned partitions neither held nor awaited after the round (capped, or claim lost), plus the leader's deferred changes. */
+  readonly available: number;
+  /** Leases asked for and not handed over yet. */
+  readonly awaiting: number;
+}
+
+/** What a poll between rounds took or asked for. */
+export interface PollResult {
+  readonly acquired: Lease[];
+  readonly requested: Lease[];
+}
+
+interface TakeAll extends PollResult {
+  readonly missed: number;
+}
+
+export interface RebalanceResult {
+  /** Leases this worker now holds and was not working on: claimed, or handed over to it. */
+  readonly acquired: Lease[];
+  /** Leases whose holder this worker asked, this round, to hand them over. */
+  readonly requested: Lease[];
+  readonly decision: ClaimDecision;
+}
+
+interface Awaited {
+  readonly tp: TopicPartition;
+  readonly fastUntil: number;
+  nextPollAt: number;
+}
+
+export class LeaseCoordinator {
+  readonly #o: LeaseCoordinatorOptions;
+  readonly #leader: LeaderRole;
+  readonly #awaited = new Map<string, Awaited>();
+  #assignment: readonly string[] | null = null;
+  /** Our last heartbeat's expiry; null before the first. */
+  #beatExpiresAt: number | null = null;
+  /** When to read our item for a changed assignment next; null while draining or before a round. */
+  #checkAt: number | null = null;
+
+  constructor(options: LeaseCoordinatorOptions) {
+    this.#o = options;
+    this.#leader = new LeaderRole({
+      store: options.store,
+      workerId: options.workerId,
+      ttlMs: heartbeatTtlMs(options),
+      maxChangesPerRound: options.maxClaimsPerRound,
+      drainLeadMs: options.drainLeadMs,
+      logger: options.logger,
+    });
+  }
+
+  /** Whether a lease we asked for may still be handed to us. */
+  get awaiting(): boolean {
+    return this.#awaited.size > 0;
+  }
+
+  /**
+   * Earliest instant `poll` has something to do: a lease asked for to look at again, or (unless
+   * draining) our assignment to read. Null when neither: a draining run may end.
+   */
+  get nextPollAt(): number | null {
+    let at = this.#checkAt;
+    for (const a of this.#awaited.values()) at = at === null ? a.nextPollAt : Math.min(at, a.nextPollAt);
+    return at;
+  }
+
+  /**
+   * One round. A lost claim race is normal (someone else got the lease). A failed leader turn is
+   * logged and the worker goes on with the assignment it has; a failed heartbeat propagates so
+   * the caller logs it and tries again next round, its held leases unaffected.
+   */
+  async rebalance(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<RebalanceResult> {
+    const relevant = scope.relevant ?? (() => true);
+    const draining = scope.draining ?? false;
+    const beat = this.#beat(now, hardDeadline, draining, scope.backoff);
+    const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
+    const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
+    this.#beatExpiresAt = beat.expiresAt;
+    this.#assignment = me.assignment;
+    let leader = false;
+    let deferred = 0;
+    let liveWorkers = 0;
+    try {
+      leader = await this.#leader.step(now);
+      if (leader) {
+        const round = await this.#leader.assign(now, me, relevant);
+        this.#assignment = round.mine;
+        ({ deferred, liveWorkers } = round);
+      }
+    } catch (error) {
+      this.#o.logger?.warn("lease leader round failed", describeError(error));
+    }
+    this.#checkAt = draining ? null : now + ASSIGNMENT_POLL_MS;
+    const assignment = (this.#assignment ?? []).filter(relevant);
+    const { acquired, requested, missed } = await this.#takeAll(
+      draining ? [] : this.#wanted(assignment, scope, now),
+      now,
+      hardDeadline,
+    );
+    const decision: ClaimDecision = {
+      assigned: this.#assignment !== null,
+      leader,
+      target: assignment.length,
+      liveWorkers,
+      available: missed + deferred,
+      awaiting: this.#awaited.size,
+    };
+    return { acquired, requested, decision };
+  }
+
+  /**
+   * Between rounds: looks at the leases asked for whose poll is due, and once a second (unless
+   * draining) reads our item and takes what the leader newly assigned us as a round would.
+   */
+  async poll(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<PollResult> {
+    const acquired = await this.#pollAwaited(now, hardDeadline);
+    if (scope.draining === true) this.#checkAt = null;
+    if (this.#checkAt === null || now < this.#checkAt) return { acquired, requested: [] };
+    this.#checkAt = now + ASSIGNMENT_POLL_MS;
+    // Asks nobody: the leader asked the holder of what it moved, and an eventually consistent
+    // read may be older than the leader's last change; asking on it would pull a partition back.
+    const added = await this.#newlyAssigned(now, scope);
+    const taken = await this.#takeAll(added, now, hardDeadline, false);
+    return { acquired: [...acquired, ...taken.acquired], requested: taken.requested };
+  }
+
+  /**
+   * Assigned keys to take: not excluded by the caller, not awaited already, not in a backoff.
+   * The backoff is kept here, not by the leader, whose view lags: W fails P and releases it; the
+   * leader may scan W's item before the heartbeat that publishes P's backoff (or W read the
+   * assignment written before it), so P is still W's and only W's refusal keeps W off it. The
+   * round after, the leader moves P to X, who claims it as any free lease (conditionally, on
+   * the lease as read): nothing here makes two workers copy P. Should the release not land, X
+   * asks W, W (no pump on P) never hands over, and X claims P at expiry: the old worst case.
+   */
+  #wanted(assignment: readonly string[], scope: RebalanceScope, now: number): string[] {
+    const exclude = scope.exclude ?? new Set<string>();
+    const backoff = scope.backoff ?? new Map<string, number>();
+    return assignment.filter(
+      (key) => !exclude.has(key) && !this.#awaited.has(key) && (backoff.get(key) ?? 0) <= now,
+    );
+  }
+
+  /**
+   * Keys our item lists that the assignment we knew did not: none while presumed dead, and none
+   * from a read older than our last heartbeat (its expiry is earlier), which may list what the
+   * leader has since moved away, or what a heartbeat after a freeze forgot.
+   */
+  async #newlyAssigned(now: number, scope: RebalanceScope): Promise<string[]> {
+    let item: WorkerRecord | null;
+    try {
+      item = await this.#o.store.worker(this.#o.workerId);
+    } catch (error) {
+      this.#o.logger?.warn("reading our assignment failed", describeError(error));
+      return [];
+    }
+    // Presumed dead, the next heartbeat forgets the assignment: nothing to chase before it.
+    const beat = this.#beatExpiresAt;
+    if (beat === null || now >= beat || item === null || item.assignment === null) return [];
+    if (item.expiresAt < beat) return [];
+    const known = new Set(this.#assignment ?? []);
+    this.#assignment = item.assignment;
+    const relevant = scope.relevant ?? (() => true);
+    return this.#wanted(
+      item.assignment.filter((key) => !known.has(key) && relevant(key)),
+      scope,
+      now,
+    );
+  }
+
+  /** Reads and takes (claims, or with `ask` asks for) each of `wanted`, up to the round's cap. */
+  async #takeAll(wanted: readonly string[], now: number, hardDeadline: number, ask = true): Promise<TakeAll> {
+    const acquired: Lease[] = [];
+    const requested: Lease[] = [];
+    const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
+    const tries = wanted.slice(0, this.#o.maxClaimsPerRound);
+    let missed = wanted.length - tries.length;
+    await inParallel(
+      tries.map((key) => async () => {
+        const outcome = await this.#take(parseKey(key), now, expiresAt, ask).catch((error: unknown) => {
+          // One lease's failure must not hide the leases the others took.
+          this.#o.logger?.warn("taking an assigned lease failed", { key, ...describeError(error) });
+          return { kind: "missed" } as const;
+        });
+        if (outcome.kind === "acquired") acquired.push(outcome.lease);
+        else if (outcome.kind === "requested") requested.push(outcome.lease);
+        else if (outcome.kind === "missed") missed++;
+      }),
+      CLAIM_CONCURRENCY,
+    );
+    return { acquired, requested, missed };
+  }
+
+  /**
+   * Looks at the leases asked for whose poll is due (one consistent GetItem each): returns those
+   * handed over to us, claims one that expired meanwhile (its holder died), and forgets one that
+   * went elsewhere (the next round asks again if it is still ours to have).
+   */
+  async #pollAwaited(now: number, hardDeadline: number): Promise<Lease[]> {
+    const due = [...this.#awaited.entries()].filter(([, a]) => a.nextPollAt <= now);
+    const acquired: Lease[] = [];
+    const expiresAt = leaseExpiry(now, this.#o.durationMs, hardDeadline);
+    await inParallel(
+      due.map(([key, a]) => async () => {
+        try {
+          const lease = await this.#o.store.lease(a.tp);
+          const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
+          if (mine !== null) acquired.push(mine);
+          if (lease !== null && mine === null) await this.#passOn(lease, now);
+          if (
+            lease !== null &&
+            mine === null &&
+            lease.handoffTo === this.#o.workerId &&
+            !isExpired(lease, now)
+          ) {
+            a.nextPollAt =
+              now < a.fastUntil ? now + AWAIT_POLL_MS : Math.min(now + AWAIT_SLOW_POLL_MS, lease.expiresAt);
+            return;
+          }
+          this.#awaited.delete(key);
+        } catch (error) {
+          // One lease's failure must not hide the others'; this one is looked at again later.
+          this.#o.logger?.warn("looking at an awaited lease failed", { key, ...describeError(error) });
+          a.nextPollAt = now + AWAIT_SLOW_POLL_MS;
+        }
+      }),
+      CLAIM_CONCURRENCY,
+    );
+    return acquired;
+  }
+
+  /**
+   * The end of a run: the heartbeat says we are gone (expired, draining), so the leader moves
+   * our partitions at once, and the leader item is given up if we held it.
+   */
+  async leave(now: number): Promise<void> {
+    this.#awaited.clear();
+    this.#checkAt = null;
+    await this.#leader.resign();
+    try {
+      await this.#o.store.heartbeat({ ...this.#beat(now, now, true), expiresAt: now });
+    } catch (error) {
+      this.#o.logger?.warn("final heartbeat failed; the worker item will expire", describeError(error));
+    }
+  }
+
+  #beat(now: number, hardDeadline: number, draining: boolean, backoff?: ReadonlyMap<string, number>) {
+    const { workerId, slot, startedAt } = this.#o;
+    return {
+      workerId,
+      slot,
+      startedAt,
+      draining,
+      deadline: hardDeadline,
+      expiresAt: now + heartbeatTtlMs(this.#o),
+      ...(backoff === undefined || backoff.size === 0 ? {} : { backoff }),
+    };
+  }
+
+  /** Reads one assigned lease consistently and acts on it; without `ask`, waits only for a handoff asked already. */
+  async #take(tp: TopicPartition, now: number, expiresAt: number, ask: boolean): Promise<TakeOutcome> {
+    const { store, workerId, renewIntervalMs } = this.#o;
+    const lease = await store.lease(tp);
+    if (lease === null) return { kind: "missed" };
+    const mine = await this.#ours(lease, now, expiresAt);
+    if (mine !== null) return { kind: "acquired", lease: mine };
+    if (lease.owner === workerId) {
+      // Ours, asked for by another worker, and no pump of ours on it to see that: pass it on.
+      await this.#passOn(lease, now);
+      return { kind: "busy" };
+    }
+    if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
+    const asked =
+      lease.handoffTo === workerId ||
+      (ask && lease.handoffTo === null && (await store.requestHandoff(lease, workerId)));
+    if (!asked) return { kind: "busy" };
+    // The holder hands over at its next renewal or checkpoint: look fast until then.
+    const fastUntil = now + renewIntervalMs + 2 * AWAIT_POLL_MS;
+    this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS });
+    return { kind: "requested", lease };
+  }
+
+  /**
+   * A lease handed to us (or still ours) that another worker asked for before any pump of ours
+   * ran on it: no pump will see the request, so hand it over now rather than leave it idle until
+   * its expiry. Only for leases without a pump here (awaited, or not excluded from the round).
+   */
+  async #passOn(lease: Lease, now: number): Promise<void> {
+    const { workerId, store, durationMs } = this.#o;
+    if (lease.owner !== workerId || isExpired(lease, now) || lease.handoffTo === null) return;
+    if (lease.handoffTo === workerId) return;
+    if (await store.handOver(lease, now + durationMs))
+      this.#o.logger?.info("lease handed over", { key: partitionKey(lease), to: lease.handoffTo });
+  }
+
+  /**
+   * The lease as ours to pump, verified: our own claim's result, or a consistent read showing we
+   * hold it unexpired and nobody asked for it. Null otherwise.
+   */
+  async #ours(lease: Lease, now: number, expiresAt: number): Promise<Lease | null> {
+    const { workerId, store } = this.#o;
+    if (lease.owner === workerId && !isExpired(lease, now)) {
+      return lease.handoffTo === null || lease.handoffTo === workerId ? lease : null;
+    }
+    if (!isExpired(lease, now)) return null;
+    return store.claim(lease, workerId, expiresAt);
+  }
+}
+
+type TakeOutcome =
+  | { readonly kind: "acquired" | "requested"; readonly lease: Lease }
+  | { readonly kind: "missed" | "busy" };
+
+/** How long a heartbeat (and the leader item) holds: three rounds, never longer than a lease. */
+export function heartbeatTtlMs(o: {
+  readonly durationMs: number;
+  readonly rebalanceIntervalMs: number;
+}): number {
+  return Math.min(o.durationMs, 3 * o.rebalanceIntervalMs);
+}

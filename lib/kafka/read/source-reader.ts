@@ -1,0 +1,239 @@
+/**
+ * SourceReader over kafkajs's Cluster and our own Fetch v11: reads partitions from explicit
+ * offsets with no consumer group, decodes record batches with our codec so bytes and header order
+ * survive exactly. Fetch and OffsetForLeaderEpoch carry the partition's current leader epoch
+ * (KIP-320, from the cluster client's `route`), so a broker that is not at that epoch, a deposed
+ * leader or one our stale metadata still names, refuses instead of answering from its own log;
+ * the refusal re-routes the call once with fresh metadata, as NOT_LEADER_OR_FOLLOWER does.
+ */
+import type { FetchedRecords, FetchLimits, TopicPartition } from "../../core/model.js";
+import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.js";
+import { describeError, ReplicatorError } from "../../errors.js";
+import { decodeRecordBatches } from "../codec/record-batch.js";
+import {
+  type ClusterClientOptions,
+  KafkaClusterClient,
+  type PartitionRoute,
+} from "../wire/cluster-client.js";
+import { translateKafkajsError } from "../wire/connection.js";
+import { KafkaErrorCode, KafkaPartitionError } from "../wire/error-codes.js";
+import { type FetchPartitionResponse, IsolationLevel } from "../wire/fetch.js";
+import { listPartitionOffsets } from "../wire/list-offsets.js";
+import {
+  OFFSET_FOR_LEADER_EPOCH_API_KEY,
+  OFFSET_FOR_LEADER_EPOCH_VERSIONS,
+  offsetForLeaderEpochRequest,
+} from "../wire/offset-for-leader-epoch.js";
+import { FetchCoalescer } from "./fetch-coalescer.js";
+import { slicePartition } from "./fetch-result.js";
+import { dropAborted } from "./read-committed.js";
+
+export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
+  /**
+   * read_committed skips aborted transactional records and stops at the last stable offset;
+   * read_uncommitted returns every record up to the high watermark (checks that want to see what
+   * an aborted or fenced write left in a log). @default "read_committed"
+   */
+  readonly isolationLevel?: SourceIsolationLevel;
+}
+
+export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
+
+export class KafkaPartitionReader implements SourceReader {
+  readonly #client: KafkaClusterClient;
+  readonly #coalescer: FetchCoalescer;
+  readonly #logger: Logger | undefined;
+  readonly #readCommitted: boolean;
+  #closed = false;
+
+  constructor(options: KafkaPartitionReaderOptions) {
+    this.#client = new KafkaClusterClient(options);
+    this.#readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
+    this.#coalescer = new FetchCoalescer(
+      this.#client,
+      this.#client.requestTimeoutMs,
+      undefined,
+      this.#readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
+    );
+    this.#logger = options.logger;
+  }
+
+  /**
+   * One fetch, then follow-ups while the log holds more than was returned and the limits have
+   * room. A broker may answer with less than is there: librdkafka's mock sends one record batch
+   * per partition per request, and a real broker stops early near its own size limits. Each
+   * record the caller gets per call saves it a produce request and a checkpoint per call, which
+   * is what bounds the copy rate. Follow-ups ask not to wait (maxWaitMs 0), stop after
+   * FILL_BUDGET_MS so a slow trickle of small batches does not hold back what is already read,
+   * and a follow-up that fails just ends the call: the caller's next fetch meets the error.
+   * As with Kafka's own fetch, the last batch taken may carry the total past maxBytes.
+   */
+  async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    const first = await this.#onLeader(
+      tp,
+      `fetch ${tp.topic}/${tp.partition}@${offset}`,
+      { offset },
+      (route) => this.#fetchOnce(route, tp, offset, limits),
+    );
+    if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
+    const records = first.records;
+    const epochs = [...(first.epochs ?? [])];
+    let bytes = first.bytes;
+    let last = first;
+    const { clock } = this.#client;
+    const stopAt = clock.now() + FILL_BUDGET_MS;
+    while (clock.now() < stopAt && !this.#closed) {
+      let next: FetchedRecords;
+      try {
+        next = await this.#fetchOnce(await this.#client.route(tp), tp, last.nextOffset, {
+          maxRecords: limits.maxRecords - records.length,
+          maxBytes: limits.maxBytes - bytes,
+          maxWaitMs: 0,
+        });
+      } catch {
+        break;
+      }
+      if (next.nextOffset <= last.nextOffset) break;
+      for (const record of next.records) records.push(record);
+      for (const start of next.epochs ?? []) if (epochs.at(-1)?.epoch !== start.epoch) epochs.push(start);
+      bytes += next.bytes;
+      last = next;
+      if (!hasRoom(last, records.length, bytes, limits)) break;
+    }
+    return {
+      records,
+      nextOffset: last.nextOffset,
+      highWatermark: last.highWatermark,
+      logStartOffset: last.logStartOffset,
+      bytes,
+      epochs,
+    };
+  }
+
+  /**
+   * Topic id and leader epoch from Metadata v10+ (kafkajs's own Metadata is v6, which has
+   * neither). A broker older than Kafka 2.8 answers with unknowns, which disables the checks
+   * that need them rather than failing the partition.
+   */
+  describePartition(tp: TopicPartition): Promise<PartitionIdentity> {
+    return this.#attempt(tp, `describe ${tp.topic}/${tp.partition}`, {}, async () => {
+      const topic = await this.#client.describeTopic(tp);
+      if (topic === null) return { topicId: null, leaderEpoch: -1 };
+      const partition = topic.partitions.find((p) => p.partition === tp.partition);
+      return { topicId: topic.topicId, leaderEpoch: partition?.leaderEpoch ?? -1 };
+    });
+  }
+
+  /** OffsetForLeaderEpoch to the partition's leader; -1 when the broker cannot tell. */
+  endOffsetForLeaderEpoch(tp: TopicPartition, leaderEpoch: number): Promise<number> {
+    const what = `offset for leader epoch ${tp.topic}/${tp.partition}`;
+    return this.#onLeader(tp, what, {}, async (route) => {
+      const broker = await this.#client.broker(route.leader);
+      const apiKey = OFFSET_FOR_LEADER_EPOCH_API_KEY;
+      if (this.#client.supported(broker, apiKey, OFFSET_FOR_LEADER_EPOCH_VERSIONS) === undefined) return -1;
+      const api = { apiName: "OffsetForLeaderEpoch", apiKey, versions: OFFSET_FOR_LEADER_EPOCH_VERSIONS };
+      const answer = await this.#client.request(broker, api, (v) =>
+        offsetForLeaderEpochRequest(v, { ...tp, currentLeaderEpoch: route.leaderEpoch, leaderEpoch }),
+      );
+      if (answer === null) throw new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      if (answer.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(answer.errorCode);
+      return answer.endOffset;
+    });
+  }
+
+  /** `call` routed to the partition's current leader and epoch (see `attempt`). */
+  #onLeader<T>(
+    tp: TopicPartition,
+    what: string,
+    extra: Record<string, unknown>,
+    call: (route: PartitionRoute) => Promise<T>,
+  ): Promise<T> {
+    return this.#attempt(tp, what, extra, async () => call(await this.#client.route(tp)));
+  }
+
+  /** One attempt of `call` (re-routed once by the cluster client), its failure translated. */
+  async #attempt<T>(
+    tp: TopicPartition,
+    what: string,
+    extra: Record<string, unknown>,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    const details = { topic: tp.topic, partition: tp.partition, ...extra };
+    if (this.#closed) throw new ReplicatorError("KAFKA_FATAL", "source reader is closed", { details });
+    try {
+      return await this.#client.attempt(what, call);
+    } catch (error) {
+      throw translateKafkajsError(error, what, details);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#client.disconnect();
+  }
+
+  async #fetchOnce(
+    route: PartitionRoute,
+    tp: TopicPartition,
+    offset: number,
+    limits: FetchLimits,
+  ): Promise<FetchedRecords> {
+    const response = await this.#coalescer.fetch(route, tp, offset, limits);
+    if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
+      throw await this.#outOfRange(tp, offset, response);
+    if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);
+    return this.#toFetchedRecords(response, offset, limits);
+  }
+
+  async #toFetchedRecords(
+    response: FetchPartitionResponse,
+    offset: number,
+    limits: FetchLimits,
+  ): Promise<FetchedRecords> {
+    const all = await decodeRecordBatches(response.records);
+    const visible = this.#readCommitted ? dropAborted(all, response.abortedTransactions) : all;
+    const slice = slicePartition(all, visible, offset, limits.maxRecords);
+    return {
+      records: slice.records,
+      nextOffset: slice.nextOffset,
+      // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
+      highWatermark:
+        this.#readCommitted && response.lastStableOffset >= 0
+          ? response.lastStableOffset
+          : response.highWatermark,
+      logStartOffset: response.logStartOffset,
+      bytes: slice.bytes,
+      epochs: slice.epochs,
+    };
+  }
+
+  async #outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {
+    let logStartOffset = response.logStartOffset;
+    let highWatermark = response.highWatermark;
+    if (logStartOffset < 0 || highWatermark < 0) {
+      // Brokers often send -1 with this error; the core needs the range to know what was lost.
+      try {
+        const [offsets] = await listPartitionOffsets(this.#client, tp.topic, [tp.partition]);
+        if (offsets !== undefined) ({ logStartOffset, logEndOffset: highWatermark } = offsets);
+      } catch (error) {
+        this.#logger?.warn("could not list offsets after OFFSET_OUT_OF_RANGE", {
+          ...tp,
+          ...describeError(error),
+        });
+      }
+    }
+    return new ReplicatorError(
+      "OFFSET_OUT_OF_RANGE",
+      `offset ${offset} is outside ${tp.topic}/${tp.partition} [${logStartOffset}, ${highWatermark})`,
+      { details: { topic: tp.topic, partition: tp.partition, offset, logStartOffset, highWatermark } },
+    );
+  }
+}
+
+/** Time a fetch may spend on follow-up requests after the first answer. */
+const FILL_BUDGET_MS = 100;
+
+/** The log holds more than this fetch reached, and the limits allow more. */
+function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: FetchLimits): boolean {
+  return last.nextOffset < last.highWatermark && records < limits.maxRecords && bytes < limits.maxBytes;
+}

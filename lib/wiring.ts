@@ -1,0 +1,231 @@
+/**
+ * THE composition module: the one place that builds adapters from a config. `clusterSide` gives a
+ * cluster side's Kafka adapters (partition reader and writer, cluster admin, group admin) with
+ * that side's connection and security options; `leaseStoreFor` and `createLeaseStore` give the
+ * lease store over the table a kind names. The worker (lib/replicator.ts), the functions, the
+ * CLI, the lag function and the demo build their adapters here and nowhere else.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  type ClusterConfig,
+  leaseRequestTimeoutMs,
+  type MirrorConfig,
+  writeSafetyMarginMs,
+} from "./config/schema.js";
+import { MemoryLeaseTable } from "./core/lease/memory-table.js";
+import { TableLeaseStore } from "./core/lease/store.js";
+import type { Clock, GroupAdmin, LeaseStore, Logger, ReplicationMetrics } from "./core/ports.js";
+import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
+import { createDynamoDbClient } from "./dynamodb/client.js";
+import { createEmbeddedLeaseClient } from "./dynamodb/embedded/client.js";
+import { createLeaseTable, describeLeaseTable } from "./dynamodb/lease-table.js";
+import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
+import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
+import { createGroupAdmin } from "./kafka/admin/group-admin.js";
+import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
+import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
+import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
+import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
+import type { ClusterSide as Side } from "./secrets/cluster-security.js";
+
+/**
+ * THE Kafka connection options of one cluster side: addresses, client id, timeouts, and the TLS
+ * and SASL options `clusterSecurityOptions` (lib/secrets/cluster-security.ts) built from it.
+ */
+export function kafkaConnectionOptions(
+  cluster: ClusterConfig,
+  logger: Logger | undefined,
+  security: KafkaSecurityOptions = {},
+): KafkaConnectionOptions {
+  return {
+    brokers: cluster.brokers,
+    clientId: cluster.clientId,
+    connectionTimeoutMs: cluster.connectionTimeoutMs,
+    requestTimeoutMs: cluster.requestTimeoutMs,
+    ...(logger === undefined ? {} : { logger }),
+    ...security,
+  };
+}
+
+export interface ClusterSideOptions {
+  /** Told about the Kafka client's own problems. @default silent */
+  readonly logger?: Logger | undefined;
+  /** TLS and SASL options of this side (clusterSecurityOfBothSides). @default plaintext, no SASL */
+  readonly security?: KafkaSecurityOptions | undefined;
+  /** The clock deadlines and lease expiries are taken on. @default the adapter's (system clock) */
+  readonly clock?: Clock | undefined;
+}
+
+/**
+ * One cluster's adapters, each new on every call (the caller closes what it built). Named for
+ * what they do to a partition, not for a side: the target is read too (its tail, group offset
+ * translation) and, in the soak and the tests, the source written.
+ */
+export interface ClusterSideAdapters {
+  readonly side: Side;
+  readonly connection: KafkaConnectionOptions;
+  reader(): KafkaPartitionReader;
+  /**
+   * On the target: its compression, batch limits and fencing. On the source: plain writes, or
+   * as `settings` say (sample traffic, the soak's producer).
+   */
+  writer(settings?: SourceWriterSettings): KafkaPartitionWriter;
+  admin(): KafkaClusterAdmin;
+  groups(): GroupAdmin;
+}
+
+export type SourceWriterSettings = Pick<KafkaPartitionWriterOptions, "compression" | "maxBatchRecords">;
+
+export function clusterSide(
+  config: MirrorConfig,
+  side: Side,
+  options: ClusterSideOptions = {},
+): ClusterSideAdapters {
+  const connection = kafkaConnectionOptions(config[side], options.logger, options.security);
+  const clocked = options.clock === undefined ? connection : { ...connection, clock: options.clock };
+  return {
+    side,
+    connection,
+    reader: () => new KafkaPartitionReader(clocked),
+    writer: (settings = {}) =>
+      side === "target"
+        ? targetWriter(config, clocked)
+        : new KafkaPartitionWriter({ ...clocked, ...settings }),
+    admin: () => new KafkaClusterAdmin(clocked),
+    groups: () => createGroupAdmin(connection),
+  };
+}
+
+function targetWriter(
+  config: MirrorConfig,
+  options: KafkaConnectionOptions & { readonly clock?: Clock },
+): KafkaPartitionWriter {
+  return new KafkaPartitionWriter({
+    ...options,
+    compression: config.target.compression,
+    maxBatchBytes: config.target.maxBatchBytes,
+    maxBatchRecords: config.batch.maxRecords,
+    maxInFlightBatches: config.target.maxInFlightBatches,
+    // The pump's write deadline (the lease's expiry) bounds every request of a write, retries
+    // included; this bounds one batch's retries for writes without one. A batch that may have
+    // landed is resent only as it was (same producer id and sequence), which the broker
+    // de-duplicates, in both delivery modes; in exactly-once mode a write whose outcome stays
+    // unknown makes the pump read the target's tail before writing again. (Pipelined batches
+    // rely on the broker refusing out-of-sequence batches; see maxInFlightBatches.)
+    retryDeadlineMs: config.target.requestTimeoutMs,
+    transactions:
+      config.target.fencing === "transactional"
+        ? {
+            alias: config.source.alias,
+            // Until each run settles it against the target brokers' cap (transaction-timeout.ts).
+            transactionTimeoutMs: transactionTimeoutBounds({
+              leases: config.leases,
+              writeSafetyMarginMs: writeSafetyMarginMs(config),
+            }).wantedMs,
+          }
+        : null,
+  });
+}
+
+/**
+ * Where the leases live: exactly one of the two. `dynamodb`: the table `leases.table`, through a
+ * client built once by the caller (cold start) with its endpoint, timeouts and retries. `memory`:
+ * a table in this process, for one process alone (`run --lease-store memory`); it is gone when
+ * the process is.
+ */
+export type LeaseBackend =
+  | { readonly dynamodb: DynamoDBClient; readonly memory?: never }
+  | { readonly memory: MemoryLeaseTable; readonly dynamodb?: never };
+
+/** A fresh in-memory lease table for one process (LeaseBackend `memory`). */
+export function memoryLeaseBackend(): LeaseBackend {
+  return { memory: new MemoryLeaseTable() };
+}
+
+export interface LeaseObservers {
+  readonly logger?: Logger | undefined;
+  readonly metrics?: Pick<ReplicationMetrics, "leaseItemSkipped"> | undefined;
+  readonly clock?: Clock | undefined;
+}
+
+/** THE lease store of a config over `backend`; `observers` hear of lease items it skips. */
+export function createLeaseStore(
+  config: Pick<MirrorConfig, "leases">,
+  backend: LeaseBackend,
+  observers: LeaseObservers = {},
+): LeaseStore {
+  const table =
+    backend.memory !== undefined
+      ? backend.memory
+      : new DynamoDbLeaseTable({ client: backend.dynamodb, tableName: config.leases.table });
+  return new TableLeaseStore({ table, ...observers });
+}
+
+/**
+ * The DynamoDB client of the lease table, with the config's request timeout; region, credentials
+ * and AWS_ENDPOINT_URL_DYNAMODB come from the environment, as the SDK reads them.
+ */
+export function leaseDynamoDbClient(config: Pick<MirrorConfig, "leases">): DynamoDBClient {
+  return createDynamoDbClient({ requestTimeoutMs: leaseRequestTimeoutMs(config.leases) });
+}
+
+/**
+ * The lease stores a process can open by name: `embedded` (a DynamoDB-compatible server on the
+ * state directory, started on first use), `dynamodb` (the table `leases.table`, found the SDK's
+ * usual way) or `memory` (this process's memory, shared with no other).
+ */
+export const LEASE_STORES = ["embedded", "dynamodb", "memory"] as const;
+export type LeaseStoreKind = (typeof LEASE_STORES)[number];
+
+export interface OpenedLeaseStore {
+  /** What a worker's lease store is built over (createReplicator). */
+  readonly backend: LeaseBackend;
+  readonly store: LeaseStore;
+  /** Where the leases live, for messages. */
+  readonly location: string;
+  close(): void;
+}
+
+/**
+ * The lease store of `kind`, opened and checked: the embedded table is created when missing; a
+ * real DynamoDB table is only described (the CDK stack owns it, nothing here creates it).
+ */
+export async function leaseStoreFor(
+  config: MirrorConfig,
+  kind: LeaseStoreKind,
+  options: { readonly stateDir: string; readonly logger?: Logger | undefined },
+): Promise<OpenedLeaseStore> {
+  const { logger } = options;
+  if (kind === "memory") {
+    const backend = memoryLeaseBackend();
+    return {
+      backend,
+      store: createLeaseStore(config, backend, { logger }),
+      location: "this process's memory (gone when it ends)",
+      close: () => {},
+    };
+  }
+  const table = config.leases.table;
+  const client =
+    kind === "embedded"
+      ? await createEmbeddedLeaseClient({
+          stateDir: options.stateDir,
+          requestTimeoutMs: leaseRequestTimeoutMs(config.leases),
+        })
+      : leaseDynamoDbClient(config);
+  try {
+    if (kind === "embedded") await createLeaseTable(client, table);
+    else await describeLeaseTable(client, table);
+  } catch (error) {
+    client.destroy();
+    throw error;
+  }
+  const backend = { dynamodb: client };
+  return {
+    backend,
+    store: createLeaseStore(config, backend, { logger }),
+    location:
+      kind === "embedded" ? `embedded store ${options.stateDir}, table ${table}` : `DynamoDB table ${table}`,
+    close: () => client.destroy(),
+  };
+}

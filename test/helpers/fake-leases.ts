@@ -1,0 +1,47 @@
+/**
+ * Lease helpers for unit tests: a lease as `ensure` makes it, and a store with some calls replaced.
+ * The in-memory LeaseStore itself is memory-lease-store.ts.
+ */
+import type { TopicPartition } from "../../lib/core/model.js";
+import type { Lease, LeaseStore } from "../../lib/core/ports.js";
+
+/** A lease as LeaseStore.ensure creates it (nobody's, never checkpointed), with `fields` on top. */
+export function leaseOf(tp: TopicPartition, fields: Partial<Lease> = {}): Lease {
+  return {
+    topic: tp.topic,
+    partition: tp.partition,
+    owner: null,
+    counter: 0,
+    expiresAt: 0,
+    checkpoint: null,
+    lastProgressAt: null,
+    handoffTo: null,
+    ...fields,
+  };
+}
+
+/** A LeaseStore that forwards to `store`, with some calls replaced (to slow, fail or watch them). */
+export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): LeaseStore {
+  return {
+    ensure: (partitions) => store.ensure(partitions),
+    list: () => store.list(),
+    lease: (tp) => store.lease(tp),
+    scan: () => store.scan(),
+    heartbeat: (beat, options) => store.heartbeat(beat, options),
+    assign: (workerId, assignment) => store.assign(workerId, assignment),
+    removeWorker: (observed) => store.removeWorker(observed),
+    worker: (workerId) => store.worker(workerId),
+    leader: () => store.leader(),
+    claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
+    claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
+    renew: (held, expiresAt) => store.renew(held, expiresAt),
+    checkpoint: (held, next, now, targetOffset, source) =>
+      store.checkpoint(held, next, now, targetOffset, source),
+    resetCheckpoint: (held, next, now, reason, position) =>
+      store.resetCheckpoint(held, next, now, reason, position),
+    release: (held) => store.release(held),
+    requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+    handOver: (held, expiresAt) => store.handOver(held, expiresAt),
+    ...overrides,
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * A Logger and ReplicationMetrics that keep what they are told, for assertions.
+ */
+import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
+
+export interface LogEntry {
+  readonly level: "debug" | "info" | "warn" | "error";
+  readonly message: string;
+  readonly fields: LogFields;
+}
+
+export class CapturingLogger implements Logger {
+  readonly entries: LogEntry[] = [];
+  debug(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "debug", message, fields });
+  }
+  info(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "info", message, fields });
+  }
+  warn(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "warn", message, fields });
+  }
+  error(message: string, fields: LogFields = {}): void {
+    this.entries.push({ level: "error", message, fields });
+  }
+  at(level: LogEntry["level"]): LogEntry[] {
+    return this.entries.filter((e) => e.level === level);
+  }
+}
+
+export class CapturingMetrics implements ReplicationMetrics {
+  readonly batches: Parameters<ReplicationMetrics["batchCopied"]>[0][] = [];
+  readonly lost: Parameters<ReplicationMetrics["recordsLost"]>[0][] = [];
+  readonly errors: Parameters<ReplicationMetrics["partitionError"]>[0][] = [];
+  readonly skipped: { leaseKey: string; attribute: string }[] = [];
+  batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
+    this.batches.push(event);
+  }
+  recordsLost(event: Parameters<ReplicationMetrics["recordsLost"]>[0]): void {
+    this.lost.push(event);
+  }
+  partitionError(event: Parameters<ReplicationMetrics["partitionError"]>[0]): void {
+    this.errors.push(event);
+  }
+  leaseItemSkipped(event: { leaseKey: string; attribute: string }): void {
+    this.skipped.push(event);
+  }
+}

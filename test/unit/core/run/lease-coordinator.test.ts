@@ -1,0 +1,381 @@
+/**
+ * The worker's side of the lease protocol (lib/core/run/lease-coordinator.ts) with the real leader
+ * turn, over the in-memory store that evaluates DynamoDB's conditions: claims, handoffs,
+ * failover, and a fleet settling and staying put.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Lease, LeaseStore, WorkerRecord } from "../../../../lib/core/ports.js";
+import {
+  ASSIGNMENT_POLL_MS,
+  LeaseCoordinator,
+  leaseExpiry,
+} from "../../../../lib/core/run/lease-coordinator.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { countByOwner as counts, LeaseFleet } from "../../../helpers/lease-fleet.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
+
+const NOW = 1_000_000;
+const DURATION = 10_000;
+const FAR = Number.MAX_SAFE_INTEGER;
+
+function lease(partition: number, owner: string | null, expiresAt = NOW + DURATION): Lease {
+  return {
+    topic: "t",
+    partition,
+    owner,
+    counter: owner === null ? 0 : 1,
+    expiresAt: owner === null ? 0 : expiresAt,
+    checkpoint: null,
+    lastProgressAt: null,
+    handoffTo: null,
+  };
+}
+
+function coordinatorOn(store: LeaseStore, workerId = "me", maxClaimsPerRound = 1_000): LeaseCoordinator {
+  return new LeaseCoordinator({
+    store,
+    workerId,
+    slot: workerId,
+    startedAt: NOW,
+    durationMs: DURATION,
+    renewIntervalMs: 1_000,
+    rebalanceIntervalMs: 1_000,
+    maxClaimsPerRound,
+    drainLeadMs: 3_000,
+  });
+}
+
+async function fleetOver(partitions: number, workers: string[]): Promise<LeaseFleet> {
+  return LeaseFleet.over(new InMemoryLeaseStore(), partitions, workers, DURATION);
+}
+
+/**
+ * t:0 (held by `holder`, unless null) with L leading, and our coordinator after its first round
+ * (nothing assigned to it yet). `stale`, once set, is what reads of our own item return.
+ */
+async function firstRoundDone(holder: string | null) {
+  const store = new InMemoryLeaseStore();
+  const tp = { topic: "t", partition: 0 };
+  await store.ensure([tp]);
+  if (holder !== null) assert.ok(await store.claim(store.get(tp) as Lease, holder, NOW + DURATION));
+  await store.claimLeader(null, "L", NOW + 60_000);
+  const reads = { stale: null as WorkerRecord | null };
+  const coordinator = coordinatorOn(
+    storeWith(store, { worker: async (id) => reads.stale ?? store.worker(id) }),
+  );
+  const first = await coordinator.rebalance(NOW, FAR);
+  assert.equal(first.decision.assigned, false);
+  return { store, tp, coordinator, reads };
+}
+
+describe("leaseExpiry", () => {
+  it("caps the expiry at the hard deadline", () => {
+    assert.equal(leaseExpiry(NOW, DURATION, NOW + 3_000), NOW + 3_000);
+    assert.equal(leaseExpiry(NOW, DURATION, FAR), NOW + DURATION);
+  });
+});
+
+describe("LeaseCoordinator", () => {
+  it("a lone worker leads, assigns itself everything and claims it with an expiry capped at the deadline", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const { acquired, decision } = await coordinatorOn(store).rebalance(NOW, NOW + 2_500);
+
+    assert.equal(decision.leader, true);
+    assert.equal(acquired.length, 1);
+    assert.equal(acquired[0]?.expiresAt, NOW + 2_500);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, "me");
+    assert.deepEqual(store.workers()[0]?.assignment, ["t:0"]);
+  });
+
+  it("passes on at once a lease handed to it that another worker asked for before it began pumping it", async () => {
+    // Prepare: H holds t:0; our leader turn asks H for it. H hands it to us, and X (the leader's
+    // next wish) asks us for it before our poll has seen it ours: no pump of ours will ever see
+    // that request, so the lease would sit with us, idle, until its fresh expiry.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
+    const coordinator = coordinatorOn(store);
+    const round = await coordinator.rebalance(NOW, FAR);
+    assert.equal(store.get(tp)?.handoffTo, "me");
+    assert.equal(round.acquired.length, 0);
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 200 + DURATION));
+    assert.ok(await store.requestHandoff(store.get(tp) as Lease, "X"));
+
+    // Act
+    const { acquired } = await coordinator.poll(NOW + 300, FAR);
+
+    // Assess
+    assert.deepEqual(acquired, []);
+    assert.equal(store.get(tp)?.owner, "X", "the lease stayed with us, nobody copying it");
+    assert.equal(coordinator.awaiting, false);
+    assert.equal(coordinator.nextPollAt, NOW + ASSIGNMENT_POLL_MS, "only the assignment read is left");
+  });
+
+  it("publishes its backoff in its heartbeat and does not take a partition in it that a leader (stale) still assigns it", async () => {
+    // Prepare: L leads and assigns t:0 (free) to us, not knowing yet that we failed it.
+    const { store, tp, coordinator } = await firstRoundDone(null);
+    assert.ok(await store.assign("me", ["t:0"]));
+    const backoff = new Map([["t:0", NOW + 2_500]]);
+
+    // Act: a round and a poll within the backoff, then a round after it
+    const during = await coordinator.rebalance(NOW + 1_000, FAR, { backoff });
+    const polled = await coordinator.poll(NOW + 2_000, FAR, { backoff });
+    const mine = store.workers().find((w) => w.workerId === "me");
+    const after = await coordinator.rebalance(NOW + 3_000, FAR, { backoff });
+
+    // Assess
+    assert.deepEqual([during.acquired, polled.acquired], [[], []]);
+    assert.deepEqual(mine?.backoff, backoff);
+    assert.deepEqual(
+      after.acquired.map((l) => [l.partition, l.owner]),
+      [[0, "me"]],
+    );
+    assert.equal(store.get(tp)?.owner, "me");
+  });
+
+  it("takes a partition the leader moved to it, handed over at the leader's request, within a poll and not at its next round (regression: idle up to a round)", async () => {
+    // Prepare: H holds t:0, L leads. Our first round finds nothing assigned to us.
+    const { store, tp, coordinator } = await firstRoundDone("H");
+    // L's round moves t:0 to us and asks H for it; H stops and hands it over at once.
+    assert.ok(await store.assign("me", ["t:0"]));
+    assert.ok(await store.requestHandoff(store.get(tp) as Lease, "me"));
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 500 + DURATION));
+    assert.equal(coordinator.nextPollAt, NOW + ASSIGNMENT_POLL_MS);
+
+    // Act: the poll a second after our round, long before the next round (rebalance interval).
+    const { acquired } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
+
+    // Assess
+    assert.deepEqual(
+      acquired.map((l) => [l.partition, l.owner]),
+      [[0, "me"]],
+    );
+  });
+
+  it("between rounds asks nobody for a partition newly assigned to it: that is the leader's (or its next round's) to ask", async () => {
+    const { store, tp, coordinator } = await firstRoundDone("H");
+    assert.ok(await store.assign("me", ["t:0"]));
+
+    const { acquired, requested } = await coordinator.poll(NOW + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual([acquired, requested], [[], []]);
+    assert.equal(store.get(tp)?.handoffTo, null);
+    assert.equal(store.calls.worker, 1);
+    // Read once: the next poll reads our item again, but does not look at the same lease again.
+    const leaseReads = store.calls.lease;
+    await coordinator.poll(NOW + 2 * ASSIGNMENT_POLL_MS, FAR);
+    assert.equal(store.calls.worker, 2);
+    assert.equal(store.calls.lease, leaseReads);
+    // The next round asks.
+    const round = await coordinator.rebalance(NOW + 2.5 * ASSIGNMENT_POLL_MS, FAR);
+    assert.equal(round.requested.length, 1);
+  });
+
+  it("does not ask back a partition the leader moved away, on a read of its item older than its last heartbeat", async () => {
+    const { store, tp, coordinator, reads } = await firstRoundDone(null);
+    // L assigned t:0 to us, then moved it to W2, which holds it now.
+    assert.ok(await store.assign("me", ["t:0"]));
+    const before = await store.worker("me");
+    assert.ok(await store.claim(store.get(tp) as Lease, "W2", NOW + DURATION));
+    assert.ok(await store.assign("me", []));
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    // An eventually consistent read a second later still returns the item as it was before.
+    reads.stale = before;
+    const { requested } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual(requested, [], "asked W2 to hand back a partition the leader had moved to it");
+    assert.equal(store.get(tp)?.handoffTo, null);
+  });
+
+  it("ignores a read of its item older than its last heartbeat: a free partition it lists is not claimed", async () => {
+    const { store, tp, coordinator, reads } = await firstRoundDone(null);
+    assert.ok(await store.assign("me", ["t:0"]));
+    const before = await store.worker("me");
+    // The leader takes it back before our next heartbeat, which returns nothing assigned.
+    assert.ok(await store.assign("me", []));
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    reads.stale = before;
+    const { acquired } = await coordinator.poll(NOW + 500 + ASSIGNMENT_POLL_MS, FAR);
+
+    assert.deepEqual(acquired, [], "claimed on a stale read");
+    assert.equal(store.get(tp)?.owner, null);
+  });
+
+  it("between rounds, takes nothing while draining or presumed dead, and reads nothing while draining", async () => {
+    const { store, coordinator: dead } = await firstRoundDone(null);
+    assert.ok(await store.assign("me", ["t:0"]));
+    // The heartbeat lasts 3 s: at +4 s we come back from a freeze, the assignment stale.
+    assert.deepEqual(await dead.poll(NOW + 4_000, FAR), { acquired: [], requested: [] });
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, null);
+
+    const draining = coordinatorOn(store, "d");
+    await draining.rebalance(NOW, FAR, { draining: true });
+    assert.equal(draining.nextPollAt, null, "a draining run with nothing awaited may end");
+    const reads = store.calls.worker;
+    await draining.poll(NOW + 5_000, FAR, { draining: true });
+    assert.equal(store.calls.worker, reads);
+  });
+
+  it("claims at most maxClaimsPerRound leases a round, and counts the rest as available", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure(Array.from({ length: 10 }, (_, p) => ({ topic: "t", partition: p })));
+    const coordinator = coordinatorOn(store, "me", 4);
+
+    const first = await coordinator.rebalance(NOW, FAR);
+    assert.equal(first.acquired.length, 4);
+    assert.ok(first.decision.available > 0, "a --once run is not done yet");
+    assert.equal(store.calls.claim, 4);
+  });
+
+  it("treats a lost claim race as normal", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const [observed] = await store.list();
+    assert.ok(observed);
+    // The read comes back free, but someone claims between our read and our claim.
+    const racing = storeWith(store, {
+      lease: async () => {
+        await store.claim(observed, "other", NOW + DURATION);
+        return observed;
+      },
+    });
+    const { acquired } = await coordinatorOn(racing).rebalance(NOW, FAR);
+
+    assert.deepEqual(acquired, []);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.owner, "other");
+  });
+
+  it("does not pump a lease it holds while another worker asked for it (a handover under way)", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([
+      { topic: "t", partition: 0 },
+      { topic: "t", partition: 1 },
+    ]);
+    store.put({ ...lease(0, "me"), handoffTo: "other" });
+    store.put(lease(1, "me"));
+
+    const { acquired } = await coordinatorOn(store).rebalance(NOW, FAR);
+
+    assert.deepEqual(
+      acquired.map((l) => l.partition),
+      [1],
+    );
+  });
+
+  it("does not pump a lease assigned to it that another worker still holds: it asks for it", async () => {
+    // The assignment is only a wish: a live lease of another holder (here one the leader counts
+    // as gone, since it has no heartbeat) is asked for, never taken on.
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    store.put(lease(0, "other"));
+
+    const { acquired, requested } = await coordinatorOn(store).rebalance(NOW, FAR);
+
+    assert.deepEqual(acquired, []);
+    assert.deepEqual(
+      requested.map((l) => l.owner),
+      ["other"],
+    );
+    assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, "me");
+  });
+
+  it("a worker presumed dead (its heartbeat expired) forgets its assignment instead of chasing it", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const coordinator = coordinatorOn(store);
+    await coordinator.rebalance(NOW, FAR);
+    assert.deepEqual(store.workers()[0]?.assignment, ["t:0"]);
+    // Another worker holds the lease now, and the leader is someone else, alive.
+    store.put(lease(0, "other", NOW + 60_000));
+    await store.claimLeader(await store.leader(), "other", NOW + 60_000);
+
+    // The heartbeat lasts 3 s: at +4 s the worker comes back from a freeze.
+    const late = await coordinator.rebalance(NOW + 4_000, FAR);
+
+    assert.deepEqual(late.requested, [], "no handoff asked on a stale assignment");
+    assert.equal(late.decision.assigned, false);
+    assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, null);
+  });
+
+  it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
+    const fleet = await fleetOver(12, ["A"]);
+    await fleet.round();
+    assert.deepEqual(await fleet.counts(), [12]);
+
+    fleet.join("N");
+    await fleet.round(); // N's first heartbeat; A, the leader, sees it next round
+    await fleet.round(); // A assigns N half; N asks for them
+    const asked = (await fleet.store.list()).filter((l) => l.handoffTo === "N");
+    assert.equal(asked.length, 6);
+    assert.ok(
+      asked.every((l) => l.owner === "A"),
+      "asking is not taking",
+    );
+    await fleet.round(); // A hands over at its renewal; N picks them up
+    await fleet.round();
+    assert.deepEqual(await fleet.counts(), [6, 6]);
+  });
+
+  it("3 workers over 24 partitions settle at 8 each and then stop moving leases", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C"]);
+
+    for (let i = 0; i < 10; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+
+    const claimsWhenBalanced = fleet.claims;
+    for (let i = 0; i < 20; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+    assert.equal(fleet.claims, claimsWhenBalanced, "a balanced fleet must not flap");
+  });
+
+  it("24 partitions over 5 workers settle at 5,5,5,5,4 without flapping", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C", "D", "E"]);
+
+    for (let i = 0; i < 10; i++) await fleet.round();
+    const settled = await fleet.counts();
+    assert.deepEqual([...settled].sort(), [4, 5, 5, 5, 5]);
+
+    const claimsWhenBalanced = fleet.claims;
+    for (let i = 0; i < 20; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), settled);
+    assert.equal(fleet.claims, claimsWhenBalanced);
+  });
+
+  it("the partitions of a worker that stops renewing go to the others after expiry, not before", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C"]);
+    for (let i = 0; i < 10; i++) await fleet.round();
+    assert.deepEqual(await fleet.counts(), [8, 8, 8]);
+
+    fleet.dead.add("C");
+    for (let i = 0; i < 5; i++) await fleet.round();
+    const early = counts(await fleet.store.list(), fleet.now);
+    assert.equal(early.get("C"), 8, "nobody takes a live lease");
+
+    for (let i = 0; i < 8; i++) await fleet.round();
+    const late = counts(await fleet.store.list(), fleet.now);
+    assert.equal(late.get("C"), undefined);
+    assert.deepEqual([late.get("A"), late.get("B")], [12, 12]);
+  });
+
+  it("when the leader dies another worker takes the leader item after it expires", async () => {
+    const fleet = await fleetOver(24, ["A", "B", "C"]);
+    for (let i = 0; i < 10; i++) await fleet.round();
+    const leader = (await fleet.store.leader())?.owner;
+    assert.ok(leader !== undefined && leader !== null);
+
+    fleet.dead.add(leader);
+    for (let i = 0; i < 16; i++) await fleet.round();
+    const now = await fleet.store.leader();
+    assert.notEqual(now?.owner, leader);
+    assert.deepEqual(
+      [...counts(await fleet.store.list(), fleet.now).values()].sort(),
+      [12, 12],
+      "the survivors share the dead leader's partitions",
+    );
+  });
+});

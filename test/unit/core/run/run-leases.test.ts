@@ -1,0 +1,115 @@
+/**
+ * RunLeases.handOver: a lease asked for is handed to the asker while its heartbeat is live, and
+ * released when the asker has gone since it asked, so it does not sit with a worker that will
+ * never pump it until its fresh expiry. giveBack and finish: what a run gives back at once (a
+ * failed partition, a lease asked for) and what it keeps for its end.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { TopicPartition } from "../../../../lib/core/model.js";
+import type { Lease } from "../../../../lib/core/ports.js";
+import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
+import { RunLeases } from "../../../../lib/core/run/run-leases.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
+import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
+
+const src: TopicPartition = { topic: "src", partition: 0 };
+const FAR = Number.MAX_SAFE_INTEGER;
+
+async function askedFor(asker: { expiresAt: number } | null) {
+  const clock = new FakeClock(1_000_000);
+  const store = new InMemoryLeaseStore();
+  await store.ensure([src]);
+  const claimed = await store.claim(store.get(src) as Lease, "A", clock.now() + 60_000);
+  assert.ok(claimed);
+  if (asker !== null) {
+    await store.heartbeat({
+      workerId: "B",
+      slot: "B",
+      startedAt: clock.now() - 5_000,
+      draining: false,
+      deadline: FAR,
+      expiresAt: asker.expiresAt,
+    });
+  }
+  assert.ok(await store.requestHandoff(claimed, "B"));
+  const held = new HeldLease(store.get(src) as Lease, { source: src, target: src }, FAR);
+  const logger = new CapturingLogger();
+  return { clock, store, held, logger };
+}
+
+describe("RunLeases.handOver", () => {
+  it("hands the lease to a live asker, with a fresh expiry", async () => {
+    const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 + 15_000 });
+    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+
+    assert.equal(store.get(src)?.owner, "B");
+    assert.equal(store.get(src)?.expiresAt, clock.now() + 10_000);
+  });
+
+  it("releases the lease when the asker's heartbeat expired since it asked (regression: idle until expiry)", async () => {
+    const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 - 1 });
+    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+
+    assert.equal(store.get(src)?.owner, null, "handed to a worker that has gone");
+    assert.ok(logger.entries.some((e) => /asked for the lease has gone/.test(e.message)));
+  });
+
+  it("releases the lease when the asker has no item any more", async () => {
+    const { clock, store, held, logger } = await askedFor(null);
+    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+
+    assert.equal(store.get(src)?.owner, null);
+  });
+
+  it("hands over as asked when the asker's item cannot be read", async () => {
+    const { clock, store, held, logger } = await askedFor(null);
+    const failing = storeWith(store, {
+      worker: async () => {
+        throw new Error("throttled");
+      },
+    });
+    await new RunLeases({ store: failing, clock, logger, durationMs: 10_000 }).handOver(held);
+
+    assert.equal(store.get(src)?.owner, "B");
+  });
+});
+
+describe("RunLeases.giveBack and finish", () => {
+  async function held(store: InMemoryLeaseStore, tp: TopicPartition): Promise<HeldLease> {
+    await store.ensure([tp]);
+    const claimed = await store.claim(store.get(tp) as Lease, "A", 2_000_000);
+    assert.ok(claimed);
+    return new HeldLease(claimed, { source: tp, target: tp }, FAR);
+  }
+
+  it("giveBack releases a lease nobody asked for at once; finish waits for it", async () => {
+    const clock = new FakeClock(1_000_000);
+    const store = new InMemoryLeaseStore();
+    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const lease = await held(store, src);
+
+    leases.giveBack(lease);
+    assert.equal(leases.givingBack, true);
+    await leases.finish();
+
+    assert.equal(leases.givingBack, false);
+    assert.equal(store.get(src)?.owner, null);
+  });
+
+  it("finish releases the leases kept, except one resumed since", async () => {
+    const clock = new FakeClock(1_000_000);
+    const store = new InMemoryLeaseStore();
+    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const other: TopicPartition = { topic: "src", partition: 1 };
+    leases.keep("src:0", await held(store, src));
+    leases.keep("src:1", await held(store, other));
+    leases.resumed("src:1");
+
+    await leases.finish();
+
+    assert.deepEqual([store.get(src)?.owner, store.get(other)?.owner], [null, "A"]);
+  });
+});
