@@ -23,10 +23,9 @@ import {
   createKafkaCluster,
   enqueueBody,
   type KafkajsBroker,
+  type KafkajsCall,
   type KafkajsCluster,
   type KafkajsConnection,
-  type KafkajsRequest,
-  type KafkajsResponse,
   knownBrokers,
   negotiateVersion,
   partitionLeader,
@@ -216,7 +215,7 @@ export class KafkaClusterClient {
   request<T>(
     broker: Broker,
     api: { readonly apiName: string; readonly apiKey: number; readonly versions: readonly number[] },
-    build: (version: number) => { request: KafkajsRequest; response: KafkajsResponse<T> },
+    build: (version: number) => KafkajsCall<T>,
     timeoutMs: number = this.requestTimeoutMs,
   ): Promise<T> {
     return sendRequest(broker, api.apiName, api.apiKey, api.versions, build, timeoutMs);

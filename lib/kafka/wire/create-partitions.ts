@@ -3,7 +3,7 @@
  * 2.2.4 has the request, but its parser throws the first topic's error without the topic's name;
  * the admin needs every topic's code (INVALID_PARTITIONS may mean "already that many").
  */
-import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall } from "./kafkajs-internals.js";
 
 export const CREATE_PARTITIONS_API = {
   apiName: "CreatePartitions",
@@ -27,7 +27,7 @@ export function createPartitionsRequest(
   version: number,
   growths: readonly PartitionGrowth[],
   timeoutMs: number,
-): { request: KafkajsRequest; response: KafkajsResponse<TopicResult[]> } {
+): KafkajsCall<TopicResult[]> {
   return {
     request: {
       apiKey: CREATE_PARTITIONS_API.apiKey,

@@ -4,13 +4,7 @@
  * override from a broker-wide one. kafkajs 2.2.4's parser throws when any resource failed, so one
  * missing topic would hide the others' answers.
  */
-import {
-  Decoder,
-  Encoder,
-  type KafkajsDecoder,
-  type KafkajsRequest,
-  type KafkajsResponse,
-} from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall, type KafkajsDecoder } from "./kafkajs-internals.js";
 
 export const DESCRIBE_CONFIGS_API = {
   apiName: "DescribeConfigs",
@@ -62,7 +56,7 @@ export interface ResourceConfigs {
 export function describeTopicConfigsRequest(
   version: number,
   topics: readonly string[],
-): { request: KafkajsRequest; response: KafkajsResponse<ResourceConfigs[]> } {
+): KafkajsCall<ResourceConfigs[]> {
   return describeConfigsRequest(
     version,
     topics.map((topic) => ({ type: ConfigResourceType.TOPIC, name: topic, configNames: null })),
@@ -72,7 +66,7 @@ export function describeTopicConfigsRequest(
 export function describeConfigsRequest(
   version: number,
   resources: readonly ConfigResource[],
-): { request: KafkajsRequest; response: KafkajsResponse<ResourceConfigs[]> } {
+): KafkajsCall<ResourceConfigs[]> {
   return {
     request: {
       apiKey: DESCRIBE_CONFIGS_API.apiKey,

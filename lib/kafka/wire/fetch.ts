@@ -4,13 +4,7 @@
  * lib/kafka/codec/record-batch.ts instead. Each partition carries the leader epoch the reader believes
  * current (KIP-320, Fetch v9+), so a broker that is not at that epoch refuses to answer.
  */
-import {
-  Decoder,
-  Encoder,
-  type KafkajsDecoder,
-  type KafkajsRequest,
-  type KafkajsResponse,
-} from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall, type KafkajsDecoder } from "./kafkajs-internals.js";
 
 export const FETCH_API_KEY = 1;
 export const FETCH_VERSIONS = [11] as const;
@@ -128,10 +122,7 @@ function decodePartition(d: KafkajsDecoder): FetchPartitionResponse {
   };
 }
 
-export function fetchRequest(
-  version: number,
-  request: FetchRequest,
-): { request: KafkajsRequest; response: KafkajsResponse<FetchResponse> } {
+export function fetchRequest(version: number, request: FetchRequest): KafkajsCall<FetchResponse> {
   return {
     request: {
       apiKey: FETCH_API_KEY,

@@ -10,7 +10,7 @@
  */
 
 import { FlexReader, FlexWriter } from "./flexible.js";
-import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall } from "./kafkajs-internals.js";
 
 export const LIST_GROUPS = { apiName: "ListGroups", apiKey: 16, versions: [5, 4] } as const;
 export const DESCRIBE_GROUPS = { apiName: "DescribeGroups", apiKey: 15, versions: [2, 1, 0] } as const;
@@ -76,7 +76,7 @@ export interface DescribedGroup {
 export function describeGroupsRequest(
   version: number,
   groupIds: readonly string[],
-): { request: KafkajsRequest; response: KafkajsResponse<DescribedGroup[]> } {
+): KafkajsCall<DescribedGroup[]> {
   return {
     request: {
       ...requestHeader(DESCRIBE_GROUPS, version),
@@ -122,7 +122,7 @@ export function offsetFetchRequest(
   version: number,
   groupId: string,
   topics: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null,
-): { request: KafkajsRequest; response: KafkajsResponse<{ errorCode: number; offsets: FetchedOffset[] }> } {
+): KafkajsCall<{ errorCode: number; offsets: FetchedOffset[] }> {
   return {
     request: {
       ...requestHeader(OFFSET_FETCH, version),
@@ -174,7 +174,7 @@ export function offsetCommitRequest(
   version: number,
   groupId: string,
   offsets: readonly OffsetToCommit[],
-): { request: KafkajsRequest; response: KafkajsResponse<CommitAnswer[]> } {
+): KafkajsCall<CommitAnswer[]> {
   const byTopic = new Map<string, OffsetToCommit[]>();
   for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
   return {

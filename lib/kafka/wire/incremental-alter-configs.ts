@@ -6,7 +6,7 @@
  */
 
 import { FlexReader, FlexWriter } from "./flexible.js";
-import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall } from "./kafkajs-internals.js";
 
 export const INCREMENTAL_ALTER_CONFIGS_API = {
   apiName: "IncrementalAlterConfigs",
@@ -62,10 +62,7 @@ export function decodeFlexibleAlter(payload: Buffer): AlterResult[] {
 }
 
 /** v0, through kafkajs's request path. */
-export function classicAlterRequest(changes: readonly TopicConfigSet[]): {
-  request: KafkajsRequest;
-  response: KafkajsResponse<AlterResult[]>;
-} {
+export function classicAlterRequest(changes: readonly TopicConfigSet[]): KafkajsCall<AlterResult[]> {
   return {
     request: {
       apiKey: INCREMENTAL_ALTER_CONFIGS_API.apiKey,

@@ -14,6 +14,7 @@ import { tolerateLeaderlessPartitions } from "./kafkajs-metadata.js";
 import {
   COORDINATOR_TYPE,
   type KafkajsBroker,
+  type KafkajsCall,
   type KafkajsCluster,
   type KafkajsClusterOptions,
   type KafkajsConnection,
@@ -23,8 +24,6 @@ import {
   type KafkajsLogger,
   type KafkajsMetadata,
   type KafkajsQueuedResponse,
-  type KafkajsRequest,
-  type KafkajsResponse,
 } from "./kafkajs-types.js";
 
 export type * from "./kafkajs-types.js";
@@ -220,7 +219,7 @@ export async function sendRequest<T>(
   apiName: string,
   apiKey: number,
   implemented: readonly number[],
-  build: (version: number) => { request: KafkajsRequest; response: KafkajsResponse<T> },
+  build: (version: number) => KafkajsCall<T>,
   requestTimeout: number,
 ): Promise<T> {
   const version = negotiateVersion(broker, apiName, apiKey, implemented);

@@ -62,6 +62,12 @@ export interface KafkajsResponse<T> {
   parse(decoded: T): Promise<T>;
 }
 
+/** One request and the decoder of its answer: what every wire/ builder returns. */
+export interface KafkajsCall<T> {
+  request: KafkajsRequest;
+  response: KafkajsResponse<T>;
+}
+
 export interface KafkajsApiVersionRange {
   minVersion: number;
   maxVersion: number;
@@ -105,12 +111,9 @@ export interface KafkajsConnection {
 export interface KafkajsConnectionPool {
   /** The connection kafkajs would use for this API (Fetch has its own), connected. */
   getConnectionByRequest(protocolRequest: { request: { apiKey: number } }): Promise<KafkajsConnection>;
-  send<T>(protocolRequest: {
-    request: KafkajsRequest;
-    response: KafkajsResponse<T>;
-    requestTimeout?: number;
-    logResponseError?: boolean;
-  }): Promise<T>;
+  send<T>(
+    protocolRequest: KafkajsCall<T> & { requestTimeout?: number; logResponseError?: boolean },
+  ): Promise<T>;
 }
 
 export interface KafkajsPartitionMetadata {

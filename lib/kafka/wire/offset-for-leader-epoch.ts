@@ -3,7 +3,7 @@
  * leader's log. A consumer uses it to find out whether the log it read was truncated after an
  * unclean leader election (KIP-320); so does source-continuity.ts.
  */
-import { Decoder, Encoder, type KafkajsRequest, type KafkajsResponse } from "./kafkajs-internals.js";
+import { Decoder, Encoder, type KafkajsCall } from "./kafkajs-internals.js";
 
 export const OFFSET_FOR_LEADER_EPOCH_API_KEY = 23;
 /** v2 is all librdkafka 2.15.1's mock answers; v3 adds replica_id. */
@@ -27,7 +27,7 @@ export interface EpochEndResponse {
 export function offsetForLeaderEpochRequest(
   version: number,
   request: EpochEndRequest,
-): { request: KafkajsRequest; response: KafkajsResponse<EpochEndResponse | null> } {
+): KafkajsCall<EpochEndResponse | null> {
   return {
     request: {
       apiKey: OFFSET_FOR_LEADER_EPOCH_API_KEY,
