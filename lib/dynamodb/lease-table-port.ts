@@ -63,28 +63,20 @@ export class DynamoDbLeaseTable implements LeaseTable {
     return new Set(await this.#batchGet(keys));
   }
 
-  async put(
-    key: string,
-    item: StoredItem,
-    condition: Condition | null,
-    options: WriteOptions,
-  ): Promise<boolean> {
+  async put(key: string, item: StoredItem, options: WriteOptions): Promise<boolean> {
+    const { condition } = options;
     const command = new PutItemCommand({
       TableName: this.name,
       Item: encodeItem(key, item),
-      ...conditionParts(condition === null ? null : conditionExpression(condition)),
+      ...conditionParts(condition === undefined ? null : conditionExpression(condition)),
     });
     return this.#conditional(() => this.#client.send(command), `PutItem (${options.operation})`, key);
   }
 
-  async update(
-    key: string,
-    changes: ItemChanges,
-    condition: Condition | null,
-    options: WriteOptions,
-  ): Promise<WriteOutcome> {
+  async update(key: string, changes: ItemChanges, options: WriteOptions): Promise<WriteOutcome> {
     const update = updateExpression(changes);
-    const test = condition === null ? null : conditionExpression(condition);
+    const { condition } = options;
+    const test = condition === undefined ? null : conditionExpression(condition);
     const returnItem = options.returnItem !== false;
     const command = new UpdateItemCommand({
       TableName: this.name,
@@ -109,11 +101,11 @@ export class DynamoDbLeaseTable implements LeaseTable {
     };
   }
 
-  delete(key: string, condition: Condition, options: WriteOptions): Promise<boolean> {
+  delete(key: string, options: WriteOptions & { readonly condition: Condition }): Promise<boolean> {
     const command = new DeleteItemCommand({
       TableName: this.name,
       Key: keyItem(key),
-      ...conditionParts(conditionExpression(condition)),
+      ...conditionParts(conditionExpression(options.condition)),
     });
     return this.#conditional(() => this.#client.send(command), `DeleteItem (${options.operation})`, key);
   }

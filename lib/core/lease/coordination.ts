@@ -29,7 +29,7 @@ export class CoordinationStore {
     const key = workerKey(beat.workerId);
     const changes = heartbeatChanges(beat, this.#clock.now(), options.forgetAssignment === true);
     // Unconditional, so never refused.
-    const outcome = await this.#table.update(key, changes, null, { operation: "heartbeat" });
+    const outcome = await this.#table.update(key, changes, { operation: "heartbeat" });
     return workerOf(key, writtenItem(outcome.ok ? outcome.item : undefined, key, "heartbeat"));
   }
 
@@ -37,8 +37,9 @@ export class CoordinationStore {
     requireWorkerId("assign", "workerId", workerId);
     const changes = new ChangeSet().with("assignment", [...assignment]).with("updatedAt", this.#clock.now());
     const condition = CoordinationConditions.assign(workerId);
-    const outcome = await this.#table.update(workerKey(workerId), changes, condition, {
+    const outcome = await this.#table.update(workerKey(workerId), changes, {
       operation: "assign",
+      condition,
       returnItem: false,
     });
     return outcome.ok;
@@ -46,7 +47,7 @@ export class CoordinationStore {
 
   removeWorker(observed: WorkerRecord): Promise<boolean> {
     const condition = CoordinationConditions.removeWorker(observed.expiresAt);
-    return this.#table.delete(workerKey(observed.workerId), condition, { operation: "removeWorker" });
+    return this.#table.delete(workerKey(observed.workerId), { operation: "removeWorker", condition });
   }
 
   async worker(workerId: string): Promise<WorkerRecord | null> {
@@ -79,7 +80,7 @@ export class CoordinationStore {
     // forever: it is replaced outright. Leadership decides no ownership, so two workers
     // replacing it at once cost at most one round of two leaders.
     if (observed !== null && observed.counter < 0) {
-      await this.#table.put(LEADER_KEY, values, null, { operation: "claimLeader" });
+      await this.#table.put(LEADER_KEY, values, { operation: "claimLeader" });
       return leaderOf(values);
     }
     const changes = new ChangeSet()
@@ -87,14 +88,10 @@ export class CoordinationStore {
       .with("counter", values.counter)
       .with("expiresAt", values.expiresAt)
       .with("updatedAt", values.updatedAt);
-    const outcome = await this.#table.update(
-      LEADER_KEY,
-      changes,
-      CoordinationConditions.claimLeader(observed),
-      {
-        operation: "claimLeader",
-      },
-    );
+    const outcome = await this.#table.update(LEADER_KEY, changes, {
+      operation: "claimLeader",
+      condition: CoordinationConditions.claimLeader(observed),
+    });
     return outcome.ok ? leaderOf(writtenItem(outcome.item, LEADER_KEY, "claimLeader")) : null;
   }
 }

@@ -43,20 +43,15 @@ export class MemoryLeaseTable implements LeaseTable {
     return new Set(keys.filter((key) => this.#items.has(key)));
   }
 
-  async put(key: string, item: Item, condition: Condition | null): Promise<boolean> {
-    if (!holds(condition, this.#items.get(key))) return false;
+  async put(key: string, item: Item, options: WriteOptions): Promise<boolean> {
+    if (!holds(options.condition, this.#items.get(key))) return false;
     this.#items.set(key, copy(item));
     return true;
   }
 
-  async update(
-    key: string,
-    changes: ItemChanges,
-    condition: Condition | null,
-    options: WriteOptions,
-  ): Promise<WriteOutcome> {
+  async update(key: string, changes: ItemChanges, options: WriteOptions): Promise<WriteOutcome> {
     const current = this.#items.get(key);
-    if (!holds(condition, current)) {
+    if (!holds(options.condition, current)) {
       return { ok: false, current: options.returnCurrent === true ? this.peek(key) : undefined };
     }
     const next: Item = { ...current, ...copy(changes.set) };
@@ -65,8 +60,8 @@ export class MemoryLeaseTable implements LeaseTable {
     return { ok: true, item: options.returnItem === false ? undefined : copy(next) };
   }
 
-  async delete(key: string, condition: Condition): Promise<boolean> {
-    if (!holds(condition, this.#items.get(key))) return false;
+  async delete(key: string, options: WriteOptions & { readonly condition: Condition }): Promise<boolean> {
+    if (!holds(options.condition, this.#items.get(key))) return false;
     return this.#items.delete(key);
   }
 
@@ -104,8 +99,8 @@ export class MemoryLeaseTable implements LeaseTable {
 }
 
 /** A condition as DynamoDB decides it: a comparison with an absent attribute is false. */
-export function holds(condition: Condition | null, item: Item | undefined): boolean {
-  if (condition === null) return true;
+export function holds(condition: Condition | undefined, item: Item | undefined): boolean {
+  if (condition === undefined) return true;
   switch (condition.test) {
     case "allOf":
       return condition.pieces.every((piece) => holds(piece, item));

@@ -82,14 +82,10 @@ export class TableLeaseStore implements LeaseStore {
     const missing = [...unique.entries()].filter(([key]) => !existing.has(key)).map(([, tp]) => tp);
     await forEachLimited(missing, ENSURE_CONCURRENCY, async (tp) => {
       // A refusal means another worker created it meanwhile: nothing to do.
-      await this.#table.put(
-        partitionKey(tp),
-        freeLeaseItem(tp, this.#clock.now()),
-        LeaseConditions.create(),
-        {
-          operation: "ensure",
-        },
-      );
+      await this.#table.put(partitionKey(tp), freeLeaseItem(tp, this.#clock.now()), {
+        operation: "ensure",
+        condition: LeaseConditions.create(),
+      });
     });
   }
 
@@ -249,8 +245,9 @@ export class TableLeaseStore implements LeaseStore {
     condition: Condition,
     returns: readonly ("item" | "current")[],
   ): Promise<WriteOutcome> {
-    return this.#table.update(partitionKey(tp), changes, condition, {
+    return this.#table.update(partitionKey(tp), changes, {
       operation,
+      condition,
       returnItem: returns.includes("item"),
       returnCurrent: returns.includes("current"),
     });

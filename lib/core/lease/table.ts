@@ -107,6 +107,8 @@ export class ChangeSet implements ItemChanges {
 export interface WriteOptions {
   /** The store operation the write belongs to, for errors ("renew", "heartbeat"). */
   readonly operation: string;
+  /** Write only if this holds. @default unconditional */
+  readonly condition?: Condition;
   /** Return the item as written. @default true */
   readonly returnItem?: boolean;
   /**
@@ -154,20 +156,15 @@ export interface LeaseTable {
    * costs a refused write at most.
    */
   existing(keys: readonly string[]): Promise<Set<string>>;
-  /** Writes `item` whole under `key` if `condition` holds (null: always). False: it did not. */
-  put(key: string, item: Item, condition: Condition | null, options: WriteOptions): Promise<boolean>;
+  /** Writes `item` whole under `key` if the options' condition holds. False: it did not. */
+  put(key: string, item: Item, options: WriteOptions): Promise<boolean>;
   /**
-   * Applies `changes` to `key`'s item if `condition` holds (null: always), creating the item when
+   * Applies `changes` to `key`'s item if the options' condition holds, creating the item when
    * there is none (so a condition that holds on a missing item may create one).
    */
-  update(
-    key: string,
-    changes: ItemChanges,
-    condition: Condition | null,
-    options: WriteOptions,
-  ): Promise<WriteOutcome>;
-  /** Deletes `key`'s item if `condition` holds. False: it did not. */
-  delete(key: string, condition: Condition, options: WriteOptions): Promise<boolean>;
+  update(key: string, changes: ItemChanges, options: WriteOptions): Promise<WriteOutcome>;
+  /** Deletes `key`'s item if the condition holds (never unconditional). False: it did not. */
+  delete(key: string, options: WriteOptions & { readonly condition: Condition }): Promise<boolean>;
   /** One page of every item; `after` is the previous page's `next`. */
   scan(options: { readonly consistent: boolean; readonly after?: ScanCursor }): Promise<ScanPage>;
 }

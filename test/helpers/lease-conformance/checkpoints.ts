@@ -47,7 +47,7 @@ export function checkpointCases(backend: ConformanceBackend): void {
       // knowing sourceEpoch, leaves it (and the checkpoint it was stored with) alone.
       const { store, raw } = await heldAt500(backend);
       const olderVersion = new ChangeSet().with("checkpoint", 800);
-      assert.ok((await raw.update("orders:0", olderVersion, null, { operation: "test" })).ok);
+      assert.ok((await raw.update("orders:0", olderVersion, { operation: "test" })).ok);
 
       const [moved] = await store.list();
 

@@ -114,10 +114,11 @@ export function conditionCases(backend: ConformanceBackend): void {
         const item = stored === undefined ? undefined : itemOf(stored);
         for (const [conditionName, condition] of Object.entries(conditions())) {
           // A lease item has no workerId, so this deletes whatever is there.
-          if (item === undefined) await table.delete(KEY, absent("workerId"), { operation: "test" });
-          else await table.put(KEY, item, null, { operation: "test" });
+          if (item === undefined)
+            await table.delete(KEY, { operation: "test", condition: absent("workerId") });
+          else await table.put(KEY, item, { operation: "test" });
           const changes = new ChangeSet().with("updatedAt", 2);
-          const accepted = (await table.update(KEY, changes, condition, { operation: "test" })).ok;
+          const accepted = (await table.update(KEY, changes, { operation: "test", condition })).ok;
           decided.set(`${conditionName} on ${itemName}`, accepted);
           if (accepted !== holds(condition, item)) {
             disagreements.push(

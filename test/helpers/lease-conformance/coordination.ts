@@ -105,7 +105,7 @@ export function coordinationCases(backend: ConformanceBackend): void {
 
     it("a leader item without a counter reads as given up and can be taken over", async () => {
       const { store, raw } = await fixture(backend);
-      assert.ok(await raw.put("#leader", { owner: "ghost", expiresAt: NOW }, null, { operation: "test" }));
+      assert.ok(await raw.put("#leader", { owner: "ghost", expiresAt: NOW }, { operation: "test" }));
       const observed = await store.leader();
       assert.deepEqual(observed, { owner: null, counter: -1, expiresAt: 0 });
       const taken = await store.claimLeader(observed, "w1", NOW + 15_000);
@@ -119,7 +119,7 @@ export function coordinationCases(backend: ConformanceBackend): void {
       await store.heartbeat(beat("w1"));
       await store.claimLeader(null, "w1", NOW + 15_000);
       // A worker item under another worker's key.
-      assert.ok(await raw.put("#worker/bad", { workerId: "w1" }, null, { operation: "test" }));
+      assert.ok(await raw.put("#worker/bad", { workerId: "w1" }, { operation: "test" }));
 
       assert.deepEqual(
         (await store.list()).map((l) => `${l.topic}:${l.partition}`),
@@ -146,7 +146,7 @@ function unreadableLeaseCases(backend: ConformanceBackend): void {
     const { store, raw, logger, metrics } = await fixture(backend);
     await store.ensure([{ topic: "orders", partition: 0 }]);
     assert.ok(
-      await raw.put("orders:1", { topic: "orders", partition: 1, expiresAt: 0 }, null, { operation: "test" }),
+      await raw.put("orders:1", { topic: "orders", partition: 1, expiresAt: 0 }, { operation: "test" }),
     );
     await store.ensure([{ topic: "orders", partition: 1 }]);
 
@@ -170,7 +170,7 @@ function unreadableLeaseCases(backend: ConformanceBackend): void {
   it("an operation on a held lease whose item went bad still fails with LEASE_STORE_INVALID", async () => {
     const { store, raw } = await fixture(backend);
     const held = await claimed(store, await ensureOne(store, "t", 0), "A", Date.now() + MINUTE);
-    assert.ok((await raw.update("t:0", new ChangeSet().without("topic"), null, { operation: "test" })).ok);
+    assert.ok((await raw.update("t:0", new ChangeSet().without("topic"), { operation: "test" })).ok);
 
     await assert.rejects(store.renew(held, Date.now() + 2 * MINUTE), (error: unknown) => {
       assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"), String(error));

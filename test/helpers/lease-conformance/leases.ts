@@ -302,10 +302,7 @@ function ensureCases(backend: ConformanceBackend): void {
     const written = await f.table.put(
       "orders:0",
       { topic: "orders", partition: 0, counter: 0, expiresAt: 0 },
-      itemAbsent,
-      {
-        operation: "ensure",
-      },
+      { operation: "ensure", condition: itemAbsent },
     );
 
     assert.equal(written, false);
@@ -387,7 +384,10 @@ function lossCases(backend: ConformanceBackend): void {
     await f.store.release(released);
     // Someone deleted the item under the holder (a hand edit, a table emptied by mistake).
     assert.ok(
-      await f.raw.delete("orders:3", heldBy({ owner: "worker-a", counter: 1 }), { operation: "test" }),
+      await f.raw.delete("orders:3", {
+        operation: "test",
+        condition: heldBy({ owner: "worker-a", counter: 1 }),
+      }),
     );
 
     const reasons = new Map<string, unknown>();
