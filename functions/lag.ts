@@ -138,4 +138,4 @@ async function lag(
   };
 }
 
-export const handler = scheduledFunction(connect, lag);
+export const handler = scheduledFunction("lag", connect, lag);

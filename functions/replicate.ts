@@ -97,6 +97,7 @@ function throwIfRefused(summary: RunSummary): void {
 
 // Connections stay open between invocations of a warm container.
 export const handler = scheduledFunction<Replicator, ReplicateResult>(
+  "replicate",
   (runtime, security, { logger, metrics }) =>
     createReplicator(runtime.config, { dynamodb: runtime.dynamodb, logger, metrics, security }),
   (replicator, context, _parts, event) =>

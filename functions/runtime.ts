@@ -18,6 +18,7 @@ import { type ClusterSecurity, clusterSecurityOfBothSides } from "../lib/secrets
 import { type Closeable, RefreshOnAuthFailure } from "../lib/secrets/credential-refresh.js";
 import { SecretCache } from "../lib/secrets/secret-cache.js";
 import { leaseDynamoDbClient } from "../lib/wiring.js";
+import { FUNCTIONS, type FunctionName } from "./table.js";
 
 /** Not config fields, read by the functions themselves. */
 export const STALL_AFTER_VARIABLE = "KAFKA_MIRROR_STALL_AFTER_MS";
@@ -130,9 +131,11 @@ export interface FunctionParts {
  * THE wiring of a scheduled function, middy style: logger and metrics at cold start, the runtime
  * (config, DynamoDB client, cluster security) once per container, the connected clients kept
  * warm and rebuilt once with the secrets re-read when a cluster refuses our credentials (rotation),
- * then `invoke` as the handler. Lambda context and metrics flushing are middleware.
+ * then `invoke` as the handler. Lambda context and metrics flushing are middleware. `name` is the
+ * function's entry in functions/table.ts.
  */
 export function scheduledFunction<R extends Closeable, T>(
+  name: FunctionName,
   connect: (runtime: Runtime, security: ClusterSecurity, parts: FunctionParts) => R | Promise<R>,
   invoke: (resource: R, context: Context, parts: FunctionParts, event: unknown) => Promise<T>,
 ) {
@@ -146,7 +149,25 @@ export function scheduledFunction<R extends Closeable, T>(
   return middy<unknown, T, Error, Context>()
     .use(injectLambdaContext(logger.powertools))
     .use(flushMetrics(parts.metrics))
-    .handler((event: unknown, context: Context) =>
-      connected.use((resource) => invoke(resource, context, parts, event)),
-    );
+    .handler((event: unknown, context: Context) => {
+      refuseOtherSchedules(name, event);
+      return connected.use((resource) => invoke(resource, context, parts, event));
+    });
+}
+
+/**
+ * A schedule's event names the function it was written for (functions/table.ts). One sent to
+ * another function (a rule edited by hand, a target swapped) would run that function with the
+ * wrong slot and tick, so it is refused before anything connects. Events without a `kind`
+ * (a manual test invoke) run.
+ */
+export function refuseOtherSchedules(name: FunctionName, event: unknown): void {
+  const kind = typeof event === "object" && event !== null ? (event as { kind?: unknown }).kind : undefined;
+  const expected = FUNCTIONS[name].schedule.kind;
+  if (kind === undefined || kind === expected) return;
+  throw new ReplicatorError(
+    "CONFIG_INVALID",
+    `function ${name} was invoked by a schedule of kind ${JSON.stringify(kind)}; it takes only "${expected}" (see functions/table.ts) or an event without a kind`,
+    { details: { function: name, kind } },
+  );
 }

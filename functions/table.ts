@@ -1,8 +1,9 @@
 /**
  * The replicator's functions, declared once: each one's handler file, timeout, schedule and
  * grants. The stack (infra/kafka-replicator.ts, worker-schedules.ts) builds every function, rule
- * and grant from this table; a new scheduled function is an entry here plus its handler file
- * (`scheduledFunction(connect, invoke)`, runtime.ts).
+ * and grant from this table, and the runtime refuses a schedule's event of another kind; a new
+ * scheduled function is an entry here plus its handler file (`scheduledFunction(name, connect,
+ * invoke)`, runtime.ts).
  */
 import { replicateTimeoutSeconds } from "./timing.js";
 

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createRuntime, once, STALL_AFTER_VARIABLE, serviceName } from "../../../functions/runtime.js";
+import type { Context } from "aws-lambda";
+import {
+  createRuntime,
+  once,
+  STALL_AFTER_VARIABLE,
+  scheduledFunction,
+  serviceName,
+} from "../../../functions/runtime.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { PowertoolsLoggerAdapter } from "../../../lib/observability/powertools-logger.js";
 
@@ -102,5 +109,52 @@ describe("once", () => {
     assert.equal(a, b);
     assert.equal(await get(), a);
     assert.equal(builds, 2);
+  });
+});
+
+describe("scheduledFunction", () => {
+  const context = {
+    functionName: "KafkaMirror-Lag",
+    functionVersion: "$LATEST",
+    invokedFunctionArn: "arn:aws:lambda:eu-west-1:123456789012:function:KafkaMirror-Lag",
+    memoryLimitInMB: "512",
+    awsRequestId: "request-1",
+    getRemainingTimeInMillis: () => 55_000,
+  } as unknown as Context;
+
+  it("refuses a schedule written for another function before connecting, and runs its own kind and manual invokes", async () => {
+    const connected: string[] = [];
+    const handler = scheduledFunction(
+      "lag",
+      () => {
+        connected.push("connect");
+        return { close: async () => {} };
+      },
+      async () => "ran",
+    );
+    const quiet = process.env.POWERTOOLS_LOG_LEVEL;
+    process.env.POWERTOOLS_LOG_LEVEL = "SILENT";
+    try {
+      await assert.rejects(
+        handler({ kind: "replicate", worker: 1 }, context),
+        (error) =>
+          isReplicatorError(error, "CONFIG_INVALID") &&
+          /function lag was invoked by a schedule of kind "replicate"; it takes only "lag"/.test(
+            error.message,
+          ),
+      );
+      assert.deepEqual(connected, []);
+      // Its own kind, and an event without one, get past the check to the runtime (which this
+      // environment cannot build: no config variables).
+      for (const event of [{ kind: "lag" }, {}]) {
+        await assert.rejects(
+          handler(event, context),
+          (error) => isReplicatorError(error, "CONFIG_INVALID") && !/schedule of kind/.test(error.message),
+        );
+      }
+    } finally {
+      if (quiet === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+      else process.env.POWERTOOLS_LOG_LEVEL = quiet;
+    }
   });
 });
