@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { buildApp, REGIONS_CONTEXT, VPC_CONTEXT } from "../../infra/app.js";
+import "../helpers/cdk.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CDK = join(ROOT, "node_modules/aws-cdk/bin/cdk");

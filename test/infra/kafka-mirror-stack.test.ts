@@ -14,12 +14,7 @@ import { buildApp, REGIONS_CONTEXT, VPC_CONTEXT } from "../../infra/app.js";
 import { KafkaMirrorStack, MAX_WORKERS } from "../../infra/kafka-mirror-stack.js";
 import { envVariableName } from "../../lib/config/load.js";
 import { MetricName } from "../../lib/observability/metric-names.js";
-
-const CDK_CONTEXT = (
-  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
-    context: Record<string, unknown>;
-  }
-).context;
+import { CDK_CONTEXT, withTemplateValidation } from "../helpers/cdk.js";
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; Condition?: string }>;
 
@@ -564,7 +559,7 @@ describe("the CDK app", () => {
 
     // Act
     const stacks = buildApp(app, {});
-    app.synth();
+    withTemplateValidation(() => app.synth());
 
     // Assess
     assert.deepEqual(

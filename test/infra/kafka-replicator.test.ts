@@ -1,18 +1,12 @@
 /** The construct used with plain values rather than CloudFormation parameters. */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { App, CfnParameter, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { KafkaReplicator } from "../../infra/kafka-replicator.js";
 import { deployTimeChoice, type KafkaReplicatorProps } from "../../infra/replicator-props.js";
 import { isReplicatorError } from "../../lib/errors.js";
-
-const CDK_CONTEXT = (
-  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
-    context: Record<string, unknown>;
-  }
-).context;
+import { CDK_CONTEXT } from "../helpers/cdk.js";
 
 describe("KafkaReplicator with plain values", () => {
   it("creates exactly `workers` unconditional schedules and no optional grants", () => {

@@ -3,6 +3,7 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { KafkaMirrorStack } from "../../infra/app.js";
 import { LEASE_KEY_ATTRIBUTE } from "../../lib/dynamodb/lease-table.js";
+import "../helpers/cdk.js";
 
 describe("LeaseTable", () => {
   it("is keyed as the lease store expects, on demand, recoverable, encrypted and retained", () => {

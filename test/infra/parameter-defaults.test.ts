@@ -5,9 +5,9 @@ import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { KafkaMirrorStack } from "../../infra/kafka-mirror-stack.js";
 import { isReplicatorError } from "../../lib/errors.js";
+import { NO_BUNDLING } from "../helpers/cdk.js";
 
 /** No bundling: these tests read parameters, not function code. */
-const NO_BUNDLING = { "aws:cdk:bundling-stacks": [] };
 
 describe("parameter defaults", () => {
   it("become the parameters' defaults, typed as the parameter is", () => {

@@ -4,11 +4,12 @@ import { describe, it } from "node:test";
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { KafkaMirrorStack } from "../../infra/kafka-mirror-stack.js";
+import { NO_BUNDLING } from "../helpers/cdk.js";
 
 describe("parameter interface", () => {
   it("puts every parameter in exactly one labelled group, each with a label", () => {
     // Prepare
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new KafkaMirrorStack(app, "Console", { env: { region: "eu-west-1" } });
 
     // Act

@@ -10,10 +10,10 @@ import { ALARM_RUNBOOK } from "../../infra/alarm-runbook.js";
 import { KafkaMirrorStack } from "../../infra/kafka-mirror-stack.js";
 import { isReplicatorError } from "../../lib/errors.js";
 import { MetricName } from "../../lib/observability/metric-names.js";
+import { NO_BUNDLING } from "../helpers/cdk.js";
 import { type CfnTemplate, type Deployment, evaluate } from "../helpers/cfn-evaluate.js";
 
 const STACK = "KafkaMirror-eu-west-1";
-const NO_BUNDLING = { "aws:cdk:bundling-stacks": [] };
 const DASHBOARD_URL =
   "https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards/dashboard/KafkaMirror-eu-west-1-replication";
 

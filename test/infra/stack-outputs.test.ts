@@ -13,6 +13,7 @@ import { Template } from "aws-cdk-lib/assertions";
 import { KafkaMirrorStack } from "../../infra/kafka-mirror-stack.js";
 import { loadConfigFile } from "../../lib/cli/config-file.js";
 import { loadConfigFromEnv } from "../../lib/config/load.js";
+import { NO_BUNDLING } from "../helpers/cdk.js";
 import { type CfnTemplate, type Deployment, evaluate } from "../helpers/cfn-evaluate.js";
 
 const REGION = "eu-west-1";
@@ -35,7 +36,7 @@ describe("stack outputs", () => {
   let dir: string;
 
   before(() => {
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new KafkaMirrorStack(app, "KafkaMirror-eu-west-1", { env: { region: REGION } });
     template = Template.fromStack(stack, { skipCyclicalDependenciesCheck: true }).toJSON() as typeof template;
     dir = mkdtempSync(join(tmpdir(), "kafka-mirror-outputs-"));
