@@ -13,10 +13,17 @@
 //                      tests mostly wait (lease expiry, broker start-up, polls), so two lanes on
 //                      2 cores take little longer than the mock lane alone; one after the other
 //                      they took over CI's 30 minutes. Each lane's lines carry its name.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CONTRACT_TESTS } from "./contract-tests.mjs";
+
+/**
+ * A file still running after this is stuck (a test or hook that never returns): killed and
+ * failed with its name, instead of holding the run until CI's limit. The slowest file takes about
+ * 2 minutes alone and 5 under load.
+ */
+const FILE_TIMEOUT_MS = 15 * 60_000;
 
 const args = process.argv.slice(2);
 if (args.includes("--both")) await runBothLanes(args.filter((a) => a !== "--both"));
@@ -47,15 +54,71 @@ if (files.length === 0) {
 }
 const env = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
 if (testbed !== undefined) env.KAFKA_TESTBED = testbed;
+// Each file runs as a plain process with the runner's reporter, not under `node --test`: that
+// parent waits until every holder of the file's output pipe has gone, so a process a test
+// started and left behind (a broker, a server) kept the run waiting for ever with every test
+// passed. Here the file's process group is killed once it exits (runFile).
+const runner = [
+  "--import",
+  "tsx",
+  "--test-reporter=spec",
+  // A file whose tests are done but which left a handle open (a socket, a timer) would stay alive.
+  "--test-force-exit",
+  ...passthrough,
+];
 const startedAt = Date.now();
-const result = spawnSync(
-  process.execPath,
-  ["--import", "tsx", "--test", "--test-concurrency=1", "--test-reporter=spec", ...passthrough, ...files],
-  { stdio: "inherit", env },
-);
+const outcomes = [];
+for (const file of files) outcomes.push(await runFile(file));
 const seconds = Math.round((Date.now() - startedAt) / 1000);
-console.log(`run-tests: ${files.length} file(s), KAFKA_TESTBED=${env.KAFKA_TESTBED || "mock"}, ${seconds} s`);
-process.exit(result.status ?? 1);
+const failed = outcomes.filter((o) => !o.ok);
+const slowest = [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 10);
+console.log(
+  `run-tests: slowest files: ${slowest.map((o) => `${o.file} ${Math.round(o.ms / 1000)} s`).join(", ")}`,
+);
+if (failed.length > 0)
+  console.log(`run-tests: failed: ${failed.map((o) => `${o.file} (${o.why})`).join(", ")}`);
+console.log(
+  `run-tests: ${files.length} file(s), ${failed.length} failed, KAFKA_TESTBED=${env.KAFKA_TESTBED || "mock"}, ${seconds} s`,
+);
+process.exit(failed.length === 0 ? 0 : 1);
+
+/**
+ * One test file in a process group of its own: when it exits, what it started and left behind (a
+ * broker, an emulator, a CLI under test, anything holding our output open) is killed with the
+ * group, so no file can hold up the next one or the end of the run. One file at a time:
+ * integration files start brokers and emulators of their own, and two at once time out on a
+ * 2-core machine.
+ */
+function runFile(file) {
+  return new Promise((resolveFile) => {
+    const began = Date.now();
+    const child = spawn(process.execPath, [...runner, file], { stdio: "inherit", env, detached: true });
+    const killGroup = (signal) => {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // Gone already.
+      }
+    };
+    // Detached, the group no longer gets the terminal's Ctrl-C: pass it on, and stop after it.
+    const forward = (signal) => {
+      killGroup(signal);
+      process.exit(130);
+    };
+    process.once("SIGINT", forward).once("SIGTERM", forward);
+    const watchdog = setTimeout(() => {
+      console.log(`run-tests: ${file} still running after ${FILE_TIMEOUT_MS / 60_000} min: killed`);
+      killGroup("SIGKILL");
+    }, FILE_TIMEOUT_MS);
+    child.once("exit", (code, signal) => {
+      clearTimeout(watchdog);
+      process.off("SIGINT", forward).off("SIGTERM", forward);
+      killGroup("SIGKILL");
+      const why = code === 0 ? "" : code !== null ? `exit ${code}` : `killed by ${signal}`;
+      resolveFile({ file, ok: code === 0, why, ms: Date.now() - began });
+    });
+  });
+}
 
 /** Runs this script twice at once, on the mock and on real Kafka's contract suite; exits when both did. */
 async function runBothLanes(rest) {
@@ -73,6 +136,7 @@ async function runBothLanes(rest) {
   process.exit(failed.length === 0 ? 0 : 1);
 }
 
+/** One lane: this script with the lane's options, each line of its output prefixed with its name. */
 function runLane({ name, args: laneArgs }) {
   return new Promise((resolveLane) => {
     const child = spawn(process.execPath, [process.argv[1], ...laneArgs], {
@@ -90,6 +154,15 @@ function runLane({ name, args: laneArgs }) {
     };
     prefix(child.stdout, process.stdout);
     prefix(child.stderr, process.stderr);
-    child.on("close", (code, signal) => resolveLane(code ?? (signal === null ? 1 : 128)));
+    // Done when the lane exits, not when every holder of its pipes has gone (runFile kills what
+    // each file left behind; this is the second belt). What it wrote last may still be in the
+    // pipes: read for a moment more.
+    child.on("exit", (code, signal) => {
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolveLane(code ?? (signal === null ? 1 : 128));
+      }, 2_000);
+    });
   });
 }

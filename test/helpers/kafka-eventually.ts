@@ -11,7 +11,7 @@
  *   has its marker the last stable offset (LSO) stays at the transaction's first record.
  */
 import type { TopicPartition } from "../../lib/core/model.js";
-import { latestOffset, metadata } from "./kafka-raw-requests.js";
+import { type ClusterMetadata, latestOffset, metadata } from "./kafka-raw-requests.js";
 
 const POLL_MS = 100;
 const TIMEOUT_MS = 15_000;
@@ -58,13 +58,28 @@ export async function stableOffsetReaches(
 }
 
 async function lastStableOffset(brokers: readonly string[], tp: TopicPartition): Promise<number> {
-  const [bootstrap] = brokers;
-  if (bootstrap === undefined) throw new Error("no broker address");
-  const cluster = await metadata(bootstrap, [tp.topic]);
+  const cluster = await metadataOfAny(brokers, tp.topic);
   const leader = cluster.topics.get(tp.topic)?.partitions.find((p) => p.partition === tp.partition)?.leader;
   const node = cluster.brokers.find((b) => b.nodeId === leader);
   if (node === undefined) return -1; // no leader yet: not reached
   return latestOffset(`${node.host}:${node.port}`, tp.topic, tp.partition, "read_committed");
+}
+
+/**
+ * Metadata from the first of `brokers` that answers. Tests kill and restart brokers (an unclean
+ * election in source-divergence.test.ts kills the first one): a dead bootstrap broker is skipped,
+ * as a client's bootstrap list is, instead of failing the read with ECONNREFUSED.
+ */
+async function metadataOfAny(brokers: readonly string[], topic: string): Promise<ClusterMetadata> {
+  const failures: string[] = [];
+  for (const address of brokers) {
+    try {
+      return await metadata(address, [topic]);
+    } catch (error) {
+      failures.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  throw new Error(`no broker answered Metadata for ${topic}: ${failures.join("; ") || "no broker address"}`);
 }
 
 function describe(answer: unknown): string {
