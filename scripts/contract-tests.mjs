@@ -20,5 +20,6 @@ export const CONTRACT_TESTS = [
   "test/integration/security/cli-secured.test.ts",
   "test/integration/exactly-once/frozen-writer.test.ts",
   "test/integration/exactly-once/chaos.test.ts",
+  "test/integration/cli/demo.test.ts",
   "test/integration/replication.test.ts",
 ];

@@ -1,6 +1,7 @@
 /**
  * `kafka-mirror demo`: a newcomer's first run. Starts two local 3-broker Kafka clusters
- * (librdkafka's mock, built by `npm run setup:testbed`) and an embedded lease store in a
+ * (librdkafka's mock, or with `--kafka real` Apache Kafka brokers, both built by `npm run
+ * setup:testbed`) and an embedded lease store in a
  * temporary state directory, writes sample traffic to BI topics like the field notes', runs three
  * workers until every checkpoint reaches the source log end while showing progress and lag, then
  * verifies the copy and prints one summary line. Everything it started is stopped in every case.
@@ -9,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockKafka, startMockKafka } from "../../../test/helpers/mock-kafka.js";
+import { startRealKafka } from "../../../test/helpers/real-kafka.js";
 import { type MirrorConfig, parseConfig } from "../../config/schema.js";
 import type { ClusterAdmin, ReplicationMetrics } from "../../core/ports.js";
 import type { KafkaRetry } from "../../core/retry.js";
@@ -19,7 +21,7 @@ import { verifyMirror } from "../../verify/verify-mirror.js";
 import { clusterSide, leaseStoreFor, type OpenedLeaseStore } from "../../wiring.js";
 import { CliError, ExitCode } from "../cli-error.js";
 import { Closers } from "../closers.js";
-import { type CliCommand, defineCommand } from "../command.js";
+import { type CliCommand, commandHelp, defineCommand, usageError } from "../command.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { statusRows } from "../status-rows.js";
 import { commandRetry, mirrorHeaderOf } from "./context.js";
@@ -36,10 +38,19 @@ const ROUND_MS = 30_000;
 /** The copy takes one round or two; this bound only stops a broken build from looping forever. */
 const MAX_ROUNDS = 10;
 
+/** The test bed's two kinds of cluster: librdkafka's mock (starts in a second) or Apache Kafka. */
+export const DEMO_KAFKA_KINDS = ["mock", "real"] as const;
+export type DemoKafkaKind = (typeof DEMO_KAFKA_KINDS)[number];
+
 export interface DemoOptions {
   readonly debug: boolean;
   readonly signal: AbortSignal;
+  /** @default "mock" */
+  readonly kafka?: DemoKafkaKind;
 }
+
+/** What the demo needs of a cluster; both test-bed launchers give it. */
+type DemoCluster = Pick<MockKafka, "bootstrapServers" | "createTopic" | "stop">;
 
 class DemoMetrics implements ReplicationMetrics {
   copied = 0;
@@ -58,8 +69,8 @@ type Replicator = ReturnType<typeof createReplicator>;
 
 /** What the demo started; everything in it is also registered in the demo's closers. */
 interface DemoSetup {
-  readonly source: MockKafka;
-  readonly target: MockKafka;
+  readonly source: DemoCluster;
+  readonly target: DemoCluster;
   readonly config: MirrorConfig;
   readonly table: OpenedLeaseStore;
   /** Retried per `retry`, like every Kafka call the demo makes itself (not the workers'). */
@@ -81,7 +92,7 @@ export async function demoCommand(options: DemoOptions, io: CliIo): Promise<numb
   });
   const startedAt = Date.now();
   try {
-    const setup = await prepareDemo(closers, logger, say, options.signal);
+    const setup = await prepareDemo(closers, logger, say, options);
     const replicationStart = Date.now();
     await replicateUntilCaughtUp(setup, closers, io, options.signal);
     const replicationMs = Date.now() - replicationStart;
@@ -125,13 +136,16 @@ async function prepareDemo(
   closers: Closers,
   logger: CliLogger,
   say: Say,
-  signal: AbortSignal,
+  options: DemoOptions,
 ): Promise<DemoSetup> {
-  say("kafka-mirror demo: starting two 3-broker Kafka clusters and an embedded lease store…");
+  const { signal } = options;
+  const kind = options.kafka ?? "mock";
+  const what = kind === "real" ? "Apache Kafka (one JVM per broker, about a minute)" : "mock Kafka";
+  say(`kafka-mirror demo: starting two 3-broker ${what} clusters and an embedded lease store…`);
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-"));
   closers.add("state directory", () => rm(stateDir, { recursive: true, force: true }));
   closers.add("embedded lease server", () => stopLeaseServer(stateDir));
-  const [source, target] = await startClusters(closers);
+  const [source, target] = await startClusters(closers, kind);
   signal.throwIfAborted();
 
   const all = [...DEMO_TOPICS, DEMO_UNLISTED_TOPIC];
@@ -164,7 +178,7 @@ async function prepareDemo(
   return { source, target, config, table, sourceAdmin, retry, workers, metrics, total };
 }
 
-function demoConfig(source: MockKafka, target: MockKafka): MirrorConfig {
+function demoConfig(source: DemoCluster, target: DemoCluster): MirrorConfig {
   return parseConfig({
     source: { brokers: source.bootstrapServers, alias: "idc1", requestTimeoutMs: 5_000 },
     target: { brokers: target.bootstrapServers, requestTimeoutMs: 1_500, compression: "lz4" },
@@ -291,10 +305,12 @@ async function verifyDemo(setup: DemoSetup, closers: Closers, signal: AbortSigna
 }
 
 /** Starts both clusters in parallel; whichever started is registered for cleanup even if the other failed. */
-async function startClusters(closers: Closers): Promise<[MockKafka, MockKafka]> {
+async function startClusters(closers: Closers, kind: DemoKafkaKind): Promise<[DemoCluster, DemoCluster]> {
+  const start = (): Promise<DemoCluster> =>
+    kind === "real" ? startRealKafka({ brokers: 3 }) : startMockKafka({ brokers: 3 });
   const started = await Promise.allSettled(
     ["source", "target"].map((side) =>
-      startMockKafka({ brokers: 3 }).then((kafka) => {
+      start().then((kafka) => {
         closers.add(`${side} Kafka cluster`, () => kafka.stop());
         return kafka;
       }),
@@ -309,7 +325,23 @@ async function startClusters(closers: Closers): Promise<[MockKafka, MockKafka]> 
 export const DEMO_COMMAND: CliCommand = defineCommand({
   name: "demo",
   summary: "two local clusters, sample traffic, three workers, verify",
-  options: {},
-  example: "kafka-mirror demo",
-  run: (values, io, signal) => demoCommand({ debug: values.debug ?? false, signal }, io),
+  options: {
+    kafka: {
+      type: "string",
+      arg: "KIND",
+      help: "mock: librdkafka's mock clusters (start in a second);\nreal: Apache Kafka brokers, one JVM each",
+      default: "mock",
+    },
+  },
+  example: "kafka-mirror demo --kafka real",
+  run: (values, io, signal) => {
+    const kafka = values.kafka ?? "mock";
+    if (!(DEMO_KAFKA_KINDS as readonly string[]).includes(kafka)) {
+      throw usageError(
+        `--kafka must be one of ${DEMO_KAFKA_KINDS.join(", ")}, got "${kafka}"`,
+        commandHelp(DEMO_COMMAND),
+      );
+    }
+    return demoCommand({ debug: values.debug ?? false, signal, kafka: kafka as DemoKafkaKind }, io);
+  },
 });

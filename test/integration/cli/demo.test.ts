@@ -1,6 +1,7 @@
 /**
  * `kafka-mirror demo`, as the README's first Quickstart command runs it (after the test bed is
  * built): it reaches its summary line with verify passing, exits 0, and leaves nothing running.
+ * On the broker KAFKA_TESTBED names (`demo --kafka real` on real Apache Kafka).
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { spawnCli } from "../../helpers/cli.js";
+import { KAFKA_TESTBED } from "../../helpers/kafka-testbed.js";
 
 /** Command lines of running lease servers whose state directory is under `dir`. */
 async function leaseServersUnder(dir: string): Promise<string[]> {
@@ -19,11 +21,13 @@ async function leaseServersUnder(dir: string): Promise<string[]> {
   return found;
 }
 
-describe("kafka-mirror demo", () => {
+describe(`kafka-mirror demo --kafka ${KAFKA_TESTBED}`, () => {
   it("runs to its summary line with verify OK, exits 0 and cleans up", async () => {
     // A temporary directory of its own, so other demos running on the machine do not count.
     const tmp = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-test-"));
-    const { code, stdout, stderr } = await spawnCli(["demo"], { env: { ...process.env, TMPDIR: tmp } });
+    const { code, stdout, stderr } = await spawnCli(["demo", "--kafka", KAFKA_TESTBED], {
+      env: { ...process.env, TMPDIR: tmp },
+    });
     assert.equal(code, 0, `stdout:\n${stdout}\nstderr:\n${stderr}`);
 
     const lines = stdout.trimEnd().split("\n");
