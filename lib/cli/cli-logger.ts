@@ -65,9 +65,12 @@ export class CliLogger implements Logger {
   error(message: string, fields?: LogFields): void {
     this.#fold.log({ level: "error", message, fields: fields ?? {} });
   }
-  /** A line the operator always sees on stdout (progress), in the log format, with its time. */
+  /**
+   * A line the operator always sees on stdout (progress), with its time; `fields` (what the
+   * message says, as numbers) only in JSON, where a script reads them.
+   */
   notice(message: string, fields?: LogFields): void {
-    this.#write(this.#io.stdout, "info", message, fields);
+    this.#write(this.#io.stdout, "info", message, this.#format === "json" ? fields : undefined);
   }
   /** Something worked (records were copied): an outage being folded is over. */
   healthy(): void {

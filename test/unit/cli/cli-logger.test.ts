@@ -29,7 +29,7 @@ describe("CliLogger", () => {
     const { io, err, out } = captured();
     const logger = new CliLogger(io, { debug: false, now: () => AT });
     logger.warn("the whitelist selects no topic; nothing is copied", { why: "none" });
-    logger.notice("w-1: 10 records copied");
+    logger.notice("w-1: 10 records copied", { records: 10 });
     logger.info("hidden without --debug");
     logger.close();
     assert.equal(
