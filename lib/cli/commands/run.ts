@@ -61,7 +61,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   try {
     if (!options.json) {
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
-      if (exporter !== null) io.stdout.write(`${replicator.workerId}: metrics at ${exporter.endpoint.url}\n`);
+      if (exporter !== null)
+        logger.notice(`${replicator.workerId}: metrics at ${exporter.endpoint.url}`, {
+          url: exporter.endpoint.url,
+        });
     }
     summaries = await runRounds(replicator, options);
   } finally {
