@@ -3,11 +3,12 @@
  * and the logs they write: the alarms' state first, then lag, copy rate, partition health and the
  * consumer-group offset sync.
  *
- * Lag is published per topic (`Topic` dimension), not per partition: one metric per partition
- * would cost more than it tells at thousands of partitions. Per-topic SEARCH graphs follow topics
- * that appear after deployment; per partition, the dashboard lists the failed partitions from
- * the replicate logs (the `partitions` field of the PartitionsFailed documents), and its text
- * points at `kafka-mirror status` for the lag of each.
+ * Lag is published per topic (`Topic` dimension), and per partition only for the most lagging
+ * partitions (MAX_PARTITION_LAG_METRICS in metric-names.ts: one metric per partition would cost
+ * more than it tells at thousands of partitions). SEARCH graphs follow topics and partitions that
+ * appear after deployment; the per-partition graph keeps the 10 highest (SORT). Failed partitions
+ * come from the replicate logs (the `partitions` field of the PartitionsFailed documents); the
+ * text points at `kafka-mirror status` for the lag of every partition.
  */
 import { Duration } from "aws-cdk-lib";
 import {
@@ -27,6 +28,7 @@ import {
   ERROR_CODE_DIMENSION,
   METRICS_NAMESPACE,
   MetricName,
+  PARTITION_DIMENSION,
   SERVICE_DIMENSION,
   TOPIC_DIMENSION,
 } from "../lib/observability/metric-names.js";
@@ -54,6 +56,7 @@ export function replicatorDashboard(scope: Construct, id: string, props: Dashboa
         ...props.lagAlarms.map((alarm) => new AlarmWidget({ alarm, title: alarm.node.id, width: 8 })),
         m.perTopic("Lag (records not yet copied) per topic", MetricName.LagRecords, "Maximum"),
       ],
+      [m.topPartitions("Lag per partition: the 10 most lagging (records not yet copied)")],
       copyRow(m),
       partitionRow(m, props.replicateLogGroupName),
       groupSyncRow(m),
@@ -80,6 +83,18 @@ function metricsOf(serviceName: string) {
         left: [search(metricName, statistic, TOPIC_DIMENSION, metricName)],
         width: 8,
       }),
+    /** The partitions with the most lag, one series each (named by topic and partition). */
+    topPartitions: (title: string) =>
+      new GraphWidget({
+        title,
+        left: [
+          expression(
+            `SORT(${searchExpression(MetricName.PartitionLagRecords, "Maximum", `${TOPIC_DIMENSION},${PARTITION_DIMENSION}`)}, MAX, DESC, 10)`,
+            "",
+          ),
+        ],
+        width: 24,
+      }),
     service: (metricName: string, statistic: string, label: string) =>
       new Metric({
         namespace: METRICS_NAMESPACE,
@@ -99,7 +114,7 @@ function overviewRows(props: DashboardProps): IWidget[][] {
   return [
     [
       new TextWidget({
-        markdown: `# kafka-mirror ${props.serviceName}\nSource alias **${props.sourceAlias}**, region ${props.region}. Metrics are per topic; for the lag of each partition, its owner and last progress run \`kafka-mirror status\` with the stack's \`CliConfig\` output (README *Operations*). Every alarm's description says what to do.`,
+        markdown: `# kafka-mirror ${props.serviceName}\nSource alias **${props.sourceAlias}**, region ${props.region}. Metrics are per topic, and per partition for the most lagging ones; for the lag of every partition, its owner and last progress run \`kafka-mirror status\` with the stack's \`CliConfig\` output (README *Operations*). Every alarm's description says what to do.`,
         width: 24,
         height: 3,
       }),

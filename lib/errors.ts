@@ -68,6 +68,8 @@ export const ErrorCodes = {
    * a file or under /proc, no permission, a read-only file system. `details.path` names where.
    */
   STATE_DIR_UNUSABLE: { retryable: false },
+  /** The metrics endpoint (`run --metrics-port`) cannot listen: `details` name the host and port. */
+  METRICS_PORT_UNUSABLE: { retryable: false },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

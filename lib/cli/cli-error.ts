@@ -22,15 +22,19 @@ const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "CONFIG_INVALID",
   "PATTERN_INVALID",
   "STATE_DIR_UNUSABLE",
+  "METRICS_PORT_UNUSABLE",
 ]);
 
 export class CliError extends Error {
   readonly exitCode: number;
+  /** The help printed after the message of a bad command line (left out of --json errors). */
+  readonly usage: string | undefined;
 
-  constructor(message: string, exitCode: number, options: { cause?: unknown } = {}) {
+  constructor(message: string, exitCode: number, options: { cause?: unknown; usage?: string } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "CliError";
     this.exitCode = exitCode;
+    this.usage = options.usage;
   }
 }
 
@@ -48,7 +52,8 @@ export function describeFailure(error: unknown, debug: boolean): { exitCode: num
     return out;
   };
   if (error instanceof CliError) {
-    return { exitCode: error.exitCode, message: `${error.message}${stack(error)}${causes(error)}` };
+    const usage = error.usage === undefined ? "" : `\n${error.usage}`;
+    return { exitCode: error.exitCode, message: `${error.message}${usage}${stack(error)}${causes(error)}` };
   }
   if (isAuthenticationFailure(error)) {
     // Refused after the reachability check (another broker, a later reconnect): still exit 3.
@@ -71,4 +76,28 @@ export function describeFailure(error: unknown, debug: boolean): { exitCode: num
     exitCode: ExitCode.FAILED,
     message: `unexpected error: ${text}${debug ? stack(error) + causes(error) : " (run with --debug for details)"}`,
   };
+}
+
+/**
+ * What `--json` prints for a failure: one JSON object (one line) a script can parse, with the
+ * exit code, the ReplicatorError code and details when there are some, and no usage text.
+ */
+export function failureJson(error: unknown, debug: boolean): { exitCode: number; json: string } {
+  const { exitCode, message } = describeFailure(error, false);
+  const text =
+    error instanceof CliError
+      ? error.message
+      : isReplicatorError(error)
+        ? message.replace(` [${error.code}]`, "")
+        : message;
+  const stack = debug && error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {};
+  const object = isReplicatorError(error)
+    ? { error: text, exitCode, code: error.code, details: error.details, ...stack }
+    : { error: text, exitCode, ...stack };
+  try {
+    return { exitCode, json: JSON.stringify(object) };
+  } catch {
+    // Details that do not serialise (a cycle, a BigInt) must not hide the error itself.
+    return { exitCode, json: JSON.stringify({ error: text, exitCode }) };
+  }
 }

@@ -81,7 +81,7 @@ export function commandHelp(command: CliCommand): string {
 
 /** A bad command line, followed by `usage` (the command's help or the global usage). */
 export function usageError(message: string, usage: string): CliError {
-  return new CliError(`${message}\n${usage}`, ExitCode.BAD_INPUT);
+  return new CliError(message, ExitCode.BAD_INPUT, { usage });
 }
 
 /**

@@ -1,9 +1,8 @@
 /**
  * The CLI's output: where it goes, whether it is a terminal (progress bars and redrawn tables)
- * or not (plain lines), and a Logger that keeps library chatter off the operator's screen.
+ * or not (plain lines). The CLI's Logger is in cli-logger.ts.
  */
 import type { Writable } from "node:stream";
-import type { LogFields, Logger } from "../core/ports.js";
 
 export interface CliIo {
   readonly stdout: Writable & { isTTY?: boolean; columns?: number };
@@ -12,44 +11,6 @@ export interface CliIo {
 
 export function isTerminal(io: CliIo): boolean {
   return io.stdout.isTTY === true && process.env.TERM !== "dumb";
-}
-
-/** Warnings and errors on stderr; everything with --debug. Fields never hold payloads. */
-export class CliLogger implements Logger {
-  readonly #io: CliIo;
-  readonly #debug: boolean;
-  quiet = false;
-
-  constructor(io: CliIo, debug: boolean) {
-    this.#io = io;
-    this.#debug = debug;
-  }
-  debug(message: string, fields?: LogFields): void {
-    if (this.#debug) this.#write("debug", message, fields);
-  }
-  info(message: string, fields?: LogFields): void {
-    if (this.#debug) this.#write("info", message, fields);
-  }
-  warn(message: string, fields?: LogFields): void {
-    this.#write("warn", message, fields);
-  }
-  error(message: string, fields?: LogFields): void {
-    this.#write("error", message, fields);
-  }
-  #write(level: string, message: string, fields: LogFields | undefined): void {
-    if (!this.quiet) this.#io.stderr.write(`[${level}] ${message}${describeFields(fields)}\n`);
-  }
-}
-
-function describeFields(fields: LogFields | undefined): string {
-  if (fields === undefined || Object.keys(fields).length === 0) return "";
-  try {
-    return ` ${JSON.stringify(fields, (_key, value: unknown) =>
-      value instanceof Error ? `${value.name}: ${value.message}` : value,
-    )}`;
-  } catch {
-    return "";
-  }
 }
 
 /** Left-aligned text columns, right-aligned numbers; `null` cells print as "-". */

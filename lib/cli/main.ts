@@ -4,7 +4,7 @@
  * options and their help come from commands/index.ts; nothing here lists them again.
  */
 import { parseArgs } from "node:util";
-import { describeFailure, ExitCode } from "./cli-error.js";
+import { describeFailure, ExitCode, failureJson } from "./cli-error.js";
 import {
   type CliCommand,
   COMMON_OPTIONS,
@@ -62,6 +62,11 @@ export async function runCli(argv: readonly string[], io: CliIo, signal: AbortSi
     return await dispatch(argv, io, signal);
   } catch (error) {
     if (signal.aborted) return ExitCode.INTERRUPTED;
+    if (argv.includes("--json")) {
+      const { exitCode, json } = failureJson(error, debug);
+      io.stderr.write(`${json}\n`);
+      return exitCode;
+    }
     const { exitCode, message } = describeFailure(error, debug);
     io.stderr.write(`kafka-mirror: ${message}\n`);
     return exitCode;

@@ -334,6 +334,12 @@ export interface ReplicationMetrics {
     records: number;
     bytes: number;
     nextOffset: number;
+    /** The source log end the fetch saw: the partition's lag after this batch is this less nextOffset. */
+    highWatermark?: number;
+    /** The largest record timestamp of the batch (ms since epoch); absent when no record has one. */
+    newestTimestamp?: number;
+    /** When the pump took the batch from the reader, by the worker's clock (record age = this less newestTimestamp). */
+    fetchedAt?: number;
   }): void;
   recordsLost(event: { topic: string; partition: number; from: number; to: number }): void;
   /**

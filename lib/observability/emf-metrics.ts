@@ -8,7 +8,14 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { ReplicationMetrics } from "../core/ports.js";
 import type { LagReport } from "../lag/lag-report.js";
 import type { SyncReport } from "../offsets/sync.js";
-import { ERROR_CODE_DIMENSION, METRICS_NAMESPACE, MetricName, TOPIC_DIMENSION } from "./metric-names.js";
+import {
+  ERROR_CODE_DIMENSION,
+  MAX_PARTITION_LAG_METRICS,
+  METRICS_NAMESPACE,
+  MetricName,
+  PARTITION_DIMENSION,
+  TOPIC_DIMENSION,
+} from "./metric-names.js";
 
 export interface EmfMetricsOptions {
   /** The `service` dimension: one per deployed stack, so regions do not mix. */
@@ -98,6 +105,7 @@ export class EmfMetrics implements ReplicationMetrics {
       }
       metrics.publishStoredMetrics();
     }
+    this.#publishPartitionLag();
     const failedPartitions = this.#publishFailed();
     const totals = this.#emitter({});
     // Zeros are published on purpose: an alarm that treats missing data as breaching must see a
@@ -126,6 +134,22 @@ export class EmfMetrics implements ReplicationMetrics {
     this.#lag = undefined;
     this.#groupSync = undefined;
     this.#leaseItemsSkipped = 0;
+  }
+
+  /** One document per lagging partition, the most lagging first, at most MAX_PARTITION_LAG_METRICS. */
+  #publishPartitionLag(): void {
+    const lagging = (this.#lag?.partitions ?? [])
+      .filter((p) => p.lagRecords > 0)
+      .sort((a, b) => b.lagRecords - a.lagRecords)
+      .slice(0, MAX_PARTITION_LAG_METRICS);
+    for (const p of lagging) {
+      const metrics = this.#emitter({
+        [TOPIC_DIMENSION]: p.topic,
+        [PARTITION_DIMENSION]: String(p.partition),
+      });
+      add(metrics, MetricName.PartitionLagRecords, MetricUnit.Count, p.lagRecords);
+      metrics.publishStoredMetrics();
+    }
   }
 
   /**

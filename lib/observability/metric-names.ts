@@ -6,11 +6,23 @@
  * carry `service` only, because alarms cannot follow topics that appear after deployment.
  * `PartitionsFailed` is published under `service` (the alarm's) and `service` + `ErrorCode` (the
  * ReplicatorError code: a closed list, so a few metrics at most, never one per partition).
+ * `PartitionLagRecords` carries `service`, `Topic` and `Partition`, for the most lagging
+ * partitions only (MAX_PARTITION_LAG_METRICS below).
  */
 export const METRICS_NAMESPACE = "KafkaMirror";
 export const TOPIC_DIMENSION = "Topic";
 export const SERVICE_DIMENSION = "service";
 export const ERROR_CODE_DIMENSION = "ErrorCode";
+export const PARTITION_DIMENSION = "Partition";
+
+/**
+ * How many partitions get a PartitionLagRecords metric per measurement: the most lagging ones
+ * (lag > 0), not all. Each (Topic, Partition) pair is a custom metric billed for the hours it
+ * gets data; one per partition would cost hundreds of dollars a month at a few thousand
+ * partitions and mostly say "0". A top 20 costs at most about 20 metrics at a time and shows
+ * exactly the partitions on-call asks about; the rest are in `kafka-mirror status`.
+ */
+export const MAX_PARTITION_LAG_METRICS = 20;
 
 export const MetricName = {
   RecordsCopied: "RecordsCopied",
@@ -19,6 +31,8 @@ export const MetricName = {
   Errors: "Errors",
   LagRecords: "LagRecords",
   LagSeconds: "LagSeconds",
+  /** Records not yet copied of one partition, for the MAX_PARTITION_LAG_METRICS most lagging. */
+  PartitionLagRecords: "PartitionLagRecords",
   MaxLagRecords: "MaxLagRecords",
   MaxLagSeconds: "MaxLagSeconds",
   StalledPartitions: "StalledPartitions",

@@ -119,4 +119,17 @@ describe("replicator alarms", () => {
     assert.match(text, /Source alias \*\*idc1\*\*, region eu-west-1/);
     assert.match(text, /kafka-mirror status/, "where per-partition lag is");
   });
+
+  it("graphs the 10 most lagging partitions from the per-partition lag metric of this stack", () => {
+    const [dashboard] = ofType("AWS::CloudWatch::Dashboard");
+    assert.ok(dashboard);
+    const text = String(evaluate(dashboard.Properties.DashboardBody, deployed("idc1")));
+    assert.match(
+      text,
+      new RegExp(
+        `SORT\\(SEARCH\\('\\{KafkaMirror,service,Topic,Partition\\} MetricName=\\\\"${MetricName.PartitionLagRecords}\\\\" service=\\\\"[^\\\\]+\\\\"', 'Maximum', 60\\), MAX, DESC, 10\\)`,
+      ),
+    );
+    assert.match(text, /Lag per partition: the 10 most lagging/);
+  });
 });

@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import { LEASE_STORES, type LeaseStoreKind } from "../../wiring.js";
+import { isLogFormat, LOG_FORMATS, type LogFormat } from "../cli-logger.js";
 import { type CliCommand, commandHelp, type OptionSpecs, type OptionValues, usageError } from "../command.js";
 import { DEFAULT_STATE_DIR, isLeaseStoreKind, leaseStoreServes } from "../leases.js";
 import type { GlobalOptions } from "./context.js";
@@ -25,7 +26,13 @@ export const CONFIG_OPTIONS = {
       "memory (run only): in this process, gone when it ends, shared with no other",
     default: "embedded",
   },
-  json: { type: "boolean", help: "machine-readable output" },
+  json: { type: "boolean", help: "machine-readable output (an error too: one JSON object on stderr)" },
+  "log-format": {
+    type: "string",
+    arg: "FORMAT",
+    help: "text, or json: one object per line with the functions' keys (level, message, timestamp, service)",
+    default: "text",
+  },
 } as const satisfies OptionSpecs;
 
 /** The checked options every config command gets; `command` names it in messages. */
@@ -40,10 +47,21 @@ export function globalOptions(
     config: values.config,
     json: values.json ?? false,
     debug: values.debug ?? false,
+    logFormat: logFormatOption(values["log-format"], command),
     stateDir: resolve(values["state-dir"] ?? DEFAULT_STATE_DIR),
     leaseStore: leaseStoreOption(values["lease-store"], command),
     signal,
   };
+}
+
+function logFormatOption(value: string | undefined, command: CliCommand): LogFormat {
+  const format = value ?? "text";
+  if (!isLogFormat(format))
+    throw usageError(
+      `--log-format must be one of ${LOG_FORMATS.join(", ")}, got "${format}"`,
+      commandHelp(command),
+    );
+  return format;
 }
 
 function leaseStoreOption(value: string | undefined, command: CliCommand): LeaseStoreKind {

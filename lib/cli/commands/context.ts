@@ -9,14 +9,17 @@ import { describeError } from "../../errors.js";
 import { topicSelectorOf } from "../../replicator.js";
 import type { TopicSelector } from "../../topics/selection.js";
 import type { LeaseStoreKind } from "../../wiring.js";
+import { CliLogger, type LogFormat } from "../cli-logger.js";
 import { type ClusterHandle, type ClusterSecurity, clusterSecurity, openCluster } from "../clusters.js";
 import { loadConfigFile } from "../config-file.js";
-import { type CliIo, CliLogger } from "../console.js";
+import type { CliIo } from "../console.js";
 
 export interface GlobalOptions {
   readonly config: string;
   readonly json: boolean;
   readonly debug: boolean;
+  /** `--log-format`: text lines, or the functions' JSON. @default text */
+  readonly logFormat?: LogFormat;
   readonly stateDir: string;
   readonly leaseStore: LeaseStoreKind;
   readonly signal: AbortSignal;
@@ -72,7 +75,7 @@ export function withRetries(handle: ClusterHandle, retry: KafkaRetry): ClusterHa
 export async function openClusters(options: GlobalOptions, io: CliIo): Promise<Clusters> {
   const config = await loadConfigFile(options.config);
   const security = await clusterSecurity(config);
-  const logger = new CliLogger(io, options.debug);
+  const logger = new CliLogger(io, { debug: options.debug, format: options.logFormat });
   const mapping = topicSelectorOf(config);
   const source = await openCluster(config, "source", logger, security.source);
   let target: ClusterHandle;

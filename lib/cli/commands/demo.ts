@@ -20,9 +20,10 @@ import { createReplicator, topicSelectorOf } from "../../replicator.js";
 import { verifyMirror } from "../../verify/verify-mirror.js";
 import { clusterSide, leaseStoreFor, type OpenedLeaseStore } from "../../wiring.js";
 import { CliError, ExitCode } from "../cli-error.js";
+import { CliLogger } from "../cli-logger.js";
 import { Closers } from "../closers.js";
 import { type CliCommand, commandHelp, defineCommand, usageError } from "../command.js";
-import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
+import { type CliIo, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { statusRows } from "../status-rows.js";
 import { commandRetry, mirrorHeaderOf } from "./context.js";
 import {
@@ -84,7 +85,7 @@ interface DemoSetup {
 
 export async function demoCommand(options: DemoOptions, io: CliIo): Promise<number> {
   const say: Say = (line) => void io.stdout.write(`${line}\n`);
-  const logger = new CliLogger(io, options.debug);
+  const logger = new CliLogger(io, { debug: options.debug });
   const closers = new Closers((m) => logger.warn(m));
   // Ctrl-C also reaches the brokers (same process group); their vanishing is not news then.
   options.signal.addEventListener("abort", () => {

@@ -6,19 +6,23 @@
  */
 
 import { partitionKey } from "../../core/model.js";
-import type { ReplicationMetrics } from "../../core/ports.js";
 import type { RunSummary } from "../../core/run/run-summary.js";
 import { createReplicator } from "../../replicator.js";
-import { leaseStoreFor } from "../../wiring.js";
+import { createLeaseStore, leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
-import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
+import { type CliIo, count } from "../console.js";
+import { metricsPortOption, startExporter } from "../run-endpoint.js";
+import { type Progress, RunTally, startProgress } from "../run-progress.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
 export interface RunCommandOptions extends GlobalOptions {
   readonly once: boolean;
   readonly workerId?: string;
+  /** `--metrics-port`: serve Prometheus metrics there (0: any free port). */
+  readonly metricsPort?: number;
+  readonly metricsHost?: string;
 }
 
 /**
@@ -32,23 +36,6 @@ export const ROUND_TIMING = {
   handoffMs: 60_000,
 } as const;
 
-class CountingMetrics implements ReplicationMetrics {
-  records = 0;
-  bytes = 0;
-  errors = 0;
-  lost = 0;
-  batchCopied(event: { records: number; bytes: number }): void {
-    this.records += event.records;
-    this.bytes += event.bytes;
-  }
-  recordsLost(): void {
-    this.lost++;
-  }
-  partitionError(): void {
-    this.errors++;
-  }
-}
-
 type Replicator = ReturnType<typeof createReplicator>;
 
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
@@ -56,8 +43,11 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
+  // Before the lease store, so a port in use ends the run before anything starts.
+  const exporter =
+    options.metricsPort === undefined ? null : await startExporter(options.metricsPort, options.metricsHost);
   const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir });
-  const metrics = new CountingMetrics();
+  const metrics = new RunTally({ logger, ...(exporter === null ? {} : { forward: exporter.metrics }) });
   const replicator = createReplicator(config, {
     ...table.backend,
     logger,
@@ -65,16 +55,23 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     security: clusters.security,
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
-  const progress = startProgress(replicator.workerId, metrics, options.json, io);
+  exporter?.countHeld(createLeaseStore(config, table.backend), replicator.workerId);
+  const progress = startProgress(replicator.workerId, metrics, { json: options.json, logger }, io);
   let summaries: RunSummary[];
   try {
-    if (!options.json)
+    if (!options.json) {
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
+      if (exporter !== null)
+        logger.notice(`${replicator.workerId}: metrics at ${exporter.endpoint.url}`, {
+          url: exporter.endpoint.url,
+        });
+    }
     summaries = await runRounds(replicator, options);
   } finally {
     progress.stop();
     await replicator.close();
     table.close();
+    await exporter?.endpoint.close();
   }
   const errors = summaries.flatMap((s) => s.errors);
   reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
@@ -150,31 +147,10 @@ function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-interface Progress {
-  readonly line: () => string;
-  readonly live: LiveBlock | null;
-  stop(): void;
-}
-
-/** A live line on a terminal, a line every 10 s otherwise, nothing with --json. */
-function startProgress(workerId: string, metrics: CountingMetrics, json: boolean, io: CliIo): Progress {
-  const startedAt = Date.now();
-  const live = !json && isTerminal(io) ? new LiveBlock(io) : null;
-  const line = (): string => {
-    const s = (Date.now() - startedAt) / 1_000;
-    return `${workerId}: ${count(metrics.records)} records copied in ${s.toFixed(0)} s (${count(Math.round(metrics.records / Math.max(s, 0.001)))} rec/s)`;
-  };
-  const ticker = setInterval(
-    () => (live ? live.draw(line()) : json ? undefined : io.stdout.write(`${line()}\n`)),
-    live ? 500 : 10_000,
-  );
-  return { line, live, stop: () => clearInterval(ticker) };
-}
-
 function reportRun(
   workerId: string,
   summaries: readonly RunSummary[],
-  metrics: CountingMetrics,
+  metrics: RunTally,
   json: boolean,
   progress: Progress,
   io: CliIo,
@@ -211,11 +187,33 @@ export const RUN_COMMAND: CliCommand = defineCommand({
       help: "this worker's name in the lease table",
       default: "worker.id, else <hostname>-<pid>-<random>",
     },
+    "metrics-port": {
+      type: "string",
+      arg: "PORT",
+      help: "serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port, printed at start)",
+    },
+    "metrics-host": {
+      type: "string",
+      arg: "HOST",
+      help: "the address --metrics-port listens on",
+      default: "127.0.0.1",
+    },
   },
   example: "kafka-mirror run --config mirror.yaml --once",
   run: (values, io, signal) => {
     const workerId = values["worker-id"];
     const options = globalOptions(RUN_COMMAND, values, signal);
-    return runCommand({ ...options, once: values.once ?? false, ...(workerId ? { workerId } : {}) }, io);
+    const metricsPort = metricsPortOption(values["metrics-port"]);
+    const metricsHost = values["metrics-host"];
+    return runCommand(
+      {
+        ...options,
+        once: values.once ?? false,
+        ...(workerId ? { workerId } : {}),
+        ...(metricsPort === undefined ? {} : { metricsPort }),
+        ...(metricsHost === undefined ? {} : { metricsHost }),
+      },
+      io,
+    );
   },
 });

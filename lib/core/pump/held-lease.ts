@@ -235,9 +235,9 @@ export class LeaseGuard {
         return retryable && !held.signal.aborted;
       },
       onRetry: (error, n) => {
-        const { code, details } = isReplicatorError(error) ? error : { code: undefined, details: undefined };
         const message = typeof what === "string" ? what : what();
-        this.#logger.warn(message, { ...held.logFields(), ...fields, code, attempt: n, details });
+        // The cause with every retry: "fetch failed, attempt 9" alone sent operators guessing.
+        this.#logger.warn(message, { ...held.logFields(), ...fields, ...describeError(error), attempt: n });
       },
     });
     return retried.catch((error: unknown) => {

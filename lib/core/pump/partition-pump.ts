@@ -244,7 +244,7 @@ export class PartitionPump {
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
       if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
       const { fetched } = outcome;
-
+      const fetchedAt = this.#deps.clock.now();
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
         const entered = await this.#epochs.enter(part);
         if (entered !== "ok") return entered;
@@ -256,7 +256,7 @@ export class PartitionPump {
         }
         this.#nextOffset = part.nextOffset;
       }
-      if (fetched.records.length > 0) this.#copied(fetched);
+      if (fetched.records.length > 0) this.#copied(fetched, fetchedAt);
 
       // The previous checkpoint ran while this batch was written; checkpoints stay in order.
       if ((await checkpoints.settled()) === "lost") return "lease-lost";
@@ -275,14 +275,18 @@ export class PartitionPump {
     }
   }
 
-  #copied(fetched: FetchedRecords): void {
+  #copied(fetched: FetchedRecords, fetchedAt: number): void {
     this.#records += fetched.records.length;
     this.#bytes += fetched.bytes;
+    const newest = fetched.records.reduce((max, r) => Math.max(max, r.timestamp), -1); // -1: none has one
     this.#deps.metrics.batchCopied({
       ...this.#held.route.source,
       records: fetched.records.length,
       bytes: fetched.bytes,
       nextOffset: fetched.nextOffset,
+      highWatermark: fetched.highWatermark,
+      ...(newest >= 0 ? { newestTimestamp: newest } : {}),
+      fetchedAt,
     });
   }
 

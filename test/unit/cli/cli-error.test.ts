@@ -1,7 +1,7 @@
 /** Exit codes of what a command throws: a refused login is exit 3 wherever it surfaces. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { describeFailure, ExitCode } from "../../../lib/cli/cli-error.js";
+import { CliError, describeFailure, ExitCode, failureJson } from "../../../lib/cli/cli-error.js";
 import { ReplicatorError } from "../../../lib/errors.js";
 
 /** The shape kafkajs gives a refused SASL login (its error class is named so). */
@@ -33,5 +33,23 @@ describe("describeFailure", () => {
   it("keeps other Kafka failures at exit 1", () => {
     const { exitCode } = describeFailure(new ReplicatorError("KAFKA_FATAL", "fetch failed: CORRUPT"), false);
     assert.equal(exitCode, ExitCode.FAILED);
+  });
+});
+
+describe("failureJson", () => {
+  it("gives one JSON object with the message, exit code, code and details, and no usage text", () => {
+    const error = new ReplicatorError("METRICS_PORT_UNUSABLE", "metrics port 9400 on 127.0.0.1 is in use", {
+      details: { host: "127.0.0.1", port: 9400 },
+    });
+    assert.deepEqual(JSON.parse(failureJson(error, false).json), {
+      error: "metrics port 9400 on 127.0.0.1 is in use",
+      exitCode: ExitCode.BAD_INPUT,
+      code: "METRICS_PORT_UNUSABLE",
+      details: { host: "127.0.0.1", port: 9400 },
+    });
+    const usage = new CliError("run does not take --dry-run", ExitCode.BAD_INPUT, { usage: "usage: ..." });
+    const { json } = failureJson(usage, false);
+    assert.equal(json.includes("\n"), false);
+    assert.deepEqual(JSON.parse(json), { error: "run does not take --dry-run", exitCode: 2 });
   });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { lagReport } from "../../../lib/lag/lag-report.js";
 import { EmfMetrics } from "../../../lib/observability/emf-metrics.js";
+import { MAX_PARTITION_LAG_METRICS } from "../../../lib/observability/metric-names.js";
 
 type Doc = Record<string, unknown> & {
   _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
@@ -114,7 +115,9 @@ describe("EmfMetrics", () => {
     const docs = captureEmf(() => metrics.flush());
 
     assert.deepEqual(
-      docs.filter((d) => d.Topic !== undefined).map((d) => [d.Topic, d.LagRecords, d.LagSeconds]),
+      docs
+        .filter((d) => d.Topic !== undefined && d.Partition === undefined)
+        .map((d) => [d.Topic, d.LagRecords, d.LagSeconds]),
       [
         ["A", 5, 2],
         ["B", 50, 200],
@@ -131,6 +134,36 @@ describe("EmfMetrics", () => {
       next.map((d) => [d.Topic, d.TotalLostRecords, d.TotalErrors, d.MaxLagRecords]),
       [[undefined, 0, 0, undefined]],
     );
+  });
+
+  it("publishes lag per partition for the 20 most lagging partitions only, with a Partition dimension", () => {
+    // Prepare: 30 lagging partitions of topic A (lag 1..30) and two caught up
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    const partitions = Array.from({ length: 32 }, (_, partition) => ({
+      topic: "A",
+      partition,
+      lagRecords: Math.max(0, partition - 1),
+      lagSeconds: 1,
+      owned: true,
+      stalled: false,
+    }));
+    metrics.lagMeasured(lagReport(partitions));
+
+    // Act
+    const docs = captureEmf(() => metrics.flush()).filter((d) => d.Partition !== undefined);
+
+    // Assess
+    assert.equal(docs.length, MAX_PARTITION_LAG_METRICS);
+    assert.equal(MAX_PARTITION_LAG_METRICS, 20);
+    assert.deepEqual(docs.map((d) => [d.Partition, d.PartitionLagRecords]).slice(0, 2), [
+      ["31", 30],
+      ["30", 29],
+    ]);
+    assert.equal(Math.min(...docs.map((d) => Number(d.PartitionLagRecords))), 11);
+    for (const doc of docs) {
+      assert.equal(doc.Topic, "A");
+      assert.deepEqual(doc._aws.CloudWatchMetrics[0]?.Dimensions, [["service", "Topic", "Partition"]]);
+    }
   });
 
   it("publishes skipped lease items in the totals, only for a period that had some", () => {

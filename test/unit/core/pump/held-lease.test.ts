@@ -10,8 +10,9 @@ import { describe, it } from "node:test";
 import { checkpointWrite } from "../../../../lib/core/lease/checkpoint.js";
 import type { TopicPartition } from "../../../../lib/core/model.js";
 import type { Lease } from "../../../../lib/core/ports.js";
-import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
+import { HeldLease, LeaseGuard } from "../../../../lib/core/pump/held-lease.js";
 import { RunLeases } from "../../../../lib/core/run/run-leases.js";
+import { ReplicatorError } from "../../../../lib/errors.js";
 import { FakeClock } from "../../../helpers/fake-clock.js";
 import { storeWith } from "../../../helpers/fake-leases.js";
 import { CapturingLogger } from "../../../helpers/fake-observability.js";
@@ -111,5 +112,41 @@ describe("HeldLease: answers of concurrent writes", () => {
     // So the worker hands it over to the asker rather than keeping it until the end of the run.
     assert.ok(await store.handOver(lease.lease, clock.now() + 60_000));
     assert.equal((store.get(src) as Lease).owner, "B");
+  });
+});
+
+describe("LeaseGuard.retry", () => {
+  it("logs each retry with its cause: the error's message, code and details (regression: 'fetch failed, attempt 9' alone)", async () => {
+    // Prepare
+    const clock = new FakeClock();
+    const store = new InMemoryLeaseStore();
+    const lease = await held(store, clock);
+    const logger = new CapturingLogger();
+    const guard = new LeaseGuard(lease, clock, logger, { writeSafetyMarginMs: 0 });
+    let calls = 0;
+
+    // Act
+    const result = await guard.retry("fetch failed", async () => {
+      if (++calls < 3)
+        throw new ReplicatorError("KAFKA_RETRIABLE", "fetch src/0: connect ECONNREFUSED 127.0.0.1:9092", {
+          details: { broker: "127.0.0.1:9092" },
+        });
+      return "ok";
+    });
+
+    // Assess
+    assert.equal(result, "ok");
+    const warnings = logger.at("warn");
+    assert.equal(warnings.length, 2);
+    assert.deepEqual(
+      [
+        warnings[1]?.message,
+        warnings[1]?.fields.error,
+        warnings[1]?.fields.code,
+        warnings[1]?.fields.attempt,
+      ],
+      ["fetch failed", "fetch src/0: connect ECONNREFUSED 127.0.0.1:9092", "KAFKA_RETRIABLE", 1],
+    );
+    assert.deepEqual(warnings[1]?.fields.details, { broker: "127.0.0.1:9092" });
   });
 });

@@ -79,6 +79,12 @@ describe("PartitionPump", () => {
       e.metrics.batches.map((b) => b.records),
       [10, 10, 10, 5],
     );
+    // What the lag, latency and record age of the CLI's metrics are computed from.
+    const [first] = e.metrics.batches;
+    assert.deepEqual(
+      [first?.nextOffset, first?.highWatermark, first?.newestTimestamp, first?.fetchedAt !== undefined],
+      [10, 35, e.source.records(src(0))[9]?.timestamp, true],
+    );
   });
 
   it("starts at the log end for startFrom latest and pins that start in the store", async () => {
