@@ -22,6 +22,7 @@ const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "CONFIG_INVALID",
   "PATTERN_INVALID",
   "STATE_DIR_UNUSABLE",
+  "LEASE_STATE_MISSING",
 ]);
 
 export class CliError extends Error {

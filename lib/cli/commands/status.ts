@@ -1,9 +1,9 @@
 /** `kafka-mirror status`: lease owner, checkpoint, log end and lag of every selected partition. */
 import { selectTopics } from "../../topics/selection.js";
-import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, renderTable } from "../console.js";
+import { readLeaseState } from "../leases.js";
 import { type StatusRow, statusRows } from "../status-rows.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
@@ -11,13 +11,13 @@ import { type GlobalOptions, openClusters } from "./context.js";
 export async function statusCommand(options: GlobalOptions, io: CliIo): Promise<number> {
   const clusters = await openClusters(options, io);
   try {
-    const rows = await collectStatus(options, clusters);
+    const { rows, footer } = await collectStatus(options, clusters);
     if (options.json) {
       io.stdout.write(`${JSON.stringify({ partitions: rows }, null, 2)}\n`);
     } else if (rows.length === 0) {
       io.stdout.write("no source topic matches the whitelist\n");
     } else {
-      io.stdout.write(`${formatStatus(rows, Date.now())}\n`);
+      io.stdout.write(`${formatStatus(rows, Date.now())}\n${footer}\n`);
     }
     return ExitCode.OK;
   } finally {
@@ -28,8 +28,10 @@ export async function statusCommand(options: GlobalOptions, io: CliIo): Promise<
 async function collectStatus(
   options: GlobalOptions,
   clusters: Awaited<ReturnType<typeof openClusters>>,
-): Promise<StatusRow[]> {
+): Promise<{ rows: StatusRow[]; footer: string }> {
   const { config, mapping, source, logger } = clusters;
+  // First: from the wrong directory there is nothing to compare the logs with.
+  const { leases, footer } = await readLeaseState(config, { ...options, logger });
   const sourceTopics = await source.admin.listTopics();
   const { selected } = selectTopics(
     mapping,
@@ -41,12 +43,7 @@ async function collectStatus(
     const partitions = [...Array(partitionsOf.get(name) ?? 0).keys()];
     topics.push({ name, offsets: await source.admin.listOffsets(name, partitions) });
   }
-  const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir, logger });
-  try {
-    return statusRows(topics, await table.store.list(), config.worker.startFrom, Date.now());
-  } finally {
-    table.close();
-  }
+  return { rows: statusRows(topics, leases, config.worker.startFrom, Date.now()), footer };
 }
 
 export function formatStatus(rows: readonly StatusRow[], now: number): string {
