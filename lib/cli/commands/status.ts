@@ -47,19 +47,33 @@ async function collectStatus(
 }
 
 export function formatStatus(rows: readonly StatusRow[], now: number): string {
-  const ago = (at: number | null): string | null => {
-    if (at === null) return null;
-    const s = Math.max(0, Math.round((now - at) / 1_000));
-    return s < 120
-      ? `${s} s ago`
-      : s < 7_200
-        ? `${Math.round(s / 60)} min ago`
-        : `${Math.round(s / 3_600)} h ago`;
-  };
   return renderTable(
-    ["Topic", "Pid", "Owner", "Checkpoint", "LogEnd", "Lag", "LastProgress"],
-    rows.map((r) => [r.topic, r.partition, r.owner, r.checkpoint, r.logEnd, r.lag, ago(r.lastProgressAt)]),
+    ["Topic", "Pid", "Owner", "Expires", "Checkpoint", "LogEnd", "Lag", "LastProgress"],
+    rows.map((r) => [
+      r.topic,
+      r.partition,
+      r.heldBy,
+      r.expiresAt === null
+        ? null
+        : r.expiresAt > now
+          ? `in ${span(r.expiresAt - now)}`
+          : `${ago(r.expiresAt, now)} (expired)`,
+      r.checkpoint,
+      r.logEnd,
+      r.lag,
+      r.lastProgressAt === null ? null : ago(r.lastProgressAt, now),
+    ]),
   );
+}
+
+function ago(at: number, now: number): string {
+  return `${span(now - at)} ago`;
+}
+
+/** A duration as the table shows it: seconds under 2 min, minutes under 2 h, then hours. */
+function span(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1_000));
+  return s < 120 ? `${s} s` : s < 7_200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3_600)} h`;
 }
 
 export const STATUS_COMMAND: CliCommand = defineCommand({
