@@ -70,6 +70,12 @@ export const ErrorCodes = {
   STATE_DIR_UNUSABLE: { retryable: false },
   /** The metrics endpoint (`run --metrics-port`) cannot listen: `details` name the host and port. */
   METRICS_PORT_UNUSABLE: { retryable: false },
+  /**
+   * A command that only reads leases (status, offsets, failover) found none where it looked: no
+   * state directory, no table, or a table without lease items. Reading on would report the whole
+   * log as lag and every group offset as untranslatable; `details` name the directory and table.
+   */
+  LEASE_STATE_MISSING: { retryable: false },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -21,6 +21,10 @@ export type ReplicatorDependencies = LeaseBackend & {
   readonly metrics: ReplicationMetrics;
   /** @default config.worker.id, else `<hostname>-<pid>-<random>` */
   readonly workerId?: string;
+  /** WorkerOptions.slot: stable across runs (the CLI's slot in its state directory). @default workerId */
+  readonly slot?: string;
+  /** WorkerOptions.formerSelf: dead earlier runs of this worker, whose leases it takes at once. @default none */
+  readonly formerSelf?: (owner: string) => boolean;
   /** @default the system clock */
   readonly clock?: Clock;
   /**
@@ -40,6 +44,8 @@ export type ReplicatorDependencies = LeaseBackend & {
 
 export interface Replicator {
   readonly workerId: string;
+  /** The slot the workers' heartbeats name (ReplicatorDependencies.slot). */
+  readonly slot: string;
   readonly worker: Worker;
   /**
    * Another worker over the same connections, for one run of a slot: a Lambda container serves
@@ -123,9 +129,12 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   const sourceAdmin = sourceSide.admin();
   const targetAdmin = targetSide.admin();
   const leases = createLeaseStore(config, deps, { logger, metrics: deps.metrics, clock });
+  const slot = deps.slot ?? workerId;
   const makeWorker = (identity: { readonly workerId: string; readonly slot?: string }) =>
     new Worker({
+      slot,
       ...identity,
+      ...(deps.formerSelf === undefined ? {} : { formerSelf: deps.formerSelf }),
       source,
       target: deps.decorateTarget?.(target) ?? target,
       sourceAdmin,
@@ -146,7 +155,7 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
     targetAdmin,
     ...(targetReader === undefined ? [] : [targetReader]),
   ];
-  return { workerId, worker, workerFor: makeWorker, close: () => closeAll(closeables, logger) };
+  return { workerId, slot, worker, workerFor: makeWorker, close: () => closeAll(closeables, logger) };
 }
 
 function warnOnSharedAlias(config: MirrorConfig, logger: Logger): void {

@@ -18,8 +18,10 @@ import type { Clock, GroupAdmin, LeaseStore, Logger, ReplicationMetrics } from "
 import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
 import { createDynamoDbClient } from "./dynamodb/client.js";
 import { createEmbeddedLeaseClient } from "./dynamodb/embedded/client.js";
+import { hasEmbeddedStore } from "./dynamodb/embedded/state-dir.js";
 import { createLeaseTable, describeLeaseTable } from "./dynamodb/lease-table.js";
 import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
+import { isReplicatorError } from "./errors.js";
 import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
 import { createGroupAdmin } from "./kafka/admin/group-admin.js";
 import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
@@ -201,7 +203,7 @@ export async function leaseStoreFor(
     return {
       backend,
       store: createLeaseStore(config, backend, { logger }),
-      location: "this process's memory (gone when it ends)",
+      location: leaseStoreLocation(config, kind, options.stateDir),
       close: () => {},
     };
   }
@@ -220,12 +222,61 @@ export async function leaseStoreFor(
     client.destroy();
     throw error;
   }
+  return openedOver(config, kind, client, options);
+}
+
+function openedOver(
+  config: MirrorConfig,
+  kind: "embedded" | "dynamodb",
+  client: DynamoDBClient,
+  options: { readonly stateDir: string; readonly logger?: Logger | undefined },
+): OpenedLeaseStore {
   const backend = { dynamodb: client };
   return {
     backend,
-    store: createLeaseStore(config, backend, { logger }),
-    location:
-      kind === "embedded" ? `embedded store ${options.stateDir}, table ${table}` : `DynamoDB table ${table}`,
+    store: createLeaseStore(config, backend, { logger: options.logger }),
+    location: leaseStoreLocation(config, kind, options.stateDir),
     close: () => client.destroy(),
   };
+}
+
+/** Where a lease store of `kind` keeps its leases, as messages name it. */
+export function leaseStoreLocation(
+  config: Pick<MirrorConfig, "leases">,
+  kind: LeaseStoreKind,
+  stateDir: string,
+): string {
+  const table = config.leases.table;
+  if (kind === "memory") return "this process's memory (gone when it ends)";
+  return kind === "embedded" ? `embedded store ${stateDir}, table ${table}` : `DynamoDB table ${table}`;
+}
+
+/**
+ * The lease store of `kind` as it is, for commands that only read: null when there is none
+ * (no state directory or data in it, no table). Nothing is created: not the directory, not a
+ * background server for an empty one, not the table. A table that exists is checked as usual.
+ */
+export async function existingLeaseStore(
+  config: MirrorConfig,
+  kind: "embedded" | "dynamodb",
+  options: { readonly stateDir: string; readonly logger?: Logger | undefined },
+): Promise<OpenedLeaseStore | null> {
+  if (kind === "embedded" && !(await hasEmbeddedStore(options.stateDir))) return null;
+  const requestTimeoutMs = leaseRequestTimeoutMs(config.leases);
+  const client =
+    kind === "embedded"
+      ? await createEmbeddedLeaseClient({ stateDir: options.stateDir, requestTimeoutMs })
+      : leaseDynamoDbClient(config);
+  try {
+    await describeLeaseTable(client, config.leases.table);
+  } catch (error) {
+    client.destroy();
+    if (
+      isReplicatorError(error, "LEASE_STORE_INVALID") &&
+      error.details.awsError === "ResourceNotFoundException"
+    )
+      return null;
+    throw error;
+  }
+  return openedOver(config, kind, client, options);
 }

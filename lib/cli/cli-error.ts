@@ -23,6 +23,7 @@ const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "PATTERN_INVALID",
   "STATE_DIR_UNUSABLE",
   "METRICS_PORT_UNUSABLE",
+  "LEASE_STATE_MISSING",
 ]);
 
 export class CliError extends Error {

@@ -10,6 +10,13 @@ export interface StatusRow {
   readonly partition: number;
   /** Holder of an unexpired lease, or null. */
   readonly owner: string | null;
+  /**
+   * The lease item's owner, expired or not (a worker that died keeps its name there until its
+   * lease expires and someone claims it); null when free or released.
+   */
+  readonly heldBy: string | null;
+  /** Epoch ms at which `heldBy`'s lease expires (or expired); null when nobody holds it. */
+  readonly expiresAt: number | null;
   readonly checkpoint: number | null;
   readonly logStart: number;
   readonly logEnd: number;
@@ -37,6 +44,8 @@ export function statusRows(
         topic: topic.name,
         partition: o.partition,
         owner: lease?.owner != null && lease.expiresAt > now ? lease.owner : null,
+        heldBy: lease?.owner ?? null,
+        expiresAt: lease?.owner != null ? lease.expiresAt : null,
         checkpoint,
         logStart: o.logStartOffset,
         logEnd: o.logEndOffset,

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { LEASE_STORES, type LeaseStoreKind } from "../../wiring.js";
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "../cli-logger.js";
 import { type CliCommand, commandHelp, type OptionSpecs, type OptionValues, usageError } from "../command.js";
-import { DEFAULT_STATE_DIR, isLeaseStoreKind, leaseStoreServes } from "../leases.js";
+import { DEFAULT_STATE_DIR, defaultStateDir, isLeaseStoreKind, leaseStoreServes } from "../leases.js";
 import type { GlobalOptions } from "./context.js";
 
 export const CONFIG_OPTIONS = {
@@ -15,7 +15,7 @@ export const CONFIG_OPTIONS = {
     type: "string",
     arg: "DIR",
     help: "embedded lease store directory",
-    default: `${DEFAULT_STATE_DIR}/`,
+    default: `${DEFAULT_STATE_DIR}/ next to the config file`,
   },
   "lease-store": {
     type: "string",
@@ -48,7 +48,8 @@ export function globalOptions(
     json: values.json ?? false,
     debug: values.debug ?? false,
     logFormat: logFormatOption(values["log-format"], command),
-    stateDir: resolve(values["state-dir"] ?? DEFAULT_STATE_DIR),
+    stateDir:
+      values["state-dir"] === undefined ? defaultStateDir(values.config) : resolve(values["state-dir"]),
     leaseStore: leaseStoreOption(values["lease-store"], command),
     signal,
   };

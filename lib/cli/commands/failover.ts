@@ -44,7 +44,8 @@ export async function failoverCommand(options: FailoverOptions, io: CliIo): Prom
         `${JSON.stringify({ ...result, rpoRecords: result.notCopied, sourceMembers, sourceActive }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(`${formatFailover(result, options, sourceActive ? sourceMembers || "some" : 0)}\n`);
+      const members = sourceActive ? sourceMembers || "some" : 0;
+      io.stdout.write(`${formatFailover(result, options, members)}\n${context.footer}\n`);
     }
     return exitCode;
   } finally {

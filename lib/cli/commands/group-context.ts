@@ -8,8 +8,9 @@ import type { GroupAdmin, Lease } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
 import type { GroupOffsetsDeps } from "../../offsets/group-offsets.js";
 import { retryingGroups } from "../../offsets/retrying-groups.js";
-import { clusterSide, leaseStoreFor } from "../../wiring.js";
+import { clusterSide } from "../../wiring.js";
 import type { CliIo } from "../console.js";
+import { readLeaseState } from "../leases.js";
 import { type Clusters, type GlobalOptions, mirrorHeaderOf, openClusters } from "./context.js";
 
 export interface GroupContext {
@@ -18,6 +19,8 @@ export interface GroupContext {
   /** Every lease, by "topic:partition". */
   readonly leases: ReadonlyMap<string, Lease>;
   readonly sourceAlias: string;
+  /** Where the leases were read: the last line of a text report. */
+  readonly footer: string;
   close(): Promise<void>;
 }
 
@@ -39,13 +42,7 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
       opened.push(admin);
       return retryingGroups(admin, retry);
     };
-    const table = await leaseStoreFor(config, options.leaseStore, { stateDir: options.stateDir, logger });
-    let leases: Lease[];
-    try {
-      leases = await table.store.list();
-    } finally {
-      table.close();
-    }
+    const { leases, footer } = await readLeaseState(config, { ...options, logger });
     const deps: GroupOffsetsDeps = {
       sourceGroups: group("source"),
       targetGroups: group("target"),
@@ -64,6 +61,7 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
       deps,
       leases: new Map(leases.map((l) => [partitionKey(l), l])),
       sourceAlias: config.source.alias,
+      footer,
       async close() {
         await Promise.allSettled([...opened.map((g) => g.close()), clusters.close()]);
       },

@@ -62,8 +62,8 @@ export async function offsetsCommand(options: OffsetsOptions, io: CliIo): Promis
     }
     if (options.json) io.stdout.write(`${JSON.stringify({ groups }, null, 2)}\n`);
     else if (groups.length === 0)
-      io.stdout.write("no selected consumer group has offsets on mirrored topics\n");
-    else io.stdout.write(`${formatOffsets(groups)}\n`);
+      io.stdout.write(`no selected consumer group has offsets on mirrored topics\n${context.footer}\n`);
+    else io.stdout.write(`${formatOffsets(groups)}\n${context.footer}\n`);
     return ExitCode.OK;
   } finally {
     await context.close();

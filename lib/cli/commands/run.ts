@@ -6,14 +6,17 @@
  */
 
 import { partitionKey } from "../../core/model.js";
+import type { Logger } from "../../core/ports.js";
 import type { RunSummary } from "../../core/run/run-summary.js";
-import { createReplicator } from "../../replicator.js";
+import { describeError } from "../../errors.js";
+import { createReplicator, type ReplicatorDependencies } from "../../replicator.js";
 import { createLeaseStore, leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count } from "../console.js";
 import { metricsPortOption, startExporter } from "../run-endpoint.js";
 import { type Progress, RunTally, startProgress } from "../run-progress.js";
+import { claimWorkerIdentity } from "../worker-identity.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
@@ -53,7 +56,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     logger,
     metrics,
     security: clusters.security,
-    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
+    ...(await workerIdentity(options, config.worker.id, logger)),
   });
   exporter?.countHeld(createLeaseStore(config, table.backend), replicator.workerId);
   const progress = startProgress(replicator.workerId, metrics, { json: options.json, logger }, io);
@@ -85,6 +88,38 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   return errors.length > 0 || metrics.lost > 0 ? ExitCode.FAILED : ExitCode.OK;
 }
 
+/**
+ * Who this run is: `--worker-id` or `worker.id` as given (the operator keeps them unique), else a
+ * slot of the state directory that outlives the process (worker-identity.ts), so a restart takes
+ * its dead run's leases back at once. Memory leases die with the process: a fresh id. Without a
+ * usable directory for the slot files (DynamoDB leases, a read-only config directory), a fresh id.
+ */
+async function workerIdentity(
+  options: RunCommandOptions,
+  configured: string | undefined,
+  logger: Logger,
+): Promise<Pick<ReplicatorDependencies, "workerId" | "slot" | "formerSelf">> {
+  const given = options.workerId ?? configured;
+  if (given !== undefined) return { workerId: given };
+  if (options.leaseStore === "memory") return {};
+  try {
+    const { workerId, slot, formerSelf } = await claimWorkerIdentity(
+      options.stateDir,
+      options.leaseStore === "dynamodb",
+    );
+    return { workerId, slot, formerSelf };
+  } catch (error) {
+    logger.warn(
+      "no worker slot in the state directory; a restart will wait for this run's leases to expire",
+      {
+        stateDir: options.stateDir,
+        ...describeError(error),
+      },
+    );
+    return {};
+  }
+}
+
 /** Rounds until aborted, or with `--once` until every partition has caught up. */
 async function runRounds(replicator: Replicator, options: RunCommandOptions): Promise<RunSummary[]> {
   if (options.once) return onceRounds(replicator, options);
@@ -111,16 +146,16 @@ async function onceRounds(replicator: Replicator, options: RunCommandOptions): P
  * end. A round's topic plan is made when it starts, so new topics are picked up each round.
  */
 export async function overlappingRounds(
-  replicator: Pick<Replicator, "workerId" | "workerFor">,
+  replicator: Pick<Replicator, "workerId" | "workerFor"> & { readonly slot?: string },
   signal: AbortSignal,
   timing: { readonly roundMs: number; readonly leadMs: number; readonly handoffMs: number },
 ): Promise<RunSummary[]> {
-  const slot = replicator.workerId;
+  const slot = replicator.slot ?? replicator.workerId;
   const summaries: RunSummary[] = [];
   const running = new Set<Promise<void>>();
   for (let round = 1; !signal.aborted; round++) {
     const drainAt = Date.now() + timing.roundMs;
-    const worker = replicator.workerFor({ workerId: `${slot}.${round}`, slot });
+    const worker = replicator.workerFor({ workerId: `${replicator.workerId}.${round}`, slot });
     const run: Promise<void> = worker
       .replicate(drainAt + timing.handoffMs, { drainAt, signal })
       .then((summary) => {
@@ -185,7 +220,7 @@ export const RUN_COMMAND: CliCommand = defineCommand({
       type: "string",
       arg: "ID",
       help: "this worker's name in the lease table",
-      default: "worker.id, else <hostname>-<pid>-<random>",
+      default: "worker.id, else <hostname>-w<n>~<random>: slot n of the state directory",
     },
     "metrics-port": {
       type: "string",

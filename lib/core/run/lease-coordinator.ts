@@ -18,15 +18,10 @@ import { describeError } from "../../errors.js";
 import { parseKey, partitionKey, type TopicPartition } from "../model.js";
 import type { Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
+import { heartbeatTtlMs, isExpired, leaseExpiry } from "./lease-timing.js";
+import type { LeaseHeldElsewhere } from "./lease-wait.js";
 
-export function isExpired(lease: Lease, now: number): boolean {
-  return lease.owner === null || lease.expiresAt <= now;
-}
-
-/** "A lease never outlives its holder's hard deadline", so a stalled holder cannot write after losing it. */
-export function leaseExpiry(now: number, durationMs: number, hardDeadline: number): number {
-  return Math.min(now + durationMs, hardDeadline);
-}
+export { heartbeatTtlMs, isExpired, leaseExpiry };
 
 /** The default of WorkerSettings.leases.maxClaimsPerRound: 5,000 partitions settle in five rounds. */
 export const DEFAULT_MAX_CLAIMS_PER_ROUND = 1_000;
@@ -52,6 +47,8 @@ export interface LeaseCoordinatorOptions {
   /** A draining worker without a successor keeps its partitions until this long before its deadline. */
   readonly drainLeadMs: number;
   readonly logger?: Logger | undefined;
+  /** WorkerOptions.formerSelf: owners whose leases (and leader item) are taken back at once. */
+  readonly formerSelf?: ((owner: string) => boolean) | undefined;
 }
 
 export interface RebalanceScope {
@@ -105,6 +102,7 @@ interface Awaited {
   readonly tp: TopicPartition;
   readonly fastUntil: number;
   nextPollAt: number;
+  holder: { readonly owner: string; readonly expiresAt: number }; // as last read
 }
 
 export class LeaseCoordinator {
@@ -126,7 +124,15 @@ export class LeaseCoordinator {
       maxChangesPerRound: options.maxClaimsPerRound,
       drainLeadMs: options.drainLeadMs,
       logger: options.logger,
+      formerSelf: options.formerSelf,
     });
+  }
+
+  /** Leases asked for and not handed over by a live holder's next renewal: likely its holder is gone. */
+  overdue(now: number): LeaseHeldElsewhere[] {
+    return [...this.#awaited.entries()]
+      .filter(([, a]) => now >= a.fastUntil)
+      .map(([key, a]) => ({ key, ...a.holder }));
   }
 
   /** Whether a lease we asked for may still be handed to us. */
@@ -287,14 +293,11 @@ export class LeaseCoordinator {
           const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
           if (mine !== null) acquired.push(mine);
           if (lease !== null && mine === null) await this.#passOn(lease, now);
-          if (
-            lease !== null &&
-            mine === null &&
-            lease.handoffTo === this.#o.workerId &&
-            !isExpired(lease, now)
-          ) {
+          const stillAsked = lease !== null && mine === null && lease.handoffTo === this.#o.workerId;
+          if (stillAsked && !isExpired(lease, now)) {
             a.nextPollAt =
               now < a.fastUntil ? now + AWAIT_POLL_MS : Math.min(now + AWAIT_SLOW_POLL_MS, lease.expiresAt);
+            a.holder = { owner: lease.owner ?? "", expiresAt: lease.expiresAt };
             return;
           }
           this.#awaited.delete(key);
@@ -356,7 +359,8 @@ export class LeaseCoordinator {
     if (!asked) return { kind: "busy" };
     // The holder hands over at its next renewal or checkpoint: look fast until then.
     const fastUntil = now + renewIntervalMs + 2 * AWAIT_POLL_MS;
-    this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS });
+    const holder = { owner: lease.owner ?? "", expiresAt: lease.expiresAt };
+    this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS, holder });
     return { kind: "requested", lease };
   }
 
@@ -375,14 +379,16 @@ export class LeaseCoordinator {
 
   /**
    * The lease as ours to pump, verified: our own claim's result, or a consistent read showing we
-   * hold it unexpired and nobody asked for it. Null otherwise.
+   * hold it unexpired and nobody asked for it. Null otherwise. A lease of a former self of this
+   * worker is claimed unexpired; why that is safe: WorkerOptions.formerSelf.
    */
   async #ours(lease: Lease, now: number, expiresAt: number): Promise<Lease | null> {
-    const { workerId, store } = this.#o;
+    const { workerId, store, formerSelf } = this.#o;
     if (lease.owner === workerId && !isExpired(lease, now)) {
       return lease.handoffTo === null || lease.handoffTo === workerId ? lease : null;
     }
-    if (!isExpired(lease, now)) return null;
+    const reclaim = lease.owner !== null && lease.owner !== workerId && formerSelf?.(lease.owner) === true;
+    if (!isExpired(lease, now) && !reclaim) return null;
     return store.claim(lease, workerId, expiresAt);
   }
 }
@@ -390,11 +396,3 @@ export class LeaseCoordinator {
 type TakeOutcome =
   | { readonly kind: "acquired" | "requested"; readonly lease: Lease }
   | { readonly kind: "missed" | "busy" };
-
-/** How long a heartbeat (and the leader item) holds: three rounds, never longer than a lease. */
-export function heartbeatTtlMs(o: {
-  readonly durationMs: number;
-  readonly rebalanceIntervalMs: number;
-}): number {
-  return Math.min(o.durationMs, 3 * o.rebalanceIntervalMs);
-}

@@ -26,6 +26,8 @@ export interface LeaderOptions {
   /** AssignmentInput.drainLeadMs */
   readonly drainLeadMs: number;
   readonly logger?: Logger | undefined;
+  /** WorkerOptions.formerSelf: its leader item is taken at once, its heartbeat counts as gone. */
+  readonly formerSelf?: ((owner: string) => boolean) | undefined;
 }
 
 export interface LeaderRound {
@@ -57,7 +59,8 @@ export class LeaderRole {
     // Ours still (a renewal that landed but whose answer was lost): renew it, conditionally as
     // ever, rather than wait for it to expire with nobody assigning. Worker ids are per run.
     const ours = observed?.owner === workerId;
-    if (observed !== null && observed.owner !== null && observed.expiresAt > now && !ours) {
+    const former = observed?.owner != null && this.#o.formerSelf?.(observed.owner) === true;
+    if (observed !== null && observed.owner !== null && observed.expiresAt > now && !ours && !former) {
       this.#held = null;
       return false;
     }
@@ -90,7 +93,13 @@ export class LeaderRole {
       const key = `${lease.topic}:${lease.partition}`;
       if (relevant(key)) leases.set(key, lease);
     }
-    const workers = [...snapshot.workers.filter((w) => w.workerId !== me.workerId), me];
+    // A former self is gone, whatever its last heartbeat says: its partitions go to its slot's
+    // successor (us) now, not when that heartbeat expires.
+    const gone = (w: WorkerRecord) => this.#o.formerSelf?.(w.workerId) === true;
+    const others = snapshot.workers
+      .filter((w) => w.workerId !== me.workerId)
+      .map((w) => (gone(w) ? { ...w, expiresAt: Math.min(w.expiresAt, now) } : w));
+    const workers = [...others, me];
     const plan = assignPartitions({
       partitions: [...leases.keys()],
       leases,

@@ -19,6 +19,7 @@ import type { WorkerSettings } from "./worker-settings.js";
 export interface RoundWiring {
   readonly workerId: string;
   readonly slot?: string | undefined;
+  readonly formerSelf?: ((owner: string) => boolean) | undefined;
   readonly leases: LeaseStore;
   readonly settings: WorkerSettings;
   readonly logger: Logger;
@@ -40,6 +41,7 @@ export function leaseCoordinatorFor(o: RoundWiring, startedAt: number): LeaseCoo
     // renewal, and its last write takes up to the margin: start that long before the deadline.
     drainLeadMs: 2 * rebalanceIntervalMs + renewIntervalMs + o.settings.writeSafetyMarginMs,
     logger: o.logger,
+    formerSelf: o.formerSelf,
   });
 }
 

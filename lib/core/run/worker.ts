@@ -30,6 +30,7 @@ import {
   type RebalanceScope,
 } from "./lease-coordinator.js";
 import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
+import { LeaseWaitNotice } from "./lease-wait.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";
 import { reportTopicError, TopicWatch } from "./topic-watch.js";
@@ -52,6 +53,16 @@ export interface WorkerOptions extends PumpPorts {
    * partitions back to a live worker of the same slot. @default workerId
    */
   readonly slot?: string;
+  /**
+   * Owners that are earlier runs of this same worker, known dead (the CLI: the run before a
+   * kill -9, on the same state; lib/cli/worker-identity.ts): their leases and leader item are
+   * claimed at once, not after they expire. Safe because the claim is the ordinary one: conditional
+   * on the item as read and bumping the counter, so every later renew, checkpoint or handover of the
+   * old run (heldBy its owner and counter) is refused; with transactional fencing the first write
+   * initialises the partition's transactional id (per partition, not per worker), which fences
+   * the old producer on the target. Only ids of runs known dead may match. @default none
+   */
+  readonly formerSelf?: (owner: string) => boolean;
   readonly mapping: TopicMapping;
   readonly settings: WorkerSettings;
 }
@@ -120,6 +131,7 @@ class Run {
   readonly #leases: RunLeases;
   readonly #watch: TopicWatch; // re-plans every discovery interval: new topics join the run
   #lastDecision: ClaimDecision | null = null;
+  readonly #waitNotice: LeaseWaitNotice;
   #drainAnnounced = false;
 
   constructor(o: WorkerOptions, coordinator: LeaseCoordinator, deadline: number, options: ReplicateOptions) {
@@ -137,6 +149,7 @@ class Run {
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
     this.#backoff = new FailureBackoff(o.settings.leases.durationMs);
     this.#report = new FailureReport(o.logger);
+    this.#waitNotice = new LeaseWaitNotice(o.logger);
     this.#watch = new TopicWatch({
       plan: (signal) => this.#planTopics(deadline - o.settings.writeSafetyMarginMs, signal),
       ensure: (partitions) => o.leases.ensure(partitions),
@@ -297,6 +310,7 @@ class Run {
     );
     this.#lastDecision = decision;
     for (const lease of acquired) this.#start(lease);
+    this.#waitNotice.update(this.#coordinator.overdue(now), now);
   }
 
   /** Leases handed over to us, and partitions the leader just moved to us: taken at once. */
@@ -305,6 +319,7 @@ class Run {
       this.#coordinator.poll(now, this.#deadline, this.#scope(now)),
     );
     for (const lease of acquired) if (!this.#active.has(partitionKey(lease))) this.#start(lease);
+    this.#waitNotice.update(this.#coordinator.overdue(now), now);
   }
 
   #scope(now: number): RebalanceScope {

@@ -101,3 +101,25 @@ export function stateDirError(stateDir: string, error: unknown): ReplicatorError
     { cause: error, details: { stateDir, path: path ?? stateDir, syscall, errno: code } },
   );
 }
+
+/**
+ * Whether `stateDir` holds an embedded store (its data directory), looked at without creating
+ * anything: false when nothing is there, so a command that only reads can say so instead of
+ * starting an empty store. A path that cannot be a store (a file in the way, no permission)
+ * throws STATE_DIR_UNUSABLE as creating it would.
+ */
+export async function hasEmbeddedStore(stateDir: string): Promise<boolean> {
+  const data = join(stateDir, DATA_DIR);
+  try {
+    if ((await stat(data)).isDirectory()) return true;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return false;
+    throw stateDirError(stateDir, error);
+  }
+  const notDirectory = Object.assign(new Error(`ENOTDIR: not a directory, stat '${data}'`), {
+    code: "ENOTDIR",
+    syscall: "stat",
+    path: data,
+  });
+  throw stateDirError(stateDir, notDirectory);
+}

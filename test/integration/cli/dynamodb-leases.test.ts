@@ -78,6 +78,37 @@ describe("kafka-mirror with --lease-store dynamodb", () => {
     assert.doesNotMatch(result.stderr, /\n\s+at /);
   });
 
+  it("status, offsets and failover name a missing table, or one without leases, and exit 2 creating nothing", async () => {
+    const message = `kafka-mirror: no checkpoints in DynamoDB table ${table}: wrong leases.table, or AWS_REGION? [LEASE_STATE_MISSING]\n`;
+    const readers = [["status"], ["offsets"], ["failover", "--group", "g", "--dry-run"]];
+    for (const args of readers) {
+      const result = await cli([...args, "--config", config, "--lease-store", "dynamodb"]);
+      assert.equal(result.code, 2, `${args[0]}: ${result.stderr}`);
+      assert.equal(result.stderr, message);
+    }
+    const client = dynamo.client();
+    try {
+      await createLeaseTable(client, table);
+      for (const args of readers) {
+        const result = await cli([...args, "--config", config, "--lease-store", "dynamodb", "--json"]);
+        assert.equal(result.code, 2, `${args[0]}: ${result.stderr}`);
+        // The text line, or --json's error object where the CLI has one: the same message either way.
+        const text = `no checkpoints in DynamoDB table ${table}: wrong leases.table, or AWS_REGION?`;
+        assert.ok(
+          result.stderr.includes(text) && result.stderr.includes("LEASE_STATE_MISSING"),
+          result.stderr,
+        );
+      }
+      assert.deepEqual(
+        await new DynamoDbLeaseStore({ client, tableName: table }).list(),
+        [],
+        "no lease created",
+      );
+    } finally {
+      client.destroy();
+    }
+  });
+
   it("runs against the table and status reads its checkpoints", async () => {
     const client = dynamo.client();
     try {

@@ -38,7 +38,7 @@ describe("kafka-mirror options per command", () => {
     assert.match(result.stdout, /^usage: kafka-mirror plan --config FILE/);
     assert.match(
       result.stdout,
-      /\n {2}--state-dir DIR +embedded lease store directory \(default \.kafka-mirror\/\)/,
+      /\n {2}--state-dir DIR +embedded lease store directory \(default \.kafka-mirror\/ next to the config file\)/,
     );
     assert.match(result.stdout, /\nexample:\n {2}kafka-mirror plan --config /);
     assert.doesNotMatch(result.stdout, /--dry-run|--once/, "only plan's options");

@@ -10,10 +10,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { loadConfigFile } from "../../../lib/cli/config-file.js";
 import type { StatusRow } from "../../../lib/cli/status-rows.js";
 import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
+import { leaseStoreFor } from "../../../lib/wiring.js";
 import { runCliCaptured as cli } from "../../helpers/cli.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";
 import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
@@ -52,6 +54,15 @@ describe("kafka-mirror commands retry transient Kafka failures", () => {
         "",
       ].join("\n"),
     );
+    // The leases of a mirror (status refuses to read a store that has none).
+    const leases = await leaseStoreFor(await loadConfigFile(config), "embedded", {
+      stateDir: join(dir, "state"),
+    });
+    try {
+      await leases.store.ensure([0, 1].map((partition) => ({ topic, partition })));
+    } finally {
+      leases.close();
+    }
     // The same records on both sides: a finished mirror.
     for (const kafka of [source, target]) {
       await kafka.createTopic(topic, PARTITIONS);

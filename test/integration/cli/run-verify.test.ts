@@ -159,8 +159,11 @@ describe("kafka-mirror run, verify and status", () => {
       await admin.close();
     }
     const table = await cli(["status", "--config", config, "--state-dir", stateDir]);
-    assert.match(table.stdout, /^Topic\s+Pid\s+Owner\s+Checkpoint\s+LogEnd\s+Lag\s+LastProgress$/m);
-    assert.match(table.stdout, /^PUSH-BI-TOPIC\s+2\s+\S+\s+300\s+337\s+37\s/m);
+    assert.match(table.stdout, /^Topic\s+Pid\s+Owner\s+Expires\s+Checkpoint\s+LogEnd\s+Lag\s+LastProgress$/m);
+    assert.match(
+      table.stdout,
+      /^PUSH-BI-TOPIC\s+2\s+\S+\s+(-|in \d+ s|\d+ s ago \(expired\))\s+300\s+337\s+37\s/m,
+    );
   });
 
   it("plan lists the selected topics, the ones to create and those with too few target partitions (to grow)", async () => {

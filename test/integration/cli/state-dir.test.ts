@@ -1,7 +1,8 @@
 /**
  * A state directory the embedded lease store cannot use is bad input: the real `kafka-mirror`
  * process says so in one line naming the directory and what is wrong, and exits 2 within
- * seconds. Regression: `status --state-dir /proc/nope` spun in mkdir for ten minutes.
+ * seconds. Regression: `status --state-dir /proc/nope` spun in mkdir for ten minutes (`status`
+ * no longer creates a store; `run` does).
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -43,8 +44,12 @@ describe("kafka-mirror with a state directory it cannot use", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const status = (stateDir: string, options: SpawnCliOptions = {}): Promise<SpawnedCliResult> =>
-    spawnCli(["status", "--config", config, "--state-dir", stateDir], { killAfterMs: WITHIN_MS, ...options });
+  // `run` creates the store; the commands that only read never do (read-state.test.ts).
+  const run = (stateDir: string, options: SpawnCliOptions = {}): Promise<SpawnedCliResult> =>
+    spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir], {
+      killAfterMs: WITHIN_MS,
+      ...options,
+    });
 
   /** Exit 2 in time, and stderr is one line naming the directory and matching `why`. */
   const expectUnusable = (result: SpawnedCliResult, stateDir: string, why: RegExp): void => {
@@ -59,25 +64,21 @@ describe("kafka-mirror with a state directory it cannot use", () => {
   it("under /proc, where mkdir answers ENOENT for ever", {
     skip: existsSync("/proc/self") ? false : "needs procfs",
   }, async () => {
-    expectUnusable(
-      await status("/proc/nope"),
-      "/proc/nope",
-      /mkdir \/proc\/nope: ENOENT \(a parent is missing/,
-    );
+    expectUnusable(await run("/proc/nope"), "/proc/nope", /mkdir \/proc\/nope: ENOENT \(a parent is missing/);
   });
 
   it("under a regular file", async () => {
     const file = join(dir, "a-file");
     await writeFile(file, "");
     const stateDir = join(file, "state");
-    expectUnusable(await status(stateDir), stateDir, /ENOTDIR \(a file stands where a directory must be\)/);
+    expectUnusable(await run(stateDir), stateDir, /ENOTDIR \(a file stands where a directory must be\)/);
   });
 
   it("with a file where the embedded store's data directory goes: the store does not start", async () => {
     const stateDir = join(dir, "data-is-a-file");
     await mkdir(stateDir);
     await writeFile(join(stateDir, DATA_DIR), "");
-    expectUnusable(await status(stateDir), stateDir, new RegExp(`mkdir \\S+/${DATA_DIR}: ENOTDIR`));
+    expectUnusable(await run(stateDir), stateDir, new RegExp(`mkdir \\S+/${DATA_DIR}: ENOTDIR`));
   });
 
   it("in a directory this user cannot write", async () => {
@@ -87,6 +88,6 @@ describe("kafka-mirror with a state directory it cannot use", () => {
     const stateDir = join(readOnly, "state");
     // Root writes anywhere: as root, run the CLI without the capability that lets it.
     const options = process.getuid?.() === 0 ? { withoutRootOverride: true } : {};
-    expectUnusable(await status(stateDir, options), stateDir, /mkdir \S+: EACCES \(permission denied\)/);
+    expectUnusable(await run(stateDir, options), stateDir, /mkdir \S+: EACCES \(permission denied\)/);
   });
 });

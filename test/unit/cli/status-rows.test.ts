@@ -46,6 +46,18 @@ describe("statusRows", () => {
     );
   });
 
+  it("names the lease item's owner and its expiry, expired or not; neither for a free lease", () => {
+    assert.deepEqual(
+      rows.map((r) => [r.heldBy, r.expiresAt]),
+      [
+        ["w1", NOW + 5_000],
+        ["w2", NOW - 1],
+        [null, null],
+        [null, null],
+      ],
+    );
+  });
+
   it("counts no lag for a partition without checkpoint when workers start from the latest offset", () => {
     const latest = statusRows([{ name: "BIN-BI-TOPIC", offsets }], [], "latest", NOW);
     assert.deepEqual(
@@ -57,9 +69,12 @@ describe("statusRows", () => {
   it("renders the offset checker's columns", () => {
     const text = formatStatus(rows, NOW);
     const lines = text.split("\n");
-    assert.match(lines[0] ?? "", /^Topic\s+Pid\s+Owner\s+Checkpoint\s+LogEnd\s+Lag\s+LastProgress$/);
-    assert.match(lines[1] ?? "", /^BIN-BI-TOPIC\s+0\s+w1\s+850\s+900\s+50\s+2 s ago$/);
-    assert.match(lines[2] ?? "", /^BIN-BI-TOPIC\s+1\s+-\s+500\s+500\s+0\s+90 s ago$/);
-    assert.match(lines[3] ?? "", /^BIN-BI-TOPIC\s+2\s+-\s+-\s+50\s+50\s+-$/);
+    assert.match(
+      lines[0] ?? "",
+      /^Topic\s+Pid\s+Owner\s+Expires\s+Checkpoint\s+LogEnd\s+Lag\s+LastProgress$/,
+    );
+    assert.match(lines[1] ?? "", /^BIN-BI-TOPIC\s+0\s+w1\s+in 5 s\s+850\s+900\s+50\s+2 s ago$/);
+    assert.match(lines[2] ?? "", /^BIN-BI-TOPIC\s+1\s+w2\s+0 s ago \(expired\)\s+500\s+500\s+0\s+90 s ago$/);
+    assert.match(lines[3] ?? "", /^BIN-BI-TOPIC\s+2\s+-\s+-\s+-\s+50\s+50\s+-$/);
   });
 });

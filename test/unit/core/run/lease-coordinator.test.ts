@@ -379,3 +379,82 @@ describe("LeaseCoordinator", () => {
     );
   });
 });
+
+describe("LeaseCoordinator after a restart (formerSelf)", () => {
+  const OLD = "cli-w0~old";
+  const KEYS = ["t:0", "t:1", "t:2"];
+
+  /** A former run of slot cli-w0 holds every lease and the leader item, its heartbeat still live. */
+  async function heldByFormerRun(): Promise<InMemoryLeaseStore> {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([0, 1, 2].map((partition) => ({ topic: "t", partition })));
+    for (const l of await store.list()) assert.ok(await store.claim(l, OLD, NOW + DURATION));
+    await store.claimLeader(null, OLD, NOW + 3_000);
+    const beat = { workerId: OLD, slot: "cli-w0", startedAt: NOW - 60_000, draining: false };
+    await store.heartbeat({ ...beat, deadline: FAR, expiresAt: NOW + 3_000 });
+    assert.ok(await store.assign(OLD, KEYS));
+    return store;
+  }
+
+  function restarted(store: LeaseStore, formerSelf?: (owner: string) => boolean): LeaseCoordinator {
+    return new LeaseCoordinator({
+      store,
+      workerId: "cli-w0~new",
+      slot: "cli-w0",
+      startedAt: NOW,
+      durationMs: DURATION,
+      renewIntervalMs: 1_000,
+      rebalanceIntervalMs: 1_000,
+      maxClaimsPerRound: 1_000,
+      drainLeadMs: 3_000,
+      formerSelf,
+    });
+  }
+
+  it("takes its former run's leader item and leases at once, bumping each counter", async () => {
+    const store = await heldByFormerRun();
+    const before = await store.list();
+
+    const { acquired, decision } = await restarted(store, (owner) => owner === OLD).rebalance(NOW + 1, FAR);
+
+    assert.equal(decision.leader, true);
+    assert.deepEqual(acquired.map((l) => [l.partition, l.owner, l.counter]).sort(), [
+      [0, "cli-w0~new", 2],
+      [1, "cli-w0~new", 2],
+      [2, "cli-w0~new", 2],
+    ]);
+    // The old run's writes are fenced: its checkpoint under counter 1 is refused.
+    const old = before.find((l) => l.partition === 0) as Lease;
+    await assert.rejects(store.checkpoint(old, 10, NOW + 2), { code: "LEASE_LOST" });
+  });
+
+  it("without it, waits: not the leader, nothing taken while the former run's items last", async () => {
+    const store = await heldByFormerRun();
+
+    const { acquired, decision } = await restarted(store).rebalance(NOW + 1, FAR);
+
+    assert.equal(decision.leader, false);
+    assert.deepEqual(acquired, []);
+    assert.deepEqual(
+      (await store.list()).map((l) => l.owner),
+      [OLD, OLD, OLD],
+    );
+  });
+
+  it("never takes a lease of another worker before it expires, and lists it as overdue once a live holder would have handed it over", async () => {
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "w-3", NOW + DURATION));
+    const coordinator = restarted(store, (owner) => owner === OLD);
+
+    const round = await coordinator.rebalance(NOW, FAR);
+    assert.deepEqual(round.acquired, []);
+    assert.equal(round.requested.length, 1, "asked w-3 to hand it over");
+    assert.deepEqual(coordinator.overdue(NOW + 1), [], "a live holder hands over at its next renewal");
+
+    const later = NOW + 2_000;
+    assert.deepEqual(await coordinator.poll(later, FAR), { acquired: [], requested: [] });
+    assert.deepEqual(coordinator.overdue(later), [{ key: "t:0", owner: "w-3", expiresAt: NOW + DURATION }]);
+  });
+});

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeDirectory, stateDirError } from "../../../../lib/dynamodb/embedded/state-dir.js";
+import { DATA_DIR } from "../../../../lib/dynamodb/embedded/server-file.js";
+import {
+  hasEmbeddedStore,
+  makeDirectory,
+  stateDirError,
+} from "../../../../lib/dynamodb/embedded/state-dir.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
 
 /** Node's recursive mkdir spun for ever on these; a working walk fails in milliseconds. */
@@ -85,5 +90,51 @@ describe("stateDirError", () => {
   it("passes a ReplicatorError through as it is", () => {
     const original = new ReplicatorError("STATE_DIR_UNUSABLE", "already said");
     assert.equal(stateDirError("/srv/state", original), original);
+  });
+});
+
+describe("hasEmbeddedStore", () => {
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "kafka-mirror-has-store-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("is false where nothing is, and creates nothing", async () => {
+    const path = join(dir, "nothing", "here");
+    assert.equal(await hasEmbeddedStore(path), false);
+    assert.equal(existsSync(join(dir, "nothing")), false);
+  });
+
+  it("is false for a directory without the store's data directory, and writes nothing into it", async () => {
+    const path = join(dir, "empty");
+    await mkdir(path);
+    assert.equal(await hasEmbeddedStore(path), false);
+    assert.deepEqual(await readdir(path), []);
+  });
+
+  it("is true for a directory holding the data directory", async () => {
+    const path = join(dir, "store");
+    await mkdir(join(path, DATA_DIR), { recursive: true });
+    assert.equal(await hasEmbeddedStore(path), true);
+  });
+
+  it("is STATE_DIR_UNUSABLE for a file where the data directory goes, or under a file", async () => {
+    const path = join(dir, "file-data");
+    await mkdir(path);
+    await writeFile(join(path, DATA_DIR), "");
+    const file = join(dir, "a-file");
+    await writeFile(file, "");
+    for (const unusable of [path, join(file, "state")]) {
+      await assert.rejects(hasEmbeddedStore(unusable), (error: unknown) => {
+        assert.ok(error instanceof ReplicatorError);
+        assert.equal(error.code, "STATE_DIR_UNUSABLE");
+        assert.match(error.message, /ENOTDIR \(a file stands where a directory must be\)/);
+        return true;
+      });
+    }
   });
 });
