@@ -38,7 +38,10 @@ export async function loadConfigFile(
   }
   let applied: readonly string[] = [];
   try {
-    const overlaid = overlayEnvironment({ ...document }, env, {
+    // A YAML section whose fields are all commented out (as `init` writes them) reads as null:
+    // it means "no settings here", not a bad section.
+    const sections = Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null));
+    const overlaid = overlayEnvironment(sections, env, {
       otherVariables: CREDENTIAL_VARIABLES,
       refusedVariables: REFUSED_VARIABLES,
     });

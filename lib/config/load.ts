@@ -40,13 +40,6 @@ export function loadConfigFromEnv(
   return parseConfig(overlayEnvironment(document, env, { ...options, otherVariables }).document);
 }
 
-/** Every config field's variable, section by section: `source.brokers` → KAFKA_MIRROR_SOURCE_BROKERS. */
-export function configVariables(): { readonly path: string; readonly variable: string }[] {
-  return Object.entries(CONFIG_FIELDS).flatMap(([section, keys]) =>
-    keys.map((key) => ({ path: `${section}.${key}`, variable: envVariableName(section, key) })),
-  );
-}
-
 /**
  * `document` with each field whose variable is set (not empty) replaced by the variable's value:
  * one rule for the functions (over KAFKA_MIRROR_CONFIG) and the CLI (over its file). Returns the
