@@ -13,6 +13,7 @@ import { leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count, isTerminal, LiveBlock } from "../console.js";
+import { RunGroupSync } from "../run-group-sync.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
 import { type GlobalOptions, openClusters } from "./context.js";
 
@@ -66,13 +67,25 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
   const progress = startProgress(replicator.workerId, metrics, options.json, io);
+  // groups.whitelist: synced every minute, and at the end of --once (run-group-sync.ts).
+  const groupSync = RunGroupSync.open(config, {
+    ...options,
+    logger,
+    security: clusters.security,
+    leases: table.store,
+    slot: replicator.workerId,
+    io,
+  });
   let summaries: RunSummary[];
   try {
     if (!options.json)
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
+    if (!options.once) groupSync?.startEveryMinute();
     summaries = await runRounds(replicator, options);
+    if (options.once && !options.signal.aborted) await groupSync?.sync(true);
   } finally {
     progress.stop();
+    await groupSync?.close();
     await replicator.close();
     table.close();
   }
