@@ -130,7 +130,9 @@ async function prepareDemo(
   say("kafka-mirror demo: starting two 3-broker Kafka clusters and an embedded lease store…");
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-"));
   closers.add("state directory", () => rm(stateDir, { recursive: true, force: true }));
-  closers.add("embedded lease server", () => stopLeaseServer(stateDir));
+  closers.add("embedded lease server", async () => {
+    await stopLeaseServer(stateDir);
+  });
   const [source, target] = await startClusters(closers);
   signal.throwIfAborted();
 

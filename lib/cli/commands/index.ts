@@ -7,6 +7,7 @@ import { OFFSETS_COMMAND } from "./offsets.js";
 import { PLAN_COMMAND } from "./plan.js";
 import { RUN_COMMAND } from "./run.js";
 import { STATUS_COMMAND } from "./status.js";
+import { STOP_STORE_COMMAND } from "./stop-store.js";
 import { VERIFY_COMMAND } from "./verify.js";
 
 export const COMMANDS: readonly CliCommand[] = [
@@ -18,4 +19,5 @@ export const COMMANDS: readonly CliCommand[] = [
   PLAN_COMMAND,
   OFFSETS_COMMAND,
   FAILOVER_COMMAND,
+  STOP_STORE_COMMAND,
 ];
