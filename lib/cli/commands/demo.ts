@@ -23,6 +23,7 @@ import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, CliLogger, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { statusRows } from "../status-rows.js";
 import { commandRetry, mirrorHeaderOf } from "./context.js";
+import { requireTestbed } from "./demo-testbed.js";
 import {
   DEMO_PARTITIONS,
   DEMO_RECORDS_PER_PARTITION,
@@ -72,6 +73,7 @@ interface DemoSetup {
 }
 
 export async function demoCommand(options: DemoOptions, io: CliIo): Promise<number> {
+  requireTestbed();
   const say: Say = (line) => void io.stdout.write(`${line}\n`);
   const logger = new CliLogger(io, options.debug);
   const closers = new Closers((m) => logger.warn(m));
