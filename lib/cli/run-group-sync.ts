@@ -50,6 +50,8 @@ export interface RunGroupSyncDeps {
   readonly io: CliIo;
   readonly json: boolean;
   readonly signal: AbortSignal;
+  /** `run --once`: no sync every minute, one at the end (sync(true)). */
+  readonly once: boolean;
 }
 
 export class RunGroupSync {
@@ -65,7 +67,10 @@ export class RunGroupSync {
   /** Null when groups.whitelist selects no group (or provenance is off): nothing to sync. */
   static open(config: MirrorConfig, deps: RunGroupSyncDeps): RunGroupSync | null {
     const step = groupSyncStep(config, deps);
-    return step === null ? null : new RunGroupSync(config, step, deps);
+    if (step === null) return null;
+    const sync = new RunGroupSync(config, step, deps);
+    if (!deps.once) sync.#startEveryMinute();
+    return sync;
   }
 
   private constructor(config: MirrorConfig, step: GroupSyncStep, deps: RunGroupSyncDeps) {
@@ -79,7 +84,7 @@ export class RunGroupSync {
   }
 
   /** A sync every minute until close(). */
-  startEveryMinute(): void {
+  #startEveryMinute(): void {
     this.#timer = setInterval(() => {
       if (this.#running === undefined)
         this.#running = this.sync(false).finally(() => (this.#running = undefined));

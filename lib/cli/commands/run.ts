@@ -67,6 +67,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
   const progress = startProgress(replicator.workerId, metrics, options.json, io);
+  let summaries: RunSummary[];
   // groups.whitelist: synced every minute, and at the end of --once (run-group-sync.ts).
   const groupSync = RunGroupSync.open(config, {
     ...options,
@@ -76,11 +77,9 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     slot: replicator.workerId,
     io,
   });
-  let summaries: RunSummary[];
   try {
     if (!options.json)
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
-    if (!options.once) groupSync?.startEveryMinute();
     summaries = await runRounds(replicator, options);
     if (options.once && !options.signal.aborted) await groupSync?.sync(true);
   } finally {
