@@ -67,7 +67,7 @@ const connection = {
   credentialsFile: filePath()
     .optional()
     .describe(
-      'JSON file `{"username": "...", "password": "..."}` for PLAIN and SCRAM (CLI): used when the KAFKA_MIRROR_<SIDE>_USERNAME/PASSWORD variables are unset, before `secretArn`.',
+      'JSON file `{"username": "...", "password": "..."}` for PLAIN and SCRAM (CLI): used when the `KAFKA_MIRROR_<SIDE>_USERNAME`/`PASSWORD` variables are unset, before `secretArn`.',
     ),
   connectionTimeoutMs: integer(100, 120_000)
     .default(10_000)
@@ -252,7 +252,7 @@ const workerSchema = section({
   id: token(/^[\x21-\x7e]+$/, 1, 256, "printable ASCII without spaces")
     .optional()
     .describe(
-      "Owner id written into leases; absent: a unique one per run (<hostname>-<pid>-<random> in the CLI).",
+      "Owner id written into leases; absent: a unique one per run (`<hostname>-<pid>-<random>` in the CLI).",
     ),
   startFrom: oneOf(["earliest", "latest"])
     .default("earliest")
