@@ -12,12 +12,11 @@ import { partitionKey } from "../lib/core/model.js";
 import type { ClusterAdmin, LeaseStore, SourceReader } from "../lib/core/ports.js";
 import { describeError } from "../lib/errors.js";
 import { measureLag } from "../lib/lag/lag-monitor.js";
-import { createGroupSelector } from "../lib/offsets/group-selection.js";
 import { type GroupSyncStep, NO_SYNC, runGroupSync } from "../lib/offsets/sync-step.js";
 import { topicSelectorOf } from "../lib/replicator.js";
 import type { ClusterSecurity } from "../lib/secrets/cluster-security.js";
 import type { TopicSelector } from "../lib/topics/selection.js";
-import { clusterSide, createLeaseStore } from "../lib/wiring.js";
+import { closeGroupSyncStep, clusterSide, createLeaseStore, groupSyncStep } from "../lib/wiring.js";
 import { type FunctionParts, type Runtime, STALL_AFTER_VARIABLE, scheduledFunction } from "./runtime.js";
 
 /** Lag without progress for this long counts as stalled. @default 5 minutes */
@@ -58,7 +57,8 @@ function connect(
   const stallAfter = Number(process.env[STALL_AFTER_VARIABLE] || DEFAULT_STALL_AFTER_MS);
   const sourceAdmin = sourceSide.admin();
   const source = sourceSide.reader();
-  const groupSync = groupSyncOf(runtime, security, logger);
+  // The sync's clients, built once per container like the others.
+  const groupSync = groupSyncStep(config, { logger, security });
   return {
     sourceAdmin,
     source,
@@ -68,37 +68,8 @@ function connect(
     stallAfterMs: Number.isFinite(stallAfter) && stallAfter > 0 ? stallAfter : DEFAULT_STALL_AFTER_MS,
     groupSync,
     async close() {
-      const sync = groupSync;
-      const closing =
-        sync === null ? [] : [sync.sourceGroups, sync.targetGroups, sync.targetReader, sync.targetAdmin];
-      await Promise.allSettled([sourceAdmin.close(), source.close(), ...closing.map((c) => c.close())]);
+      await Promise.allSettled([sourceAdmin.close(), source.close(), closeGroupSyncStep(groupSync)]);
     },
-  };
-}
-
-/** The sync's clients, built once per container like the others; null when there is nothing to sync. */
-function groupSyncOf(
-  runtime: Runtime,
-  security: ClusterSecurity,
-  logger: FunctionParts["logger"],
-): GroupSyncStep | null {
-  const { config } = runtime;
-  if (config.groups.whitelist === undefined) return null;
-  if (!config.provenance.enabled) {
-    logger.warn(
-      "groups.whitelist is set but provenance.enabled is false: group offsets cannot be translated",
-    );
-    return null;
-  }
-  const target = clusterSide(config, "target", { logger, security: security.target });
-  return {
-    sourceGroups: clusterSide(config, "source", { logger, security: security.source }).groups(),
-    targetGroups: target.groups(),
-    targetReader: target.reader(),
-    targetAdmin: target.admin(),
-    selector: createGroupSelector(config.groups),
-    header: Buffer.from(config.provenance.header),
-    sourceAlias: config.source.alias,
   };
 }
 

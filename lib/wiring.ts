@@ -28,6 +28,8 @@ import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/
 import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
 import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
 import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
+import { createGroupSelector } from "./offsets/group-selection.js";
+import type { GroupSyncStep } from "./offsets/sync-step.js";
 import type { ClusterSide as Side } from "./secrets/cluster-security.js";
 
 /**
@@ -96,6 +98,46 @@ export function clusterSide(
     admin: () => new KafkaClusterAdmin(clocked),
     groups: () => createGroupAdmin(connection),
   };
+}
+
+/**
+ * THE consumer-group sync's clients, for the lag function and `kafka-mirror run` alike: both
+ * sides' group admins, a reader and an admin of the target (the translation reads its tail).
+ * Null when no group is selected (groups.whitelist unset) or provenance is off (nothing to
+ * translate by; warned). The caller closes the step's four clients.
+ */
+export function groupSyncStep(
+  config: MirrorConfig,
+  options: {
+    readonly logger: Logger;
+    readonly security: { readonly source?: KafkaSecurityOptions; readonly target?: KafkaSecurityOptions };
+  },
+): GroupSyncStep | null {
+  const { logger, security } = options;
+  if (config.groups.whitelist === undefined) return null;
+  if (!config.provenance.enabled) {
+    logger.warn(
+      "groups.whitelist is set but provenance.enabled is false: group offsets cannot be translated",
+    );
+    return null;
+  }
+  const target = clusterSide(config, "target", { logger, security: security.target });
+  return {
+    sourceGroups: clusterSide(config, "source", { logger, security: security.source }).groups(),
+    targetGroups: target.groups(),
+    targetReader: target.reader(),
+    targetAdmin: target.admin(),
+    selector: createGroupSelector(config.groups),
+    header: Buffer.from(config.provenance.header),
+    sourceAlias: config.source.alias,
+  };
+}
+
+/** Closes what groupSyncStep opened. */
+export async function closeGroupSyncStep(step: GroupSyncStep | null): Promise<void> {
+  if (step === null) return;
+  const clients = [step.sourceGroups, step.targetGroups, step.targetReader, step.targetAdmin];
+  await Promise.allSettled(clients.map((c) => c.close()));
 }
 
 function targetWriter(

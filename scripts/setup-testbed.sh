@@ -33,6 +33,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-bash scripts/testbed/build-mock-kafka.sh
-bash scripts/testbed/fetch-dynamodb-local.sh
-bash scripts/testbed/fetch-kafka.sh
+# Each step's time, so the README's first-setup numbers can be checked against a real run.
+step() {
+  local started=$SECONDS
+  bash "scripts/testbed/$1.sh"
+  echo "setup-testbed: $1: $((SECONDS - started)) s" >&2
+}
+step build-mock-kafka
+step fetch-dynamodb-local
+step fetch-kafka
+echo "setup-testbed: done in ${SECONDS} s" >&2

@@ -75,6 +75,7 @@ export async function probeCluster(
   // No logger: kafkajs would log each refused connection, and the error below says it all once.
   const probe = clusterSide(config, side, { security }).admin();
   const timeoutMs = config[side].connectionTimeoutMs + config[side].requestTimeoutMs;
+  const startedAt = Date.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -84,14 +85,28 @@ export async function probeCluster(
       }),
     ]);
   } catch (error) {
-    throw unreachable(config, side, error);
+    throw unreachable(config, side, error, { elapsedMs: Date.now() - startedAt, timeoutMs });
   } finally {
     clearTimeout(timer);
     await probe.close().catch(() => undefined);
   }
 }
 
-function unreachable(config: MirrorConfig, side: Side, error: unknown): CliError {
+/** The attempts the client made, when its error says (kafkajs's retryCount, in the cause chain). */
+function attemptsOf(error: unknown): number | undefined {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const retries = (e as { retryCount?: unknown }).retryCount;
+    if (typeof retries === "number" && Number.isSafeInteger(retries)) return retries + 1;
+  }
+  return undefined;
+}
+
+function unreachable(
+  config: MirrorConfig,
+  side: Side,
+  error: unknown,
+  took: { readonly elapsedMs: number; readonly timeoutMs: number },
+): CliError {
   const reason = error instanceof Error ? error.message : String(error);
   if (isAuthenticationFailure(error)) {
     const mechanism = config[side].saslMechanism ?? "none";
@@ -102,9 +117,13 @@ function unreachable(config: MirrorConfig, side: Side, error: unknown): CliError
       { cause: error },
     );
   }
+  // The per-attempt timeout alone read as a contradiction after 31 s of retries: say all three.
+  const attempts = attemptsOf(error);
   return new CliError(
-    `cannot reach the ${side} cluster at ${config[side].brokers.join(",")} ` +
-      `(connection timeout ${config[side].connectionTimeoutMs} ms, ${side}.connectionTimeoutMs): ${reason}`,
+    `cannot reach the ${side} cluster at ${config[side].brokers.join(",")} after ` +
+      `${(took.elapsedMs / 1000).toFixed(1)} s${attempts === undefined ? "" : ` and ${attempts} attempt${attempts === 1 ? "" : "s"}`} ` +
+      `(${side}.connectionTimeoutMs ${config[side].connectionTimeoutMs} ms per connection attempt; ` +
+      `the check gives up after ${took.timeoutMs} ms, connectionTimeoutMs + requestTimeoutMs): ${reason}`,
     ExitCode.UNREACHABLE,
     { cause: error },
   );

@@ -1,17 +1,34 @@
 /**
  * Reads the CLI's config file, YAML or JSON, into the same strict schema the functions use.
- * Each way it can fail becomes one CliError naming the file and the problem.
+ * Each field's KAFKA_MIRROR_* variable, when set and not empty, wins over the file's value (the
+ * functions' rule over KAFKA_MIRROR_CONFIG); a KAFKA_MIRROR_* variable that names no field is
+ * refused by name. Each way it can fail becomes one CliError naming the file and the problem.
  */
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { fileErrorReason } from "../config/file-error.js";
 import type { ConfigIssue } from "../config/issues.js";
+import { CONFIG_DOCUMENT_VARIABLE, overlayEnvironment } from "../config/load.js";
 import { type MirrorConfig, parseConfig } from "../config/schema.js";
 import { isReplicatorError } from "../errors.js";
+import { credentialVariables } from "../secrets/cluster-security.js";
 import { CliError, ExitCode } from "./cli-error.js";
 
-export async function loadConfigFile(path: string): Promise<MirrorConfig> {
+/** Variables the CLI reads that are not config fields: the SASL credentials of each side. */
+const CREDENTIAL_VARIABLES = (["source", "target"] as const).flatMap((side) =>
+  Object.values(credentialVariables(side)),
+);
+
+const REFUSED_VARIABLES = {
+  [CONFIG_DOCUMENT_VARIABLE]:
+    "the functions' whole-config variable; the CLI reads --config FILE, with one variable per field over it",
+};
+
+export async function loadConfigFile(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<MirrorConfig> {
   const text = await readText(path);
   const document =
     extname(path).toLowerCase() === ".json" ? parseJson(path, text) : parseYamlText(path, text);
@@ -19,13 +36,23 @@ export async function loadConfigFile(path: string): Promise<MirrorConfig> {
     const got = document === null ? "nothing" : Array.isArray(document) ? "a list" : `a ${typeof document}`;
     throw new CliError(`config file ${path} must hold a mapping of settings, got ${got}`, ExitCode.BAD_INPUT);
   }
+  let applied: readonly string[] = [];
   try {
-    return parseConfig(document);
+    // A YAML section whose fields are all commented out (as `init` writes them) reads as null:
+    // it means "no settings here", not a bad section.
+    const sections = Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null));
+    const overlaid = overlayEnvironment(sections, env, {
+      otherVariables: CREDENTIAL_VARIABLES,
+      refusedVariables: REFUSED_VARIABLES,
+    });
+    applied = overlaid.applied;
+    return parseConfig(overlaid.document);
   } catch (error) {
     if (isReplicatorError(error, "CONFIG_INVALID")) {
       const issues = (error.details.issues ?? []) as ConfigIssue[];
       const lines = issues.map((issue) => `  ${issue.path}: ${issue.message}`).join("\n");
-      throw new CliError(`invalid config in ${path}:\n${lines}`, ExitCode.BAD_INPUT, { cause: error });
+      const from = applied.length === 0 ? "" : ` with ${applied.join(", ")} from the environment`;
+      throw new CliError(`invalid config in ${path}${from}:\n${lines}`, ExitCode.BAD_INPUT, { cause: error });
     }
     throw error;
   }

@@ -18,6 +18,7 @@ import type { CliIo } from "./console.js";
 import { packageVersion } from "./version.js";
 
 const SUMMARY_COLUMN = 40;
+const NAME_WIDTH = Math.max(...COMMANDS.map((c) => c.name.length)) + 1;
 const SUMMARY_WIDTH = 60;
 
 /** The global usage, derived from every command's name, options and summary. */
@@ -36,7 +37,7 @@ options:
 
 function commandEntry(command: CliCommand): string {
   const head =
-    `  ${command.name.padEnd(9)}${usageLine(command).slice(`kafka-mirror ${command.name} `.length)}`.trimEnd();
+    `  ${command.name.padEnd(NAME_WIDTH)}${usageLine(command).slice(`kafka-mirror ${command.name} `.length)}`.trimEnd();
   const summary = wrap(command.summary, SUMMARY_WIDTH).map((line) => `${" ".repeat(SUMMARY_COLUMN)}${line}`);
   if (head.length < SUMMARY_COLUMN - 1) summary[0] = `${head.padEnd(SUMMARY_COLUMN)}${summary[0]?.trim()}`;
   else summary.unshift(head);

@@ -26,6 +26,8 @@ export function envVariableName(section: string, key: string): string {
 export interface LoadConfigOptions {
   /** Other `KAFKA_MIRROR_*` variables the caller reads itself, which are not config fields. */
   readonly otherVariables?: readonly string[];
+  /** `KAFKA_MIRROR_*` variables refused with a reason of their own (the variable, the reason). */
+  readonly refusedVariables?: Readonly<Record<string, string>>;
 }
 
 /** Throws ReplicatorError CONFIG_INVALID naming every bad field or variable. */
@@ -34,8 +36,24 @@ export function loadConfigFromEnv(
   options: LoadConfigOptions = {},
 ): MirrorConfig {
   const document = readDocument(env[CONFIG_DOCUMENT_VARIABLE]);
-  const known = new Set([CONFIG_DOCUMENT_VARIABLE, ...(options.otherVariables ?? [])]);
+  const otherVariables = [CONFIG_DOCUMENT_VARIABLE, ...(options.otherVariables ?? [])];
+  return parseConfig(overlayEnvironment(document, env, { ...options, otherVariables }).document);
+}
 
+/**
+ * `document` with each field whose variable is set (not empty) replaced by the variable's value:
+ * one rule for the functions (over KAFKA_MIRROR_CONFIG) and the CLI (over its file). Returns the
+ * variables it applied. Throws CONFIG_INVALID naming every `KAFKA_MIRROR_*` variable that is
+ * neither a field's nor in `otherVariables`.
+ */
+export function overlayEnvironment(
+  base: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+  options: LoadConfigOptions = {},
+): { readonly document: Record<string, unknown>; readonly applied: readonly string[] } {
+  const document: Record<string, unknown> = { ...base };
+  const known = new Set(options.otherVariables ?? []);
+  const applied: string[] = [];
   for (const [section, keys] of Object.entries(CONFIG_FIELDS)) {
     for (const key of keys) {
       const name = envVariableName(section, key);
@@ -44,24 +62,22 @@ export function loadConfigFromEnv(
       if (value === undefined || value === "") continue;
       const current = document[section];
       document[section] = { ...(isPlainObject(current) ? current : {}), [key]: value };
+      applied.push(name);
     }
   }
-
-  const unknown = Object.keys(env)
+  const refused = options.refusedVariables ?? {};
+  const issues = Object.keys(env)
     .filter((name) => name.startsWith(ENV_PREFIX) && !known.has(name))
-    .sort();
-  if (unknown.length > 0) {
-    const issues = unknown.map((name) => ({
-      path: name,
-      message: "unknown variable: names no config field",
-    }));
+    .sort()
+    .map((name) => ({ path: name, message: refused[name] ?? "unknown variable: names no config field" }));
+  if (issues.length > 0) {
     throw new ReplicatorError(
       "CONFIG_INVALID",
       `invalid config: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`,
       { details: { issues } },
     );
   }
-  return parseConfig(document);
+  return { document, applied };
 }
 
 function readDocument(text: string | undefined): Record<string, unknown> {

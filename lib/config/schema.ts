@@ -11,7 +11,16 @@ import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { COMPRESSION_CODECS } from "./compression.js";
 import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
 import { formatIssues } from "./issues.js";
+import { LEASE_STORE_MAX_ATTEMPTS, largestWriteGroups, writeSafetyMarginMs } from "./timings.js";
 import { groupsSchema, topicsSchema } from "./topics-schema.js";
+
+export {
+  DEFAULT_LEASE_REQUEST_TIMEOUT_MS,
+  LEASE_STORE_MAX_ATTEMPTS,
+  largestWriteGroups,
+  leaseRequestTimeoutMs,
+  writeSafetyMarginMs,
+} from "./timings.js";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -31,35 +40,41 @@ export const SASL_MECHANISMS = ["none", "plain", "scram-sha-256", "scram-sha-512
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
 
 const connection = {
-  /** Addresses to bootstrap from: a list, or one comma-separated string. */
-  brokers: brokerList(),
-  /** Kafka client id, visible in broker logs and quotas. */
-  clientId: clientId.default("kafka-mirror"),
-  /** Connect over TLS (MSK's TLS listeners); plaintext when false. */
-  tls: flag().default(false),
-  /** SASL mechanism (absent: none); `aws-msk-iam` signs with the function's IAM role and needs `tls`. */
-  saslMechanism: oneOf(SASL_MECHANISMS).optional(),
-  /**
-   * Secrets Manager secret (JSON) with this cluster's credentials: `username` and `password` for
-   * PLAIN and SCRAM; optional `ca`, `cert`, `key` (PEM) for a private CA and mutual TLS. Secrets
-   * never sit in plain config. The functions take PLAIN/SCRAM credentials from here only.
-   */
-  secretArn: token(SECRET_ARN, 20, 2048, "a Secrets Manager secret ARN").optional(),
-  /** PEM file of the CA(s) to trust instead of the system store (private CA); needs `tls`. Read at connect time. */
-  tlsCaFile: filePath().optional(),
-  /** PEM file of the client certificate for mutual TLS; needs `tls` and `tlsKeyFile`. */
-  tlsCertFile: filePath().optional(),
-  /** PEM file of the client certificate's private key; needs `tls` and `tlsCertFile`. */
-  tlsKeyFile: filePath().optional(),
-  /**
-   * JSON file `{"username": "...", "password": "..."}` for PLAIN and SCRAM (CLI): used when the
-   * KAFKA_MIRROR_<SIDE>_USERNAME/PASSWORD variables are unset, before `secretArn`.
-   */
-  credentialsFile: filePath().optional(),
-  /** How long to wait for a TCP (and TLS) connection to a broker. */
-  connectionTimeoutMs: integer(100, 120_000).default(10_000),
-  /** How long to wait for a broker's answer to one request. */
-  requestTimeoutMs: integer(1_000, 300_000).default(30_000),
+  brokers: brokerList().describe("Addresses to bootstrap from: a list, or one comma-separated string."),
+  clientId: clientId.default("kafka-mirror").describe("Kafka client id, visible in broker logs and quotas."),
+  tls: flag().default(false).describe("Connect over TLS (MSK's TLS listeners); plaintext when false."),
+  saslMechanism: oneOf(SASL_MECHANISMS)
+    .optional()
+    .describe(
+      "SASL mechanism (absent: none); `aws-msk-iam` signs with the function's IAM role and needs `tls`.",
+    ),
+  secretArn: token(SECRET_ARN, 20, 2048, "a Secrets Manager secret ARN")
+    .optional()
+    .describe(
+      "Secrets Manager secret (JSON) with this cluster's credentials: `username` and `password` for PLAIN and SCRAM; optional `ca`, `cert`, `key` (PEM) for a private CA and mutual TLS. Secrets never sit in plain config. The functions take PLAIN/SCRAM credentials from here only.",
+    ),
+  tlsCaFile: filePath()
+    .optional()
+    .describe(
+      "PEM file of the CA(s) to trust instead of the system store (private CA); needs `tls`. Read at connect time.",
+    ),
+  tlsCertFile: filePath()
+    .optional()
+    .describe("PEM file of the client certificate for mutual TLS; needs `tls` and `tlsKeyFile`."),
+  tlsKeyFile: filePath()
+    .optional()
+    .describe("PEM file of the client certificate's private key; needs `tls` and `tlsCertFile`."),
+  credentialsFile: filePath()
+    .optional()
+    .describe(
+      'JSON file `{"username": "...", "password": "..."}` for PLAIN and SCRAM (CLI): used when the `KAFKA_MIRROR_<SIDE>_USERNAME`/`PASSWORD` variables are unset, before `secretArn`.',
+    ),
+  connectionTimeoutMs: integer(100, 120_000)
+    .default(10_000)
+    .describe("How long to wait for a TCP (and TLS) connection to a broker."),
+  requestTimeoutMs: integer(1_000, 300_000)
+    .default(30_000)
+    .describe("How long to wait for a broker's answer to one request."),
 };
 
 type ConnectionSettings = z.infer<z.ZodObject<typeof connection>>;
@@ -95,86 +110,98 @@ export const DEFAULT_SOURCE_ALIAS = "source";
 
 const sourceSchema = section({
   ...connection,
-  /**
-   * Names the source cluster, unique among all sources written into the same target: the provenance
-   * header every copy carries and the `prefix` rename's prefix.
-   */
-  alias: alias.default(DEFAULT_SOURCE_ALIAS),
+  alias: alias
+    .default(DEFAULT_SOURCE_ALIAS)
+    .describe(
+      "Names the source cluster, unique among all sources written into the same target: the provenance header every copy carries and the `prefix` rename's prefix.",
+    ),
 }).superRefine(checkSecurity);
 
 const targetSchema = section({
   ...connection,
-  /**
-   * How long to wait for the target's answer to one produce. Shorter than the source's default:
-   * a write must finish well inside a lease (see the leases check below).
-   */
-  requestTimeoutMs: integer(1_000, 300_000).default(15_000),
-  /** Names the target cluster when it is mirrored back (active-active); its copies are not returned. */
-  alias: alias.optional(),
-  /** Codec of the batches written to the target. */
-  compression: oneOf(COMPRESSION_CODECS).default("none"),
-  /**
-   * How a partition's former holder is kept from landing writes after another worker took it
-   * over. "transactional": every write is a transaction of the partition's own transactional
-   * producer, and a new holder's InitProducerId fences the old one at the broker, however long it
-   * was frozen (needs a target that supports transactions, Kafka 0.11+, and read_committed
-   * consumers to see only committed data). "none": the lease alone, by the workers' clocks: a
-   * worker frozen between its lease check and its produce request can land a duplicate.
-   */
-  fencing: oneOf(["transactional", "none"]).default("transactional"),
-  /** Replication factor of topics the replicator creates; -1 leaves it to the broker default. */
+  requestTimeoutMs: integer(1_000, 300_000)
+    .default(15_000)
+    .describe(
+      "How long to wait for the target's answer to one produce. Shorter than the source's default: a write must finish well inside a lease (leases.durationMs > leases.renewIntervalMs + 2 x this).",
+    ),
+  alias: alias
+    .optional()
+    .describe(
+      "Names the target cluster when it is mirrored back (active-active); its copies are not returned.",
+    ),
+  compression: oneOf(COMPRESSION_CODECS)
+    .default("none")
+    .describe("Codec of the batches written to the target."),
+  fencing: oneOf(["transactional", "none"])
+    .default("transactional")
+    .describe(
+      "How a partition's former holder is kept from landing writes after another worker took it over. \"transactional\": every write is a transaction of the partition's own transactional producer, and a new holder's InitProducerId fences the old one at the broker, however long it was frozen (needs a target that supports transactions, Kafka 0.11+, and read_committed consumers to see only committed data). \"none\": the lease alone, by the workers' clocks: a worker frozen between its lease check and its produce request can land a duplicate.",
+    ),
   replicationFactor: integer(-1, 32_767)
     .refine((value) => value !== 0, {
       error: "expected -1 (broker default) or an integer from 1 to 32767, got 0",
     })
-    .default(-1),
-  /** Upper bound of one produced record batch; keep it at or below the target's max.message.bytes. */
-  maxBatchBytes: integer(KIB, 100 * MIB).default(MIB),
-  /**
-   * Batches of one partition sent before the first is acknowledged. Above 1 this relies on the
-   * target refusing a batch whose producer sequence skips one, as Kafka does for idempotent
-   * producers (and as max.in.flight.requests.per.connection <= 5 relies on in Kafka's clients).
-   */
-  maxInFlightBatches: integer(1, 5).default(5),
+    .default(-1)
+    .describe("Replication factor of topics the replicator creates; -1 leaves it to the broker default."),
+  maxBatchBytes: integer(KIB, 100 * MIB)
+    .default(MIB)
+    .describe(
+      "Upper bound of one produced record batch; keep it at or below the target's max.message.bytes.",
+    ),
+  maxInFlightBatches: integer(1, 5)
+    .default(5)
+    .describe(
+      "Batches of one partition sent before the first is acknowledged. Above 1 this relies on the target refusing a batch whose producer sequence skips one, as Kafka does for idempotent producers (and as max.in.flight.requests.per.connection <= 5 relies on in Kafka's clients).",
+    ),
 }).superRefine(checkSecurity);
 
 const batchSchema = section({
-  /** Most records copied per fetch of one partition. */
-  maxRecords: integer(1, 1_000_000).default(10_000),
-  /** Most bytes fetched per partition per request (Kafka may exceed it to return one whole batch). */
-  maxBytes: integer(KIB, 100 * MIB).default(MIB),
-  /** How long the source broker may hold a fetch open when the partition has no new data. */
-  maxWaitMs: integer(0, 30_000).default(500),
-  /**
-   * Fetched bytes one worker may hold ahead of its writes, over all its partitions (each reads at
-   * most two fetches ahead). 0 reads the next fetch only once the last one is being written.
-   */
-  readAheadBytes: integer(0, 4 * 1024 * MIB).default(64 * MIB),
+  maxRecords: integer(1, 1_000_000)
+    .default(10_000)
+    .describe("Most records copied per fetch of one partition."),
+  maxBytes: integer(KIB, 100 * MIB)
+    .default(MIB)
+    .describe(
+      "Most bytes fetched per partition per request (Kafka may exceed it to return one whole batch).",
+    ),
+  maxWaitMs: integer(0, 30_000)
+    .default(500)
+    .describe("How long the source broker may hold a fetch open when the partition has no new data."),
+  readAheadBytes: integer(0, 4 * 1024 * MIB)
+    .default(64 * MIB)
+    .describe(
+      "Fetched bytes one worker may hold ahead of its writes, over all its partitions (each reads at most two fetches ahead). 0 reads the next fetch only once the last one is being written.",
+    ),
 });
 
 const leasesSchema = section({
-  /** DynamoDB table holding one lease and checkpoint per source partition. */
-  table: token(/^[a-zA-Z0-9_.-]+$/, 3, 255, "a DynamoDB table name of [a-zA-Z0-9_.-]").default(
-    "kafka-mirror-leases",
-  ),
-  /** How long a lease stays valid without renewal; a dead worker's partitions wait this long. */
-  durationMs: integer(1_000, 3_600_000).default(60_000),
-  /** How often a worker renews the leases it holds. */
-  renewIntervalMs: integer(100, 1_800_000).default(10_000),
-  /** How often a worker looks for free or expired leases to take and balances load. */
-  rebalanceIntervalMs: integer(100, 3_600_000).default(5_000),
-  /** At most one checkpoint per partition per interval (0: per batch); a stop checkpoints at once. */
-  checkpointIntervalMs: integer(0, 600_000).default(1_000),
-  /**
-   * Leases a worker tries to take per round, and assignments the leader changes per round
-   * (README "Lease protocol"): 5,000 partitions settle in five rounds at the default.
-   */
-  maxClaimsPerRound: integer(1, 100_000).default(1_000),
-  /**
-   * Time one DynamoDB attempt may take before it fails (connection included); a call makes at
-   * most LEASE_STORE_MAX_ATTEMPTS. Absent: see leaseRequestTimeoutMs (2 s, less for short renewals).
-   */
-  requestTimeoutMs: integer(50, 60_000).optional(),
+  table: token(/^[a-zA-Z0-9_.-]+$/, 3, 255, "a DynamoDB table name of [a-zA-Z0-9_.-]")
+    .default("kafka-mirror-leases")
+    .describe("DynamoDB table holding one lease and checkpoint per source partition."),
+  durationMs: integer(1_000, 3_600_000)
+    .default(60_000)
+    .describe("How long a lease stays valid without renewal; a dead worker's partitions wait this long."),
+  renewIntervalMs: integer(100, 1_800_000)
+    .default(10_000)
+    .describe("How often a worker renews the leases it holds."),
+  rebalanceIntervalMs: integer(100, 3_600_000)
+    .default(5_000)
+    .describe("How often a worker looks for free or expired leases to take and balances load."),
+  checkpointIntervalMs: integer(0, 600_000)
+    .default(1_000)
+    .describe(
+      "At most one checkpoint per partition per interval (0: per batch); a stop checkpoints at once.",
+    ),
+  maxClaimsPerRound: integer(1, 100_000)
+    .default(1_000)
+    .describe(
+      'Leases a worker tries to take per round, and assignments the leader changes per round (README "Lease protocol"): 5,000 partitions settle in five rounds at the default.',
+    ),
+  requestTimeoutMs: integer(50, 60_000)
+    .optional()
+    .describe(
+      "Time one DynamoDB attempt may take before it fails (connection included); a call makes at most 2 attempts, so 2 x this must be below leases.renewIntervalMs. Absent: 2000, or a third of leases.renewIntervalMs when that is less.",
+    ),
 }).superRefine((leases, ctx) => {
   if (
     leases.requestTimeoutMs !== undefined &&
@@ -222,24 +249,25 @@ const leasesSchema = section({
 });
 
 const workerSchema = section({
-  /** Owner id written into leases; the caller generates a unique one when absent. */
-  id: token(/^[\x21-\x7e]+$/, 1, 256, "printable ASCII without spaces").optional(),
-  /** Where a partition without a checkpoint starts: its log start, or its end (new records only). */
-  startFrom: oneOf(["earliest", "latest"]).default("earliest"),
+  id: token(/^[\x21-\x7e]+$/, 1, 256, "printable ASCII without spaces")
+    .optional()
+    .describe(
+      "Owner id written into leases; absent: a unique one per run (`<hostname>-<pid>-<random>` in the CLI).",
+    ),
+  startFrom: oneOf(["earliest", "latest"])
+    .default("earliest")
+    .describe("Where a partition without a checkpoint starts: its log start, or its end (new records only)."),
 });
 
 const provenanceSchema = section({
-  /**
-   * Exactly-once delivery: every copied record carries a provenance header (source alias,
-   * partition, offset) and a worker taking over a partition reads the target's tail to skip what
-   * already landed; records that came from target.alias are not copied back. Off: at-least-once
-   * (a crash may copy the batch in flight again) and no loop prevention.
-   */
-  enabled: flag().default(true),
-  /** Name of the provenance header. */
-  header: token(/^[\x21-\x7e]+$/, 1, 255, "printable ASCII without spaces").default(
-    DEFAULT_PROVENANCE_HEADER,
-  ),
+  enabled: flag()
+    .default(true)
+    .describe(
+      "Exactly-once delivery: every copied record carries a provenance header (source alias, partition, offset) and a worker taking over a partition reads the target's tail to skip what already landed; records that came from target.alias are not copied back. Off: at-least-once (a crash may copy the batch in flight again) and no loop prevention.",
+    ),
+  header: token(/^[\x21-\x7e]+$/, 1, 255, "printable ASCII without spaces")
+    .default(DEFAULT_PROVENANCE_HEADER)
+    .describe("Name of the provenance header."),
 });
 
 export const mirrorConfigSchema = section({
@@ -303,75 +331,22 @@ export const mirrorConfigSchema = section({
   }
 });
 
-/** Attempts per lease-store call, the SDK's own retries included (see lib/dynamodb/client.ts). */
-export const LEASE_STORE_MAX_ATTEMPTS = 2;
-
-/** leases.requestTimeoutMs when absent: a few seconds, fitting shorter renewal intervals too. */
-export const DEFAULT_LEASE_REQUEST_TIMEOUT_MS = 2_000;
-
-/**
- * The DynamoDB request timeout in effect. Derived when absent, so that configs written before the
- * field existed (renewals every second in tests and demos) stay valid: every attempt of a call
- * then fits in less than one renewal interval.
- */
-export function leaseRequestTimeoutMs(leases: {
-  readonly requestTimeoutMs?: number | undefined;
-  readonly renewIntervalMs: number;
-}): number {
-  return (
-    leases.requestTimeoutMs ??
-    Math.min(
-      DEFAULT_LEASE_REQUEST_TIMEOUT_MS,
-      Math.floor(leases.renewIntervalMs / (LEASE_STORE_MAX_ATTEMPTS + 1)),
-    )
-  );
-}
-
-/**
- * How long before its lease (or run) ends a worker stops starting writes: enough for one request
- * and one resend of it, each bounded by the target request timeout. Past this point the writer
- * itself stops sending, request by request, so that nothing is outstanding when the lease ends.
- */
-export function writeSafetyMarginMs(config: {
-  readonly target: { readonly requestTimeoutMs: number };
-}): number {
-  return 2 * config.target.requestTimeoutMs;
-}
-
-/**
- * Rounds of requests (groups of up to target.maxInFlightBatches batches, each bounded by one
- * target.requestTimeoutMs) that the largest write of an uncompressed full fetch needs. Its
- * records hold about batch.maxBytes; the writer closes a target batch only when the next record
- * would overflow target.maxBatchBytes, so two neighbouring batches always hold more than that:
- * at most 2 x ceil(batch.maxBytes / target.maxBatchBytes) batches, and never more than
- * batch.maxRecords (one record each). Compressed source batches can decompress into many more,
- * and the provenance header adds bytes per record, so this is not a bound on every write: the
- * guarantee is the writer's own check before each request (no request that could still be
- * outstanding at the lease's end is sent; a write cut there checkpoints what landed). This check
- * keeps an ordinary full fetch from being cut whenever a lease is not renewed in time.
- */
-export function largestWriteGroups(config: {
-  readonly batch: { readonly maxBytes: number; readonly maxRecords: number };
-  readonly target: { readonly maxBatchBytes: number; readonly maxInFlightBatches: number };
-}): number {
-  const batches = Math.min(
-    config.batch.maxRecords,
-    2 * Math.ceil(config.batch.maxBytes / config.target.maxBatchBytes),
-  );
-  return Math.ceil(batches / config.target.maxInFlightBatches);
-}
+/** Each section's own schema, for readers of its fields' descriptions (reference.ts). */
+export const CONFIG_SECTIONS = {
+  source: sourceSchema,
+  target: targetSchema,
+  topics: topicsSchema,
+  groups: groupsSchema,
+  batch: batchSchema,
+  leases: leasesSchema,
+  worker: workerSchema,
+  provenance: provenanceSchema,
+} as const satisfies Record<keyof typeof mirrorConfigSchema.shape, unknown>;
 
 /** The field names of each section, for loaders that address fields one by one. */
-export const CONFIG_FIELDS = {
-  source: Object.keys(sourceSchema.shape),
-  target: Object.keys(targetSchema.shape),
-  topics: Object.keys(topicsSchema.shape),
-  groups: Object.keys(groupsSchema.shape),
-  batch: Object.keys(batchSchema.shape),
-  leases: Object.keys(leasesSchema.shape),
-  worker: Object.keys(workerSchema.shape),
-  provenance: Object.keys(provenanceSchema.shape),
-} as const satisfies Record<keyof typeof mirrorConfigSchema.shape, readonly string[]>;
+export const CONFIG_FIELDS = Object.fromEntries(
+  Object.entries(CONFIG_SECTIONS).map(([name, schema]) => [name, Object.keys(schema.shape)]),
+) as unknown as { readonly [S in keyof typeof CONFIG_SECTIONS]: readonly string[] };
 
 /** The parsed configuration, defaults applied. */
 export type MirrorConfig = z.infer<typeof mirrorConfigSchema>;

@@ -16,26 +16,29 @@ import {
 } from "./fields.js";
 
 export const topicsSchema = section({
-  /**
-   * Whole-name regular expression of the topics to mirror; required: a mirror of nothing is a
-   * mistake to report, not a run to make (".*" mirrors every topic).
-   */
-  whitelist: requiredTopicPattern("the topics to mirror"),
-  /** Whole-name regular expression of topics never to mirror; wins over the whitelist. */
-  blacklist: topicPattern(),
-  /** Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`. */
-  rename: oneOf(RENAME_MODES).default("identity"),
-  /**
-   * How often a running worker lists both clusters' topics to pick up new topics and partitions
-   * (and, with configSync, compares configs): one Metadata and one DescribeConfigs per cluster.
-   */
-  discoveryIntervalMs: integer(1_000, 3_600_000).default(10_000),
-  /** Copy topic-level configs (configSyncAllow less configSyncDeny) on creation and keep them in sync. */
-  configSync: flag().default(true),
-  /** Config names copied; replaces the default list (lib/core/plan/config-sync.ts DEFAULT_SYNCED_CONFIGS). */
-  configSyncAllow: configNameList().default([...DEFAULT_SYNCED_CONFIGS]),
-  /** Config names never copied, even when allowed. */
-  configSyncDeny: configNameList().default([]),
+  whitelist: requiredTopicPattern("the topics to mirror").describe(
+    'Whole-name regular expression of the topics to mirror; required: a mirror of nothing is a mistake to report, not a run to make (".*" mirrors every topic).',
+  ),
+  blacklist: topicPattern().describe(
+    "Whole-name regular expression of topics never to mirror; wins over the whitelist.",
+  ),
+  rename: oneOf(RENAME_MODES)
+    .default("identity")
+    .describe("Target naming: `identity` keeps the name, `prefix` writes `<source.alias>.<topic>`."),
+  discoveryIntervalMs: integer(1_000, 3_600_000)
+    .default(10_000)
+    .describe(
+      "How often a running worker lists both clusters' topics to pick up new topics and partitions (and, with configSync, compares configs): one Metadata and one DescribeConfigs per cluster.",
+    ),
+  configSync: flag()
+    .default(true)
+    .describe(
+      "Copy topic-level configs (configSyncAllow less configSyncDeny) on creation and keep them in sync.",
+    ),
+  configSyncAllow: configNameList()
+    .default([...DEFAULT_SYNCED_CONFIGS])
+    .describe("Config names copied; a list given here replaces the default list (README: Topics)."),
+  configSyncDeny: configNameList().default([]).describe("Config names never copied, even when allowed."),
 }).superRefine((topics, ctx) => {
   for (const [i, name] of topics.configSyncAllow.entries()) {
     const why = neverSyncedReason(name);
@@ -51,8 +54,10 @@ export const topicsSchema = section({
 
 /** Consumer groups whose committed offsets are translated and synced to the target (lib/offsets). */
 export const groupsSchema = section({
-  /** Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none. */
-  whitelist: topicPattern(),
-  /** Whole-name regular expression of group ids never synced; wins over the whitelist. */
-  blacklist: topicPattern(),
+  whitelist: topicPattern().describe(
+    'Whole-name regular expression of group ids, rules as for topics; absent (or "") syncs none.',
+  ),
+  blacklist: topicPattern().describe(
+    "Whole-name regular expression of group ids never synced; wins over the whitelist.",
+  ),
 });

@@ -26,6 +26,7 @@ import { type CliCommand, commandHelp, defineCommand, usageError } from "../comm
 import { type CliIo, count, isTerminal, LiveBlock, progressBar, renderTable } from "../console.js";
 import { statusRows } from "../status-rows.js";
 import { commandRetry, mirrorHeaderOf } from "./context.js";
+import { requireTestbed } from "./demo-testbed.js";
 import {
   DEMO_PARTITIONS,
   DEMO_RECORDS_PER_PARTITION,
@@ -84,6 +85,7 @@ interface DemoSetup {
 }
 
 export async function demoCommand(options: DemoOptions, io: CliIo): Promise<number> {
+  requireTestbed();
   const say: Say = (line) => void io.stdout.write(`${line}\n`);
   const logger = new CliLogger(io, { debug: options.debug });
   const closers = new Closers((m) => logger.warn(m));
@@ -145,7 +147,9 @@ async function prepareDemo(
   say(`kafka-mirror demo: starting two 3-broker ${what} clusters and an embedded lease store…`);
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-demo-"));
   closers.add("state directory", () => rm(stateDir, { recursive: true, force: true }));
-  closers.add("embedded lease server", () => stopLeaseServer(stateDir));
+  closers.add("embedded lease server", async () => {
+    await stopLeaseServer(stateDir);
+  });
   const [source, target] = await startClusters(closers, kind);
   signal.throwIfAborted();
 

@@ -15,6 +15,7 @@ import { ExitCode } from "../cli-error.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count } from "../console.js";
 import { metricsPortOption, startExporter } from "../run-endpoint.js";
+import { RunGroupSync } from "../run-group-sync.js";
 import { type Progress, RunTally, startProgress } from "../run-progress.js";
 import { claimWorkerIdentity } from "../worker-identity.js";
 import { CONFIG_OPTIONS, globalOptions } from "./config-options.js";
@@ -61,6 +62,15 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   exporter?.countHeld(createLeaseStore(config, table.backend), replicator.workerId);
   const progress = startProgress(replicator.workerId, metrics, { json: options.json, logger }, io);
   let summaries: RunSummary[];
+  // groups.whitelist: synced every minute, and at the end of --once (run-group-sync.ts).
+  const groupSync = RunGroupSync.open(config, {
+    ...options,
+    logger,
+    security: clusters.security,
+    leases: table.store,
+    slot: replicator.workerId,
+    io,
+  });
   try {
     if (!options.json) {
       io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
@@ -70,8 +80,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         });
     }
     summaries = await runRounds(replicator, options);
+    if (options.once && !options.signal.aborted) await groupSync?.sync(true);
   } finally {
     progress.stop();
+    await groupSync?.close();
     await replicator.close();
     table.close();
     await exporter?.endpoint.close();

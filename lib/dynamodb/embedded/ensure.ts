@@ -101,19 +101,26 @@ async function waitForServer(dir: string, child: ChildProcess, timeoutMs: number
   throw unavailable(dir, `no lease server answered within ${timeoutMs} ms; see ${join(dir, LOG_FILE)}`);
 }
 
-/** Stops the state directory's server, if one runs, and waits until its process is gone. */
-export async function stopLeaseServer(stateDir: string, timeoutMs = 10_000): Promise<void> {
+/**
+ * Stops the state directory's server, if one runs, and waits until its process is gone. Returns
+ * how it ended (the pid, and whether SIGTERM was enough), or null when none was running.
+ */
+export async function stopLeaseServer(
+  stateDir: string,
+  timeoutMs = 10_000,
+): Promise<{ readonly pid: number; readonly killed: boolean } | null> {
   const record = await readServerRecord(resolve(stateDir));
-  if (record === null || !isProcessAlive(record.pid)) return;
+  if (record === null || !isProcessAlive(record.pid)) return null;
   process.kill(record.pid, "SIGTERM");
   const giveUpAt = Date.now() + timeoutMs;
   while (isProcessAlive(record.pid)) {
     if (Date.now() > giveUpAt) {
       process.kill(record.pid, "SIGKILL");
-      return;
+      return { pid: record.pid, killed: true };
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+  return { pid: record.pid, killed: false };
 }
 
 function spawnServer(dir: string, idleMs: number) {

@@ -124,6 +124,18 @@ describe("the npm package", { timeout: 240_000 }, () => {
     );
   });
 
+  it("demo says it needs a clone of the repository, and names no npm script the package lacks", async () => {
+    const result = await kafkaMirror(bin, ["demo"], app);
+
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(
+      result.stderr,
+      /only a clone of the kafka-mirror repository has: there, run `npm ci && npm run demo`/,
+    );
+    assert.match(result.stderr, /kafka-mirror init --output mirror\.yaml/);
+    assert.doesNotMatch(result.stderr, /setup:testbed/);
+  });
+
   // The embedded lease store's server is a second process started from the package's bundle.
   it("mirrors with --once through its embedded lease store", async () => {
     const result = await kafkaMirror(bin, ["run", "--once", "--config", config, "--json"], app);

@@ -140,3 +140,60 @@ describe("describeFailure", () => {
     assert.equal(message, "unexpected error: TypeError: x is undefined (run with --debug for details)");
   });
 });
+
+describe("loadConfigFile with KAFKA_MIRROR_* variables", () => {
+  let dir: string;
+  let path: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "kafka-mirror-config-env-"));
+    path = join(dir, "mirror.yaml");
+    await writeFile(
+      path,
+      "source:\n  brokers: a:9092\ntarget:\n  brokers: c:9092\ntopics:\n  whitelist: orders\n",
+    );
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("lets a field's variable win over the file, and an empty one leave the file's value", async () => {
+    const config = await loadConfigFile(path, {
+      KAFKA_MIRROR_TOPICS_WHITELIST: "logs",
+      KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "250",
+      KAFKA_MIRROR_TARGET_BROKERS: "",
+    });
+
+    assert.equal(config.topics.whitelist, "logs");
+    assert.equal(config.batch.maxWaitMs, 250);
+    assert.deepEqual(config.target.brokers, ["c:9092"]);
+  });
+
+  it("refuses a KAFKA_MIRROR_ variable that names no field, by name, and accepts the credential ones", async () => {
+    await assert.rejects(
+      () => loadConfigFile(path, { KAFKA_MIRROR_TOPICS_WHITELST: "logs", KAFKA_MIRROR_SOURCE_USERNAME: "u" }),
+      (error: unknown) =>
+        error instanceof CliError &&
+        /KAFKA_MIRROR_TOPICS_WHITELST: unknown variable: names no config field/.test(error.message) &&
+        !/USERNAME/.test(error.message),
+    );
+  });
+
+  it("refuses KAFKA_MIRROR_CONFIG, pointing at --config", async () => {
+    await assert.rejects(
+      () => loadConfigFile(path, { KAFKA_MIRROR_CONFIG: "{}" }),
+      (error: unknown) =>
+        error instanceof CliError && /KAFKA_MIRROR_CONFIG: .*--config FILE/.test(error.message),
+    );
+  });
+
+  it("names the variables it applied when the result is invalid", async () => {
+    await assert.rejects(
+      () => loadConfigFile(path, { KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "soon" }),
+      (error: unknown) =>
+        error instanceof CliError &&
+        /with KAFKA_MIRROR_BATCH_MAX_WAIT_MS from the environment:\n {2}batch\.maxWaitMs: expected an integer/.test(
+          error.message,
+        ),
+    );
+  });
+});
