@@ -2,9 +2,10 @@
  * A CLI worker's identity across restarts on the same state, so a run restarted after kill -9
  * takes its dead run's leases back at once (WorkerOptions.formerSelf says why that is safe).
  *
- * The state directory holds one file per slot, `workers/w<n>.pid`: the pid and token of the run
- * that has it, and the tokens of the dead runs it took it from. A run takes the lowest slot whose
- * run is not alive (kill(pid, 0)); its worker id is `<slot>~<token>` (a new token per run; the
+ * The state directory holds one file per slot, `workers/w<n>.pid`: the process that has it (pid,
+ * and on Linux its start time, pid namespace and boot) and the tokens of the dead runs it took
+ * it from. A run takes the lowest slot whose process is not alive (isRunning); its worker id is
+ * `<slot>~<token>` (a new token per run; the
  * CLI's rounds add `.<round>`), and its former selves are exactly the tokens it found in the file:
  * runs known dead, never another live process.
  *
@@ -15,7 +16,7 @@
  * and only dead tokens as former selves: no lease is taken from a live run.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { open, readFile, rm, writeFile } from "node:fs/promises";
+import { open, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -36,8 +37,22 @@ const CHOOSE_LOCK = "choose.lock";
 const HISTORY = 8;
 const CHOOSE_TIMEOUT_MS = 10_000;
 
-interface SlotFile {
+/**
+ * Which process holds a slot. A pid alone is not enough: pids are reused (a container restarted
+ * is often pid 1 again) and mean nothing in another pid namespace (two containers sharing a
+ * volume and a hostname). Linux's /proc says which process a pid is; elsewhere only the pid.
+ */
+interface ProcessMark {
   readonly pid: number;
+  /** Clock ticks since boot at which it started (/proc/<pid>/stat field 22). */
+  readonly start?: string;
+  /** Its pid namespace (readlink /proc/self/ns/pid). */
+  readonly ns?: string;
+  /** The boot it started in (/proc/sys/kernel/random/boot_id). */
+  readonly boot?: string;
+}
+
+interface SlotFile extends ProcessMark {
   readonly tokens: readonly string[];
 }
 
@@ -67,10 +82,10 @@ async function takeSlot(dir: string, token: string): Promise<{ n: number; former
   for (let n = 0; ; n++) {
     const file = join(dir, `w${n}.pid`);
     const held = await readSlot(file);
-    if (held !== null && isAlive(held.pid)) continue;
+    if (held !== null && (await isRunning(held))) continue;
     const former = held?.tokens ?? [];
     const tokens = [token, ...former].slice(0, HISTORY);
-    await writeFile(file, JSON.stringify({ pid: process.pid, tokens }), { mode: 0o600 });
+    await writeFile(file, JSON.stringify({ ...(await markOf(process.pid)), tokens }), { mode: 0o600 });
     return { n, former };
   }
 }
@@ -89,7 +104,8 @@ async function choosing<T>(dir: string, choose: () => Promise<T>): Promise<T> {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number.parseInt(await readFile(lock, "utf8").catch(() => ""), 10);
       // A holder that died while choosing: its lock would stop every later run.
-      if (Number.isInteger(holder) && holder > 0 && !isAlive(holder)) await rm(lock, { force: true });
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && !isAlive(holder))
+        await rm(lock, { force: true });
       else if (Date.now() > giveUpAt)
         throw new Error(`${lock} held by pid ${holder} for ${CHOOSE_TIMEOUT_MS} ms`);
       else await sleep(20);
@@ -106,15 +122,54 @@ async function readSlot(file: string): Promise<SlotFile | null> {
   try {
     const parsed = JSON.parse(await readFile(file, "utf8")) as Partial<SlotFile>;
     if (typeof parsed.pid !== "number" || !Array.isArray(parsed.tokens)) return null;
-    return { pid: parsed.pid, tokens: parsed.tokens.filter((t): t is string => typeof t === "string") };
+    const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+    return {
+      pid: parsed.pid,
+      start: text(parsed.start),
+      ns: text(parsed.ns),
+      boot: text(parsed.boot),
+      tokens: parsed.tokens.filter((t): t is string => typeof t === "string"),
+    };
   } catch {
     return null;
   }
 }
 
+/** This process's mark, or a pid's as /proc shows it now; only the pid where there is no /proc. */
+export async function markOf(pid: number): Promise<ProcessMark> {
+  const read = (path: string) =>
+    readFile(path, "utf8").then(
+      (t) => t.trim(),
+      () => undefined,
+    );
+  const [stat, ns, boot] = await Promise.all([
+    read(`/proc/${pid}/stat`),
+    readlink("/proc/self/ns/pid").catch(() => undefined),
+    read("/proc/sys/kernel/random/boot_id"),
+  ]);
+  // Field 22; the command name (field 2) may hold spaces, so count from its closing parenthesis.
+  const start = stat?.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  return { pid, start, ns, boot };
+}
+
+/**
+ * Whether the process that took a slot still runs. When in doubt (another pid namespace: its pids
+ * are not ours to look up) it counts as running, and the new run takes another slot and waits
+ * for leases to expire instead of taking a live run's leases.
+ */
+export async function isRunning(holder: ProcessMark): Promise<boolean> {
+  const here = await markOf(process.pid);
+  if (holder.ns !== undefined && here.ns !== undefined && holder.ns !== here.ns) return true;
+  if (holder.boot !== undefined && here.boot !== undefined && holder.boot !== here.boot) return false;
+  if (!isAlive(holder.pid)) return false;
+  if (holder.start === undefined) return true;
+  // The pid runs; whether it is the same process is in its start time (pids are reused).
+  const now = holder.pid === process.pid ? here : await markOf(holder.pid);
+  return now.start === undefined || now.start === holder.start;
+}
+
 /** kill(pid, 0): EPERM means alive (another user's process), ESRCH gone. */
 function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;

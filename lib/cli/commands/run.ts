@@ -5,6 +5,7 @@
  * to each other as usual, but another process would not see them and would copy the same ones.
  */
 
+import type { MirrorConfig } from "../../config/schema.js";
 import { partitionKey } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { RunSummary } from "../../core/run/run-summary.js";
@@ -57,7 +58,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     logger,
     metrics,
     security: clusters.security,
-    ...(await workerIdentity(options, config.worker.id, logger)),
+    ...(await workerIdentity(options, config, logger)),
   });
   exporter?.countHeld(createLeaseStore(config, table.backend), replicator.workerId);
   const progress = startProgress(replicator.workerId, metrics, { json: options.json, logger }, io);
@@ -103,15 +104,17 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 /**
  * Who this run is: `--worker-id` or `worker.id` as given (the operator keeps them unique), else a
  * slot of the state directory that outlives the process (worker-identity.ts), so a restart takes
- * its dead run's leases back at once. Memory leases die with the process: a fresh id. Without a
- * usable directory for the slot files (DynamoDB leases, a read-only config directory), a fresh id.
+ * its dead run's leases back at once (with transactional fencing only). Memory leases die with the
+ * process: a fresh id. Without a usable directory for the slot files (a read-only config
+ * directory), a fresh id.
  */
 async function workerIdentity(
   options: RunCommandOptions,
-  configured: string | undefined,
+  config: MirrorConfig,
   logger: Logger,
 ): Promise<Pick<ReplicatorDependencies, "workerId" | "slot" | "formerSelf">> {
-  const given = options.workerId ?? configured;
+  const given = options.workerId ?? config.worker.id;
+  const { fencing } = config.target;
   if (given !== undefined) return { workerId: given };
   if (options.leaseStore === "memory") return {};
   try {
@@ -119,6 +122,10 @@ async function workerIdentity(
       options.stateDir,
       options.leaseStore === "dynamodb",
     );
+    // Taking a dead run's leases before they expire is safe only because the new holder fences
+    // its producer before writing; with fencing none a request the dead run left on the wire may
+    // still land, and only the lease's expiry keeps it out (target-tail.ts).
+    if (fencing !== "transactional") return { workerId, slot };
     return { workerId, slot, formerSelf };
   } catch (error) {
     logger.warn(

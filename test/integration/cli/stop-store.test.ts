@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -48,5 +48,32 @@ describe("kafka-mirror stop-store", () => {
     const again = await spawnCli(["stop-store", "--state-dir", stateDir], { cwd: dir, killAfterMs: 30_000 });
     assert.equal(again.code, 0, again.stdout + again.stderr);
     assert.equal(again.stdout, `no embedded lease store runs for ${stateDir}\n`);
+  });
+
+  it("finds the state directory next to --config, as the other commands do, and needs one or the other", async () => {
+    const configDir = join(dir, "configs");
+    await mkdir(configDir, { recursive: true });
+    const config = join(configDir, "mirror.yaml");
+    await writeFile(config, "");
+    const stateDir = join(configDir, ".kafka-mirror");
+    const { pid } = await ensureLeaseServer(stateDir);
+    try {
+      const stop = await spawnCli(["stop-store", "--config", config], { cwd: dir, killAfterMs: 30_000 });
+      assert.equal(stop.code, 0, stop.stdout + stop.stderr);
+      assert.match(
+        stop.stdout,
+        new RegExp(`^stopped the embedded lease store of ${stateDir} \\(pid ${pid}\\)`),
+      );
+      assert.equal(alive(pid), false, "the server process is gone");
+
+      const neither = await spawnCli(["stop-store"], { cwd: dir, killAfterMs: 30_000 });
+      assert.equal(neither.code, 2);
+      assert.match(
+        neither.stderr,
+        /stop-store needs --config FILE \(its state directory\) or --state-dir DIR/,
+      );
+    } finally {
+      await stopLeaseServer(stateDir);
+    }
   });
 });

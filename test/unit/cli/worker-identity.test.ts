@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { claimWorkerIdentity } from "../../../lib/cli/worker-identity.js";
+import { claimWorkerIdentity, markOf } from "../../../lib/cli/worker-identity.js";
 
 /** The pid of a process that has exited. */
 function deadPid(): number {
@@ -86,5 +86,36 @@ describe("claimWorkerIdentity", () => {
   it("names the state directory in the slot when the lease table is shared (DynamoDB)", async () => {
     const identity = await claimWorkerIdentity(await stateDir(), true);
     assert.match(identity.slot, new RegExp(`^${hostname()}-[0-9a-f]{6}-w0$`));
+  });
+  it("takes the slot of a reused pid (the same pid, another start time: a restarted container's pid 1)", async () => {
+    const dir = await stateDir();
+    await mkdir(join(dir, "workers"));
+    const me = await markOf(process.pid);
+    assert.ok(me.start !== undefined, "this test needs Linux's /proc");
+    const earlier = String(Number(me.start) - 1);
+    await writeFile(
+      join(dir, "workers", "w0.pid"),
+      JSON.stringify({ ...me, start: earlier, tokens: ["gone"] }),
+    );
+
+    const identity = await claimWorkerIdentity(dir, false);
+
+    assert.equal(identity.slot, `${hostname()}-w0`);
+    assert.equal(identity.formerSelf(`${identity.slot}~gone`), true);
+  });
+
+  it("never takes a slot held in another pid namespace, whatever its pid says here", async () => {
+    const dir = await stateDir();
+    await mkdir(join(dir, "workers"));
+    const me = await markOf(process.pid);
+    assert.ok(me.ns !== undefined, "this test needs Linux's /proc");
+    // A dead pid here, but a process of another container sharing the volume and the hostname.
+    const other = { pid: deadPid(), ns: "pid:[1]", boot: me.boot, tokens: ["live-elsewhere"] };
+    await writeFile(join(dir, "workers", "w0.pid"), JSON.stringify(other));
+
+    const identity = await claimWorkerIdentity(dir, false);
+
+    assert.equal(identity.slot, `${hostname()}-w1`);
+    assert.equal(identity.formerSelf(`${hostname()}-w0~live-elsewhere`), false);
   });
 });
