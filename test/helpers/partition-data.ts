@@ -99,8 +99,9 @@ export function firstDifference(a: readonly MirrorRecord[], b: readonly MirrorRe
 
 /**
  * Committed records in a partition of `view`'s cluster, for polling a copy in progress: 0 while
- * the topic or partition does not exist yet, -1 while a transaction is open in it (a
- * read_committed read stops there).
+ * the topic or partition does not exist yet, -1 while it cannot be read yet: a transaction is open
+ * in it (a read_committed read stops there), or a partition just created is not yet served by its
+ * leader (real Kafka answers NOT_LEADER_OR_FOLLOWER until the leader has applied the change).
  */
 export async function committedCount(view: ClusterView, tp: TopicPartition): Promise<number> {
   const listed = (await view.admin.listTopics()).find((t) => t.name === tp.topic);
@@ -109,6 +110,7 @@ export async function committedCount(view: ClusterView, tp: TopicPartition): Pro
     return (await view.read(tp)).length;
   } catch (error) {
     if (error instanceof Error && /no progress reading/.test(error.message)) return -1;
+    if (isReplicatorError(error) && error.retryable) return -1;
     throw error;
   }
 }

@@ -115,7 +115,13 @@ describe("kafka-mirror offsets with another writer's transaction open on the tar
       // Assess 1
       assert.equal(stuck.code, 1, stuck.stdout);
       assert.match(stuck.stderr, new RegExp(`target ${topic}/0 has an open transaction at offset 3: `));
-      assert.match(stuck.stderr, /transaction\.timeout\.ms.*\[TARGET_TRANSACTION_OPEN\]/);
+      // --json: the failure is one JSON object (the last line), its code apart from the message.
+      const failure = JSON.parse(stuck.stderr.trimEnd().split("\n").at(-1) ?? "") as {
+        code?: string;
+        error?: string;
+      };
+      assert.equal(failure.code, "TARGET_TRANSACTION_OPEN", stuck.stderr);
+      assert.match(failure.error ?? "", /transaction\.timeout\.ms/);
       assert.ok(Date.now() - started >= 3 * REQUEST_TIMEOUT_MS - 500, "gave up before its budget");
 
       // Act 2: it ends (aborted) while the command waits.
