@@ -23,3 +23,15 @@ export const CONTRACT_TESTS = [
   "test/integration/cli/demo.test.ts",
   "test/integration/replication.test.ts",
 ];
+
+// Tests of real Apache Kafka alone (its launcher, MirrorMaker 2, what only a real broker does):
+// they start real brokers whatever KAFKA_TESTBED says, so `npm test` runs them in the real-Kafka
+// lane, not the mock's. test/unit/helpers/kafka-testbed.test.ts keeps this list honest too.
+export const REAL_KAFKA_ONLY_TESTS = [
+  "test/integration/testbed/real-kafka.test.ts",
+  "test/integration/testbed/mirror-maker2.test.ts",
+  "test/integration/real-kafka/transaction-bounds.test.ts",
+  "test/integration/kafka/group-admin-real-kafka.test.ts",
+  "test/integration/kafka/leader-epoch-real-kafka.test.ts",
+  "test/integration/offsets/failover-real-kafka.test.ts",
+];

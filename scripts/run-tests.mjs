@@ -9,14 +9,16 @@
 //   --testbed=mock|real  KAFKA_TESTBED for the tests: the broker the contract tests run against
 //                      (an environment variable KAFKA_TESTBED works as well)
 //   --both             what `npm test` runs: every test on the mock and, at the same time, the
-//                      contract suite on real Kafka, as two lanes of one file at a time each. The
-//                      tests mostly wait (lease expiry, broker start-up, polls), so two lanes on
-//                      2 cores take little longer than the mock lane alone; one after the other
-//                      they took over CI's 30 minutes. Each lane's lines carry its name.
+//                      contract suite on real Kafka, as two lanes of one file at a time each (the
+//                      real lane then runs the real-Kafka-only files and the unit tests, see
+//                      runBothLanes). The tests mostly
+//                      wait (lease expiry, broker start-up, polls), so two lanes on 2 cores take
+//                      little longer than the mock lane alone; one after the other they took over
+//                      CI's 30 minutes. Each step's lines carry its name: [mock], [real], [unit].
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { CONTRACT_TESTS } from "./contract-tests.mjs";
+import { CONTRACT_TESTS, REAL_KAFKA_ONLY_TESTS } from "./contract-tests.mjs";
 
 /**
  * A file still running after this is stuck (a test or hook that never returns): killed and
@@ -120,20 +122,61 @@ function runFile(file) {
   });
 }
 
-/** Runs this script twice at once, on the mock and on real Kafka's contract suite; exits when both did. */
+/**
+ * Every test on the mock and, at the same time, the contract suite on real Kafka, in two lanes.
+ * The real lane was done long before the mock lane (590 of 1,510 s in a clean-clone run), so it
+ * also takes the files that start real Kafka whatever the test bed (REAL_KAFKA_ONLY_TESTS) and
+ * then the unit tests (they start no broker).
+ * Given paths, the mock lane runs those instead and the real lane only the contract suite.
+ * Exits when both lanes did.
+ */
 async function runBothLanes(rest) {
+  const paths = rest.filter((a) => !a.startsWith("--"));
+  const options = rest.filter((a) => a.startsWith("--"));
+  const realOnly = new Set(REAL_KAFKA_ONLY_TESTS);
+  const mockFiles = testFilesUnder("test").filter(
+    (f) => !f.startsWith(join("test", "unit")) && !realOnly.has(f),
+  );
   const lanes = [
-    { name: "mock", args: ["--testbed=mock", ...rest] },
-    { name: "real", args: ["--contract", "--testbed=real", ...rest] },
+    [{ name: "mock", args: ["--testbed=mock", ...options, ...(paths.length > 0 ? paths : mockFiles)] }],
+    [
+      { name: "real", args: ["--contract", "--testbed=real", ...options] },
+      ...(paths.length > 0
+        ? []
+        : [
+            { name: "real", args: ["--testbed=mock", ...options, ...REAL_KAFKA_ONLY_TESTS] },
+            { name: "unit", args: ["--testbed=mock", ...options, "test/unit"] },
+          ]),
+    ],
   ];
   const startedAt = Date.now();
-  const codes = await Promise.all(lanes.map((lane) => runLane(lane)));
+  const results = await Promise.all(lanes.map((steps) => runSteps(steps)));
   const seconds = Math.round((Date.now() - startedAt) / 1000);
-  const failed = lanes.filter((_, i) => codes[i] !== 0).map((lane) => lane.name);
+  const failed = results
+    .flat()
+    .filter((r) => r.code !== 0)
+    .map((r) => r.name);
   console.log(
     `run-tests: both lanes in ${seconds} s; ${failed.length === 0 ? "all passed" : `failed: ${failed.join(", ")}`}`,
   );
   process.exit(failed.length === 0 ? 0 : 1);
+}
+
+function testFilesUnder(dir) {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return testFilesUnder(path);
+      return name.endsWith(".test.ts") ? [path] : [];
+    });
+}
+
+/** One step after the other, each whatever the one before did; their names and exit codes. */
+async function runSteps(steps) {
+  const results = [];
+  for (const step of steps) results.push({ name: step.name, code: await runLane(step) });
+  return results;
 }
 
 /** One lane: this script with the lane's options, each line of its output prefixed with its name. */

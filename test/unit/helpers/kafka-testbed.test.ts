@@ -8,10 +8,19 @@ import { testbedFromEnvironment } from "../../helpers/kafka-testbed.js";
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 
 /** scripts/contract-tests.mjs is plain JavaScript for the runner: loaded by path, typed here. */
-async function contractTests(): Promise<readonly string[]> {
+async function lists(): Promise<{
+  CONTRACT_TESTS: readonly string[];
+  REAL_KAFKA_ONLY_TESTS: readonly string[];
+}> {
   const url = pathToFileURL(join(ROOT, "scripts", "contract-tests.mjs")).href;
-  const loaded = (await import(url)) as { CONTRACT_TESTS: readonly string[] };
-  return loaded.CONTRACT_TESTS;
+  return (await import(url)) as {
+    CONTRACT_TESTS: readonly string[];
+    REAL_KAFKA_ONLY_TESTS: readonly string[];
+  };
+}
+
+async function contractTests(): Promise<readonly string[]> {
+  return (await lists()).CONTRACT_TESTS;
 }
 
 function testFiles(dir: string): string[] {
@@ -64,6 +73,22 @@ describe("the contract suite (scripts/contract-tests.mjs)", () => {
     assert.deepEqual(
       testbedAware.filter((file) => !listed.has(file) && !file.startsWith("test/unit/")),
       [],
+    );
+  });
+
+  it("lists every other test that starts real Kafka itself in REAL_KAFKA_ONLY_TESTS, for the real lane", async () => {
+    const { CONTRACT_TESTS, REAL_KAFKA_ONLY_TESTS } = await lists();
+    const contract = new Set(CONTRACT_TESTS);
+    const startsRealKafka = testFiles("test").filter(
+      (file) =>
+        !file.startsWith("test/unit/") &&
+        /\bstart(RealKafka|MirrorMaker2)\(|kind: "real"/.test(readFileSync(join(ROOT, file), "utf8")),
+    );
+
+    assert.deepEqual(
+      [...REAL_KAFKA_ONLY_TESTS].sort(),
+      startsRealKafka.filter((file) => !contract.has(file)).sort(),
+      "REAL_KAFKA_ONLY_TESTS must list exactly the tests outside the contract suite that start real Kafka",
     );
   });
 });
