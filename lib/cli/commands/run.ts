@@ -13,6 +13,7 @@ import { describeError } from "../../errors.js";
 import { createReplicator, type ReplicatorDependencies } from "../../replicator.js";
 import { createLeaseStore, leaseStoreFor } from "../../wiring.js";
 import { ExitCode } from "../cli-error.js";
+import type { CliLogger } from "../cli-logger.js";
 import { type CliCommand, defineCommand } from "../command.js";
 import { type CliIo, count } from "../console.js";
 import { metricsPortOption, startExporter } from "../run-endpoint.js";
@@ -48,6 +49,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // The worker opens its own connections; these were only the reachability check.
   await clusters.close();
   const { config, logger } = clusters;
+  const sayLine = say(options, logger, io);
   // Before the lease store, so a port in use ends the run before anything starts.
   const exporter =
     options.metricsPort === undefined ? null : await startExporter(options.metricsPort, options.metricsHost);
@@ -73,13 +75,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     io,
   });
   try {
-    if (!options.json) {
-      io.stdout.write(`${replicator.workerId}: mirroring with leases in ${table.location}\n`);
-      if (exporter !== null)
-        logger.notice(`${replicator.workerId}: metrics at ${exporter.endpoint.url}`, {
-          url: exporter.endpoint.url,
-        });
-    }
+    if (!options.json) announce(replicator.workerId, table.location, exporter?.endpoint.url, sayLine, logger);
     summaries = await runRounds(replicator, options);
     if (options.once && !options.signal.aborted) await groupSync?.sync(true);
   } finally {
@@ -90,7 +86,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     await exporter?.endpoint.close();
   }
   const errors = summaries.flatMap((s) => s.errors);
-  reportRun(replicator.workerId, summaries, metrics, options.json, progress, io);
+  reportRun(replicator.workerId, summaries, metrics, options.json, progress, io, sayLine);
   if (options.signal.aborted) return ExitCode.INTERRUPTED;
   // "done, 0 records" would read as a caught-up mirror: with --once, selecting nothing fails.
   const emptySelection = summaries.at(-1)?.emptySelection ?? null;
@@ -201,6 +197,29 @@ function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * How run's own lines are written: plain on stdout, or with --log-format json as log lines like
+ * every other, so a log shipper reading the output sees JSON only.
+ */
+function say(options: RunCommandOptions, logger: CliLogger, io: CliIo): Say {
+  if (options.logFormat === "json") return (line, fields) => logger.notice(line, fields);
+  return (line) => void io.stdout.write(`${line}\n`);
+}
+
+type Say = (line: string, fields: Record<string, unknown>) => void;
+
+/** Where the leases are and, with --metrics-port, where to scrape. */
+function announce(
+  workerId: string,
+  leases: string,
+  metricsUrl: string | undefined,
+  sayLine: Say,
+  logger: CliLogger,
+) {
+  sayLine(`${workerId}: mirroring with leases in ${leases}`, { workerId, leases });
+  if (metricsUrl !== undefined) logger.notice(`${workerId}: metrics at ${metricsUrl}`, { url: metricsUrl });
+}
+
 function reportRun(
   workerId: string,
   summaries: readonly RunSummary[],
@@ -208,6 +227,7 @@ function reportRun(
   json: boolean,
   progress: Progress,
   io: CliIo,
+  sayLine: Say,
 ): void {
   const errors = summaries.flatMap((s) => s.errors);
   const partitions = new Set(summaries.flatMap((s) => s.partitions.map((p) => partitionKey(p.source))));
@@ -219,13 +239,14 @@ function reportRun(
   }
   progress.live?.draw(progress.line());
   for (const e of errors) {
-    io.stdout.write(
-      `error ${e.topic}${e.partition === null ? "" : `/${e.partition}`}: ${e.message} [${e.code}]\n`,
-    );
+    sayLine(`error ${e.topic}${e.partition === null ? "" : `/${e.partition}`}: ${e.message} [${e.code}]`, {
+      ...e,
+    });
   }
-  io.stdout.write(
+  sayLine(
     `${workerId}: done, ${count(metrics.records)} records from ${partitions.size} partitions` +
-      `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}\n`,
+      `${errors.length > 0 ? `, ${errors.length} error(s)` : ""}`,
+    { workerId, records: metrics.records, partitions: partitions.size, errors: errors.length },
   );
 }
 

@@ -168,6 +168,14 @@ describe("kafka-mirror logs and metrics", () => {
       assert.match(String(o.timestamp), /^\d{4}-\d\d-\d\dT/);
     }
     assert.ok(objects.some((o) => o.level === "WARN" && String(o.message).includes("selects no topic")));
+    // run's own lines too ("mirroring with leases in", "done"): nothing but JSON for a log shipper.
+    const stdoutLines = json.stdout.split("\n").filter((l) => l !== "");
+    assert.ok(
+      stdoutLines.some((l) => l.includes("mirroring with leases in")),
+      json.stdout,
+    );
+    for (const line of stdoutLines)
+      assert.equal((JSON.parse(line) as { level?: string }).level, "INFO", line);
   });
 
   it("prints a failure as one JSON object with --json", async () => {
