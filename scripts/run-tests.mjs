@@ -38,18 +38,9 @@ if (testbed !== undefined && testbed !== "mock" && testbed !== "real") {
   console.error(`--testbed must be mock or real, not ${JSON.stringify(testbed)}`);
   process.exit(2);
 }
-const files = [];
-function walk(dir) {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) walk(path);
-    else if (name.endsWith(".test.ts")) files.push(path);
-  }
-}
-for (const root of roots.length > 0 ? roots : ["test"]) {
-  if (statSync(root).isDirectory()) walk(root);
-  else files.push(root);
-}
+const files = (roots.length > 0 ? roots : ["test"]).flatMap((root) =>
+  statSync(root).isDirectory() ? testFilesUnder(root) : [root],
+);
 if (files.length === 0) {
   console.error(`no test files under ${roots.join(", ") || "test"}`);
   process.exit(1);
@@ -162,6 +153,7 @@ async function runBothLanes(rest) {
   process.exit(failed.length === 0 ? 0 : 1);
 }
 
+/** The *.test.ts files under `dir`, in name order. */
 function testFilesUnder(dir) {
   return readdirSync(dir)
     .sort()
