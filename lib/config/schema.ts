@@ -252,7 +252,7 @@ const workerSchema = section({
   id: token(/^[\x21-\x7e]+$/, 1, 256, "printable ASCII without spaces")
     .optional()
     .describe(
-      "Owner id written into leases; absent: a unique one per run (`<hostname>-<pid>-<random>` in the CLI).",
+      "Owner id written into leases; absent: a unique one per run (in the CLI `<hostname>-w<n>~<random>`, slot n of the state directory, so a restart takes its own leases back).",
     ),
   startFrom: oneOf(["earliest", "latest"])
     .default("earliest")
