@@ -19,6 +19,7 @@ import {
 import { parseConfig } from "../lib/config/schema.js";
 import { clusterSide } from "../lib/wiring.js";
 import { MOCK_KAFKA_BINARY, type MockKafka, startMockKafka } from "../test/helpers/mock-kafka.js";
+import { isRunning } from "../test/helpers/processes.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const STATE_FILE = "testbed.json";
@@ -35,19 +36,10 @@ function usage(message: string): never {
   process.exit(2);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function readState(dir: string): Promise<UpState | null> {
   try {
     const state = JSON.parse(await readFile(join(dir, STATE_FILE), "utf8")) as UpState;
-    return Number.isSafeInteger(state.pid) && alive(state.pid) ? state : null;
+    return Number.isSafeInteger(state.pid) && isRunning(state.pid) ? state : null;
   } catch {
     return null;
   }
@@ -162,7 +154,7 @@ async function down(dir: string): Promise<number> {
   }
   process.kill(running.pid, "SIGTERM");
   const giveUpAt = Date.now() + STOP_WAIT_MS;
-  while (alive(running.pid)) {
+  while (isRunning(running.pid)) {
     if (Date.now() > giveUpAt) {
       process.stderr.write(`testbed: pid ${running.pid} did not stop within ${STOP_WAIT_MS} ms\n`);
       return 1;

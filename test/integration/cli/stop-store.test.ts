@@ -10,15 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ensureLeaseServer, stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { spawnCli } from "../../helpers/cli.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isRunning } from "../../helpers/processes.js";
 
 describe("kafka-mirror stop-store", () => {
   let dir: string;
@@ -33,7 +25,7 @@ describe("kafka-mirror stop-store", () => {
   it("stops the state directory's server, keeps its data, and says when none runs", async () => {
     const stateDir = join(dir, "state");
     const { pid } = await ensureLeaseServer(stateDir);
-    assert.ok(alive(pid));
+    assert.ok(isRunning(pid));
 
     const stop = await spawnCli(["stop-store", "--state-dir", stateDir], { cwd: dir, killAfterMs: 30_000 });
 
@@ -42,7 +34,7 @@ describe("kafka-mirror stop-store", () => {
       stop.stdout,
       `stopped the embedded lease store of ${stateDir} (pid ${pid}); its checkpoints stay in the directory\n`,
     );
-    assert.equal(alive(pid), false, "the server process is gone");
+    assert.equal(isRunning(pid), false, "the server process is gone");
     assert.ok(existsSync(join(stateDir, "leases")), "the data directory stays");
 
     const again = await spawnCli(["stop-store", "--state-dir", stateDir], { cwd: dir, killAfterMs: 30_000 });
@@ -64,7 +56,7 @@ describe("kafka-mirror stop-store", () => {
         stop.stdout,
         new RegExp(`^stopped the embedded lease store of ${stateDir} \\(pid ${pid}\\)`),
       );
-      assert.equal(alive(pid), false, "the server process is gone");
+      assert.equal(isRunning(pid), false, "the server process is gone");
 
       const neither = await spawnCli(["stop-store"], { cwd: dir, killAfterMs: 30_000 });
       assert.equal(neither.code, 2);
