@@ -42,13 +42,63 @@ export interface MirrorRecord {
 }
 
 /** The result of one fetch of one source partition. */
-export interface FetchedRecords {
+export interface FetchedRecords extends FetchProgress {
   /**
    * Data records at or after the requested offset, in offset order. Records below the requested
    * offset (Kafka returns whole batches), control records and records of aborted transactions
    * are already dropped.
    */
   readonly records: MirrorRecord[];
+  /** Sum of key, value and header sizes of `records`. */
+  readonly bytes: number;
+}
+
+/**
+ * The result of one fetch for target.copy "batches" (SourceReader.fetchBatches): the same data
+ * as FetchedRecords.records, as the source's batches.
+ */
+export interface FetchedBatches extends FetchProgress {
+  /** Data batches at or after the requested offset, in offset order; dropped as for FetchedRecords. */
+  readonly batches: SourceBatch[];
+  /** Sum of the batches' sizes: the bytes as fetched, or the key, value and header sizes of decoded ones. */
+  readonly bytes: number;
+}
+
+/**
+ * One data batch of a source partition for target.copy "batches": written to the target as it
+ * came, only its producer id, producer epoch, base sequence, transactional bit and CRC rewritten,
+ * so the copy holds the same bytes (keys, values, headers, timestamps, offset deltas, compressed
+ * payload). A batch the target would not take as it came, or that must not be copied whole, is
+ * carried decoded (`records`) and encoded again: one that begins before the offset asked for,
+ * one with compaction gaps (Kafka refuses a produced batch whose offset range is not its record
+ * count), one with LogAppendTime timestamps.
+ */
+export interface SourceBatch {
+  /** Offset of its first data record. */
+  readonly baseOffset: number;
+  /** Offset of its last data record. */
+  readonly lastOffset: number;
+  /** Its data records; lastOffset - baseOffset + 1 when it passes as it came. */
+  readonly count: number;
+  /** Its largest record timestamp (ms since epoch). */
+  readonly maxTimestamp: number;
+  /** The producer that wrote it, -1n when none: a look at the target tells our copies from another writer's. */
+  readonly producerId: bigint;
+  /**
+   * CRC-32C of the batch as it would be with producer id, producer epoch and base sequence -1
+   * and the transactional bit clear: the same for a source batch and its copy, so a look at the
+   * target matches copies to source batches without reading their records. For a decoded batch,
+   * that of the batch its records are encoded into.
+   */
+  readonly contentCrc: number;
+  /** The batch as the source stored it (magic 2), from its baseOffset field to its end; null when decoded. */
+  readonly bytes: Buffer | null;
+  /** Its data records when it cannot pass as it came (`bytes` null); null otherwise. */
+  readonly records: readonly MirrorRecord[] | null;
+}
+
+/** What FetchedRecords and FetchedBatches both say of how far a fetch got. */
+export interface FetchProgress {
   /**
    * The next offset to read: one past the last offset covered by the returned batches, control
    * batches and compaction gaps included. Equal to the requested offset when nothing was read.
@@ -59,8 +109,6 @@ export interface FetchedRecords {
   readonly highWatermark: number;
   /** Source log start offset at the time of the fetch, or -1 when the broker did not say. */
   readonly logStartOffset: number;
-  /** Sum of key, value and header sizes of `records`. */
-  readonly bytes: number;
   /**
    * The partition leader epochs of the batches this fetch covered (control batches included), as
    * the offsets where each begins, in offset order: the first entry is at the requested offset,
@@ -113,3 +161,12 @@ export interface WriteResult {
 
 /** Where a partition without a checkpoint starts: the log start or the log end. */
 export type StartFrom = "earliest" | "latest";
+
+/** What one write copies: decoded records (target.copy "records") or source batches ("batches"). */
+export type CopyUnits = readonly MirrorRecord[] | readonly SourceBatch[];
+
+/** The units are source batches (an empty list reads as records: it copies nothing either way). */
+export function isBatches(units: CopyUnits): units is readonly SourceBatch[] {
+  const first = units[0];
+  return first !== undefined && "contentCrc" in first;
+}

@@ -31,9 +31,10 @@
  * or timeout is part of that bound. The worker and the pump decide what happens after it fails.
  */
 import type {
+  CopyUnits,
+  FetchedBatches,
   FetchedRecords,
   FetchLimits,
-  MirrorRecord,
   PartitionOffsets,
   TopicInfo,
   TopicPartition,
@@ -49,6 +50,12 @@ export interface SourceReader {
    * when `offset` is outside the log, KAFKA_RETRIABLE for transient failures.
    */
   fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords>;
+  /**
+   * As fetch, for target.copy "batches": the data as source batches (SourceBatch), passed on
+   * undecoded where they can be. A batch is never split: `limits.maxRecords` and `maxBytes` stop
+   * the fetch before a batch that would pass them, except the first.
+   */
+  fetchBatches(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedBatches>;
   /**
    * Which log the partition is now: the topic's id (null when the cluster has none) and the
    * partition's current leader epoch (-1 when unknown). Throws KAFKA_RETRIABLE for transient
@@ -114,11 +121,15 @@ export interface TargetWriter {
    */
   readonly fences: boolean;
   /**
-   * Appends `records` to `tp` in order, as one or more batches, and resolves once the target
-   * acknowledged them with acks=all. A record the target refuses rejects the promise with
-   * RECORD_REJECTED (details: topic, partition, source offset); nothing is skipped.
-   * With a stamp every record is written with one more header, after its own: key `stamp.key`,
-   * value `stamp.prefix` followed by the record's source offset as int64 (see provenance.ts).
+   * Appends `units` to `tp` in order and resolves once the target acknowledged them with
+   * acks=all. Records go out as one or more batches; source batches (target.copy "batches") one
+   * produce batch each, as they came but for their producer fields (SourceBatch), so a write cut
+   * or acknowledged in part always ends at a unit's end. `WriteResult` counts records either way.
+   * A record the target refuses rejects the promise with RECORD_REJECTED (details: topic,
+   * partition, source offset); nothing is skipped.
+   * With a stamp (records only) every record is written with one more header, after its own: key
+   * `stamp.key`, value `stamp.prefix` followed by the record's source offset as int64 (see
+   * provenance.ts).
    *
    * No request is sent that could still be outstanding after `deadline()`. When the next batches
    * cannot finish in time the write stops before sending them and resolves with what landed
@@ -136,7 +147,7 @@ export interface TargetWriter {
    */
   write(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    units: CopyUnits,
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
     runDeadline?: number,
@@ -154,6 +165,12 @@ export interface TargetWriter {
    * time and by the lease gate.
    */
   fence(tp: TopicPartition, deadline?: WriteDeadline): Promise<void>;
+  /**
+   * The producer id our writes to `tp` carry since its last fence(): a look at the target tells
+   * our copies from another writer's by it (target.copy "batches"). Null before the first fence
+   * and without fencing.
+   */
+  producerId(tp: TopicPartition): bigint | null;
   /**
    * Ends the transaction a failed write left open on `tp` (target.fencing "transactional"), so
    * a holder lets the partition go with nothing open: until the next holder's fence or the

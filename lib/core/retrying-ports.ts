@@ -4,7 +4,14 @@
  * and the lag function. Never hand one to the pump or the worker: they retry themselves, and two
  * layers would stack (ports.ts, "Retries").
  */
-import type { FetchedRecords, FetchLimits, PartitionOffsets, TopicInfo, TopicPartition } from "./model.js";
+import type {
+  FetchedBatches,
+  FetchedRecords,
+  FetchLimits,
+  PartitionOffsets,
+  TopicInfo,
+  TopicPartition,
+} from "./model.js";
 import type { ClusterAdmin, PartitionIdentity, SourceReader } from "./ports.js";
 import { type KafkaRetry, retryRetryable } from "./retry.js";
 
@@ -34,6 +41,8 @@ export function retryingReader(reader: SourceReader, retry: KafkaRetry): SourceR
   return {
     fetch: (tp, offset, limits: FetchLimits): Promise<FetchedRecords> =>
       retryRetryable(`fetching ${where(tp)}`, () => reader.fetch(tp, offset, limits), retry),
+    fetchBatches: (tp, offset, limits: FetchLimits): Promise<FetchedBatches> =>
+      retryRetryable(`fetching ${where(tp)}`, () => reader.fetchBatches(tp, offset, limits), retry),
     describePartition: (tp): Promise<PartitionIdentity> =>
       retryRetryable(`describing ${where(tp)}`, () => reader.describePartition(tp), retry),
     endOffsetForLeaderEpoch: (tp, leaderEpoch): Promise<number> =>

@@ -100,6 +100,7 @@ function freezeSoon(tp: { topic: string; partition: number }): void {
 
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   fences: writer.fences,
+  producerId: (tp) => writer.producerId(tp),
   async write(tp, records, stamp, deadline, runDeadline) {
     let result: Awaited<ReturnType<TargetWriter["write"]>>;
     // The driver picks workers that write for the freezes it wants inside a write.

@@ -3,15 +3,19 @@
  * ClusterAdmin in lib/core/ports.ts and model.ts) literally; never a fake of kafkajs. Where the
  * fake has to pick a behaviour the contract leaves open, the comment says which.
  */
-import type {
-  EpochStart,
-  FetchedRecords,
-  FetchLimits,
-  MirrorRecord,
-  PartitionOffsets,
-  TopicInfo,
-  TopicPartition,
-  WriteResult,
+import {
+  type CopyUnits,
+  type EpochStart,
+  type FetchedBatches,
+  type FetchedRecords,
+  type FetchLimits,
+  isBatches,
+  type MirrorRecord,
+  type PartitionOffsets,
+  type SourceBatch,
+  type TopicInfo,
+  type TopicPartition,
+  type WriteResult,
 } from "../../lib/core/model.js";
 import type {
   Clock,
@@ -25,9 +29,18 @@ import type {
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
+import { recordsOf, sourceBatch } from "./fake-batches.js";
 
 /** A stored offset: a data record, or null for an offset that holds none (control batch, compaction gap). */
-type Slot = { readonly offset: number; readonly record: MirrorRecord | null; readonly epoch: number };
+type Slot = {
+  readonly offset: number;
+  readonly record: MirrorRecord | null;
+  readonly epoch: number;
+  /** The batch it was written in (one per append, per write unit or group): fetchBatches' unit. */
+  readonly batch: number;
+  /** Who wrote it: -1n for append (another producer), InMemoryCluster.producerIdOfWrites for write. */
+  readonly producerId: bigint;
+};
 
 class PartitionLog {
   slots: Slot[] = [];
@@ -42,6 +55,30 @@ class PartitionLog {
   epochStarts: { epoch: number; start: number }[] = [{ epoch: 0, start: 0 }];
   /** First offset of another producer's open transaction (the LSO); null when none is open. */
   openAt: number | null = null;
+  /** Data records each batch was written with: fewer left means compaction or retention took some. */
+  readonly batchSizes = new Map<number, number>();
+  #batches = 0;
+
+  /** Appends one batch of records at the end; returns their offsets. */
+  appendBatch(records: readonly Omit<MirrorRecord, "offset">[], producerId: bigint): number[] {
+    const batch = ++this.#batches;
+    this.batchSizes.set(batch, records.length);
+    return records.map((r) => {
+      const offset = this.end++;
+      this.slots.push({ offset, record: { ...r, offset }, epoch: this.epoch, batch, producerId });
+      return offset;
+    });
+  }
+
+  appendNonData(): void {
+    this.slots.push({
+      offset: this.end++,
+      record: null,
+      epoch: this.epoch,
+      batch: ++this.#batches,
+      producerId: -1n,
+    });
+  }
 }
 
 class TopicLog {
@@ -153,20 +190,15 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return this.#topics.get(topic)?.id;
   }
 
-  /** Appends data records; returns their offsets. */
+  /** Appends data records, as one batch of another producer; returns their offsets. */
   append(tp: TopicPartition, records: readonly NewRecord[]): number[] {
-    const log = this.#log(tp);
-    return records.map((r) => {
-      const offset = log.end++;
-      log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
-      return offset;
-    });
+    return this.#log(tp).appendBatch(records, -1n);
   }
 
   /** Appends `count` offsets that carry no data record (a transaction marker, a compacted gap). */
   appendNonData(tp: TopicPartition, count = 1): void {
     const log = this.#log(tp);
-    for (let i = 0; i < count; i++) log.slots.push({ offset: log.end++, record: null, epoch: log.epoch });
+    for (let i = 0; i < count; i++) log.appendNonData();
   }
 
   /**
@@ -271,35 +303,81 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** Clock time at which each written record landed, in write order. */
   readonly landedAt: number[] = [];
 
+  /** The producer id this cluster's writes carry (FencedWriter's transactional producer for every partition). */
+  readonly producerIdOfWrites = 7n;
+
   async write(
     tp: TopicPartition,
-    unstamped: readonly MirrorRecord[],
+    units: CopyUnits,
     stamp?: ProvenanceStamp | null,
     deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
     /** Writes here have no commit that could outlast the run: nothing to bound. */
     _runDeadline?: number,
   ): Promise<WriteResult> {
     this.writes++;
-    const records = stamp == null ? unstamped : unstamped.map((r) => stamped(r, stamp));
+    // Each chunk lands as one batch: a source batch as it came, records in groups of writeGroups.
+    let chunks: (readonly MirrorRecord[])[];
+    if (isBatches(units)) {
+      if (stamp != null) throw new Error("a stamp on source batches: the core must not ask for that");
+      chunks = units.map(recordsOf);
+    } else {
+      const records = stamp == null ? units : units.map((r) => stamped(r, stamp));
+      const step = this.writeGroups?.records ?? Math.max(1, records.length);
+      chunks = [];
+      for (let i = 0; i < records.length; i += step) chunks.push(records.slice(i, i + step));
+    }
+    const records = chunks.flat();
     await this.hooks.beforeWrite?.(tp, records);
     const baseOffset = this.#log(tp).end;
-    const step = this.writeGroups?.records ?? Math.max(1, records.length);
     let acknowledged = 0;
-    while (acknowledged < records.length) {
+    for (const chunk of chunks) {
       if (this.writeGroups !== null) {
         if (this.#clock.now() + this.writeGroups.ms > deadline()) break;
         await this.#clock.sleep(this.writeGroups.ms);
       }
-      const log = this.#log(tp);
-      for (const r of records.slice(acknowledged, acknowledged + step)) {
-        const offset = log.end++;
-        log.slots.push({ offset, record: { ...r, offset }, epoch: log.epoch });
-        this.landedAt.push(this.#clock.now());
-      }
-      acknowledged = Math.min(records.length, acknowledged + step);
+      this.#log(tp).appendBatch(chunk, this.producerIdOfWrites);
+      for (const _ of chunk) this.landedAt.push(this.#clock.now());
+      acknowledged += chunk.length;
     }
     await this.hooks.afterWrite?.(tp, records.slice(0, acknowledged));
     return { baseOffset, records: records.length, acknowledged };
+  }
+
+  /**
+   * fetch's data as source batches: one per batch written, whole when none of its records is
+   * missing or before `offset` (else decoded); batches after the first only while the limits
+   * hold them whole.
+   */
+  async fetchBatches(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedBatches> {
+    const unlimited = { ...limits, maxRecords: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
+    const all = await this.fetch(tp, offset, unlimited);
+    const log = this.#log(tp);
+    const slotAt = new Map(log.slots.map((slot) => [slot.offset, slot]));
+    const groups: { slot: Slot; records: MirrorRecord[] }[] = [];
+    for (const record of all.records) {
+      const slot = slotAt.get(record.offset) as Slot;
+      const group = groups.at(-1);
+      if (group?.slot.batch === slot.batch) group.records.push(record);
+      else groups.push({ slot, records: [record] });
+    }
+    const batches: SourceBatch[] = [];
+    let records = 0;
+    let bytes = 0;
+    let nextOffset = all.nextOffset;
+    for (const { slot, records: group } of groups) {
+      const size = group.reduce((n, r) => n + recordBytes(r), 0);
+      const fits = records + group.length <= limits.maxRecords && bytes + size <= limits.maxBytes;
+      if (batches.length > 0 && !fits) {
+        nextOffset = (group[0] as MirrorRecord).offset;
+        break;
+      }
+      const whole = group.length === log.batchSizes.get(slot.batch);
+      batches.push(sourceBatch(group, slot.producerId, whole));
+      records += group.length;
+      bytes += size;
+    }
+    const epochs = (all.epochs ?? []).filter((e) => e.offset < nextOffset || e.offset === offset);
+    return { ...all, batches, nextOffset, bytes, epochs };
   }
 
   async listTopics(): Promise<TopicInfo[]> {
@@ -411,6 +489,9 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   /** One shared instance stands for every writer, so there is nobody to fence: see FencedWriter. */
   readonly fences = false;
   async fence(_tp: TopicPartition, _deadline?: WriteDeadline): Promise<void> {}
+  producerId(_tp: TopicPartition): bigint | null {
+    return null;
+  }
   useTransactionTimeout(_timeout: TransactionTimeout): void {}
   async endOpenTransaction(_tp: TopicPartition, _deadline: WriteDeadline): Promise<OpenTransactionEnd> {
     return "none";

@@ -41,6 +41,11 @@ export class FencedWriter implements TargetWriter {
     return "none";
   }
 
+  /** As Kafka keeps a transactional id's producer id across fences: the cluster's, once fenced. */
+  producerId(tp: TopicPartition): bigint | null {
+    return this.#mine.has(keyOf(tp)) ? this.#cluster.producerIdOfWrites : null;
+  }
+
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();
     const next = (epochs.get(keyOf(tp)) ?? 0) + 1;

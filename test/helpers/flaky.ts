@@ -77,6 +77,10 @@ export function flakyReader(reader: SourceReader, failures: FlakyOptions = {}): 
       failing("fetch", failures, flaky);
       return reader.fetch(tp, offset, limits);
     },
+    fetchBatches: async (tp, offset, limits) => {
+      failing("fetch", failures, flaky);
+      return reader.fetchBatches(tp, offset, limits);
+    },
     describePartition: (tp) => reader.describePartition(tp),
     endOffsetForLeaderEpoch: (tp, epoch) => reader.endOffsetForLeaderEpoch(tp, epoch),
     close: () => reader.close(),

@@ -66,6 +66,7 @@ const metrics: ReplicationMetrics = {
 // The pump stops a fenced partition as "lease lost" without naming the refusal: name it here.
 const decorateTarget = (writer: TargetWriter): TargetWriter => ({
   fences: writer.fences,
+  producerId: (tp) => writer.producerId(tp),
   async write(tp, records, stamp, deadline, runDeadline) {
     try {
       return await writer.write(tp, records, stamp, deadline, runDeadline);

@@ -123,6 +123,10 @@ export class LateCommitWriter implements TargetWriter {
     return "aborted";
   }
 
+  producerId(_tp: TopicPartition): bigint | null {
+    return this.#cluster.producerIdOfWrites;
+  }
+
   async fence(tp: TopicPartition): Promise<void> {
     this.events.push("fence");
     if (this.#open !== null && sameTp(this.#open.tp, tp)) this.#end(this.#onFence === "commit");
@@ -158,6 +162,12 @@ export class LateCommitWriter implements TargetWriter {
     return {
       fetch: async (tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> => {
         const answer = await cluster.fetch(tp, offset, limits);
+        this.events.push("look (fetch)");
+        this.#lateCommit();
+        return answer;
+      },
+      fetchBatches: async (tp, offset, limits) => {
+        const answer = await cluster.fetchBatches(tp, offset, limits);
         this.events.push("look (fetch)");
         this.#lateCommit();
         return answer;

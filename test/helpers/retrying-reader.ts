@@ -18,6 +18,7 @@ export function retryingReader(reader: SourceReader, withinMs = 15_000): SourceR
     });
   return {
     fetch: (tp, offset, limits) => retried(() => reader.fetch(tp, offset, limits)),
+    fetchBatches: (tp, offset, limits) => retried(() => reader.fetchBatches(tp, offset, limits)),
     describePartition: (tp) => retried(() => reader.describePartition(tp)),
     endOffsetForLeaderEpoch: (tp, epoch) => retried(() => reader.endOffsetForLeaderEpoch(tp, epoch)),
     close: () => reader.close(),

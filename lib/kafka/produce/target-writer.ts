@@ -168,6 +168,11 @@ export class KafkaPartitionWriter implements TargetWriter {
     });
   }
 
+  /** target.copy "batches": being built (issue 26). */
+  producerId(_tp: TopicPartition): bigint | null {
+    return null;
+  }
+
   endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {
     const transactions = this.#session.transactions;
     if (transactions === null) return Promise.resolve("none");

@@ -6,7 +6,7 @@
  * leader or one our stale metadata still names, refuses instead of answering from its own log;
  * the refusal re-routes the call once with fresh metadata, as NOT_LEADER_OR_FOLLOWER does.
  */
-import type { FetchedRecords, FetchLimits, TopicPartition } from "../../core/model.js";
+import type { FetchedBatches, FetchedRecords, FetchLimits, TopicPartition } from "../../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.js";
 import { describeError, ReplicatorError } from "../../errors.js";
 import { decodeRecordBatches } from "../codec/record-batch.js";
@@ -108,6 +108,15 @@ export class KafkaPartitionReader implements SourceReader {
       bytes,
       epochs,
     };
+  }
+
+  /** target.copy "batches": being built (issue 26); nothing reaches it until the config offers it. */
+  fetchBatches(tp: TopicPartition, offset: number, _limits: FetchLimits): Promise<FetchedBatches> {
+    return Promise.reject(
+      new ReplicatorError("CONFIG_INVALID", "target.copy batches is not built yet", {
+        details: { topic: tp.topic, partition: tp.partition, offset },
+      }),
+    );
   }
 
   /**

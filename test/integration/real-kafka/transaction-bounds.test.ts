@@ -242,6 +242,7 @@ describe("fenced writes into a real Kafka target", () => {
     };
     const holdArmedWrite = (writer: TargetWriter): TargetWriter => ({
       fences: writer.fences,
+      producerId: (tp) => writer.producerId(tp),
       async write(tp, records, stamp, leaseDeadline, runDeadline) {
         if (armed !== "waiting" || Date.now() < armAt) {
           return writer.write(tp, records, stamp, leaseDeadline, runDeadline);

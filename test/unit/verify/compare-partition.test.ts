@@ -38,6 +38,7 @@ function readCommitted(cluster: InMemoryCluster, lso: number): SourceReader {
         highWatermark: lso,
       };
     },
+    fetchBatches: () => Promise.reject(new Error("verify reads records")),
     describePartition: (tp) => cluster.describePartition(tp),
     endOffsetForLeaderEpoch: (tp, epoch) => cluster.endOffsetForLeaderEpoch(tp, epoch),
     close: () => cluster.close(),

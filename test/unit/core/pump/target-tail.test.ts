@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type {
+  FetchedBatches,
   FetchedRecords,
   FetchLimits,
   MirrorRecord,
@@ -65,6 +66,9 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
         : Math.max(offset, this.lastStableOffset);
     // As KafkaPartitionReader reports it reading READ_COMMITTED: the end it can reach is the LSO.
     return { records, nextOffset, highWatermark: this.lastStableOffset, logStartOffset: 0, bytes: 0 };
+  }
+  async fetchBatches(): Promise<FetchedBatches> {
+    throw new Error("these tests look at records (target.copy records)");
   }
   async listOffsets(_topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {
     return partitions.map((partition) => ({

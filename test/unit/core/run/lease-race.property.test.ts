@@ -188,6 +188,7 @@ function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): Targe
   const writer: TargetWriter = fencing ? new FencedWriter(target) : target;
   return {
     fences: writer.fences,
+    producerId: (tp) => writer.producerId(tp),
     write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline, runDeadline) => {
       await node.writeDelay();
       return writer.write(tp, records, stamp, deadline, runDeadline);

@@ -178,6 +178,7 @@ describe("Worker", () => {
     const late: string[] = [];
     const writerOfA: TargetWriter = {
       fences: e.target.fences,
+      producerId: (tp) => e.target.producerId(tp),
       write: (tp, records, stamp, deadline, runDeadline) => {
         const key = `${tp.topic.replace(/^dr\./, "")}/${tp.partition}`;
         if (handing.has(key)) late.push(key);
