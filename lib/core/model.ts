@@ -69,16 +69,16 @@ export interface FetchedBatches extends FetchProgress {
  * came, only its producer id, producer epoch, base sequence, transactional bit and CRC rewritten,
  * so the copy holds the same bytes (keys, values, headers, timestamps, offset deltas, compressed
  * payload). A batch the target would not take as it came, or that must not be copied whole, is
- * carried decoded (`records`) and encoded again: one that begins before the offset asked for,
- * one with compaction gaps (Kafka refuses a produced batch whose offset range is not its record
- * count), one with LogAppendTime timestamps.
+ * encoded again by the reader from the records it keeps: one that begins before the offset asked
+ * for, one with compaction gaps (Kafka refuses a produced batch whose offset range is not its
+ * record count), one with LogAppendTime timestamps, a magic 0/1 message set.
  */
 export interface SourceBatch {
   /** Offset of its first data record. */
   readonly baseOffset: number;
   /** Offset of its last data record. */
   readonly lastOffset: number;
-  /** Its data records; lastOffset - baseOffset + 1 when it passes as it came. */
+  /** Its data records; lastOffset - baseOffset + 1 unless compaction left gaps. */
   readonly count: number;
   /** Its largest record timestamp (ms since epoch). */
   readonly maxTimestamp: number;
@@ -87,14 +87,11 @@ export interface SourceBatch {
   /**
    * CRC-32C of the batch as it would be with producer id, producer epoch and base sequence -1
    * and the transactional bit clear: the same for a source batch and its copy, so a look at the
-   * target matches copies to source batches without reading their records. For a decoded batch,
-   * that of the batch its records are encoded into.
+   * target matches copies to source batches without reading their records.
    */
   readonly contentCrc: number;
-  /** The batch as the source stored it (magic 2), from its baseOffset field to its end; null when decoded. */
-  readonly bytes: Buffer | null;
-  /** Its data records when it cannot pass as it came (`bytes` null); null otherwise. */
-  readonly records: readonly MirrorRecord[] | null;
+  /** The batch (magic 2) from its baseOffset field to its end: as the source stored it, or encoded again. */
+  readonly bytes: Buffer;
 }
 
 /** What FetchedRecords and FetchedBatches both say of how far a fetch got. */

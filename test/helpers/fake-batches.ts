@@ -19,11 +19,8 @@ export function sourceBatch(
   const first = records[0];
   const last = records.at(-1);
   if (first === undefined || last === undefined) throw new RangeError("a batch needs a record");
-  let bytes: Buffer | null = null;
-  if (whole) {
-    bytes = Buffer.from(`fake-batch-${++nextToken}`);
-    tokens.set(bytes, records);
-  }
+  const bytes = Buffer.from(`fake-batch-${++nextToken}${whole ? "" : "-encoded-again"}`);
+  tokens.set(bytes, records);
   return {
     baseOffset: first.offset,
     lastOffset: last.offset,
@@ -32,14 +29,12 @@ export function sourceBatch(
     producerId,
     contentCrc: contentDigest(records),
     bytes,
-    records: whole ? null : records,
   };
 }
 
-/** The records a batch carries: decoded ones, or those its token stands for. */
+/** The records a batch's token stands for. */
 export function recordsOf(batch: SourceBatch): readonly MirrorRecord[] {
-  if (batch.records !== null) return batch.records;
-  const records = batch.bytes === null ? undefined : tokens.get(batch.bytes);
+  const records = tokens.get(batch.bytes);
   if (records === undefined) throw new Error("a batch the fake did not make was written to it");
   return records;
 }
