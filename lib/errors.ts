@@ -48,6 +48,11 @@ export const ErrorCodes = {
    * aborted. `details` name the partition, the LSO and the offset the read must reach.
    */
   TARGET_TRANSACTION_OPEN: { retryable: true },
+  /**
+   * target.copy "batches": a copy found in the target is not the source batch it must be (the
+   * source changed under the copy), so what landed cannot be told.
+   */
+  TARGET_COPY_MISMATCH: { retryable: false },
   /** A fetched record batch could not be decoded (bad CRC, unknown codec, unsupported magic). */
   CORRUPT_BATCH: { retryable: false },
   /**

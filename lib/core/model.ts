@@ -159,6 +159,12 @@ export interface WriteResult {
 /** Where a partition without a checkpoint starts: the log start or the log end. */
 export type StartFrom = "earliest" | "latest";
 
+/**
+ * How a partition is copied (target.copy): "records" decodes every record and writes it with a
+ * provenance header; "batches" passes the source's batches through (SourceBatch).
+ */
+export type CopyMode = "records" | "batches";
+
 /** What one write copies: decoded records (target.copy "records") or source batches ("batches"). */
 export type CopyUnits = readonly MirrorRecord[] | readonly SourceBatch[];
 

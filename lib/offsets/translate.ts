@@ -175,7 +175,7 @@ async function fetchFrom(
   try {
     return await retryRetryable(
       `reading target ${target.topic}/${target.partition} up to offset ${to}`,
-      () => fetchTowards(deps.reader, target, offset, to),
+      () => fetchTowards((o, limits) => deps.reader.fetch(target, o, limits), target, offset, to),
       deps.retry,
       (error) => isReplicatorError(error, "TARGET_TRANSACTION_OPEN"),
     );

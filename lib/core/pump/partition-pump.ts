@@ -12,7 +12,9 @@
  * pump reads the target's tail when it takes a partition and before the write after any write
  * that was not acknowledged, so whatever of an interrupted or uncertain write already landed is
  * never written again. Records that came from the target cluster (active-active) are skipped,
- * their offsets checkpointed all the same. Source leader epochs: source-epochs.ts.
+ * their offsets checkpointed all the same. target.copy "batches" passes source batches through
+ * (copy-units.ts), exactly-once by fenced writes alone (target-tail.ts). Source leader epochs:
+ * source-epochs.ts.
  *
  * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
  * target but its checkpoint did not reach the store:
@@ -25,7 +27,7 @@
  *    an outage repeats at most one lease duration of data.
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
-import type { FetchedRecords, FetchLimits, MirrorRecord, StartFrom } from "../model.js";
+import { type CopyMode, type CopyUnits, type FetchLimits, isBatches, type StartFrom } from "../model.js";
 import type {
   Clock,
   ClusterAdmin,
@@ -38,13 +40,21 @@ import type {
 import { isLoopback, type ProvenanceSettings, type ProvenanceStamp, stampFor } from "../provenance.js";
 import type { BackoffPolicy } from "../retry.js";
 import { Checkpointer } from "./checkpointer.js";
+import {
+  type FetchedUnits,
+  lastOffset,
+  reportCopied,
+  sliceUnits,
+  unitsAfter,
+  unitsCovering,
+} from "./copy-units.js";
 import { type HeldLease, LeaseGuard } from "./held-lease.js";
 import type { Gate, LeaseEnd } from "./model.js";
 import { findStart, pinStart } from "./pump-start.js";
 import type { ReadAheadBudget } from "./read-ahead.js";
 import { EpochWatch, epochParts, unexplainedDivergence } from "./source-epochs.js";
 import { SourceFeed } from "./source-feed.js";
-import { TargetTail, type TargetTailDeps } from "./target-tail.js";
+import { type TargetTail, type TargetTailDeps, tailFor } from "./target-tail.js";
 
 export interface PumpSettings {
   readonly batch: FetchLimits;
@@ -60,6 +70,8 @@ export interface PumpSettings {
   readonly leasePollMs?: number;
   /** Exactly-once: provenance headers and the target tail (needs PumpDeps.targetTail). Null: at-least-once. */
   readonly provenance?: ProvenanceSettings | null;
+  /** target.copy; "batches" is exactly-once by fenced writes and the target tail alone. @default "records" */
+  readonly copy?: CopyMode;
 }
 
 export interface PumpDeps {
@@ -70,7 +82,7 @@ export interface PumpDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: ReplicationMetrics;
-  /** Reader and admin of the target cluster; required when PumpSettings.provenance is set. */
+  /** Reader and admin of the target cluster; required when PumpSettings.provenance is set or copy is "batches". */
   readonly targetTail?: TargetTailDeps;
   /** Bounds what the worker's pumps read ahead of their writes, together. @default unbounded (per pump: READ_AHEAD results) */
   readonly readAheadBudget?: ReadAheadBudget;
@@ -95,7 +107,7 @@ export interface PumpStatus {
 }
 
 /** What is left of a write after one attempt, or how the lease ended first. */
-type WriteStep = readonly MirrorRecord[] | LeaseEnd;
+type WriteStep = CopyUnits | LeaseEnd;
 
 /**
  * Errors are handled per partition: retryable ones are retried in place with back-off while the
@@ -118,35 +130,20 @@ export class PartitionPump {
   #stopReason: PumpStopReason | null = null;
   #error: ReplicatorError | null = null;
   readonly #tail: TargetTail | null;
+  /** Records mode's provenance; null in at-least-once and batches mode. */
   readonly #provenance: ProvenanceSettings | null;
   /** Our provenance header for this partition's records; null when not exactly-once. */
   readonly #stamp: ProvenanceStamp | null;
+  readonly #copyMode: CopyMode;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
     this.#settings = settings;
     this.#held = held;
-    this.#provenance = settings.provenance ?? null;
-    if (this.#provenance !== null && deps.targetTail === undefined) {
-      throw new ReplicatorError(
-        "CONFIG_INVALID",
-        "provenance needs a reader and admin of the target cluster",
-      );
-    }
-    const { lease, route } = held;
-    this.#stamp = this.#provenance === null ? null : stampFor(this.#provenance, route.source.partition);
-    this.#tail =
-      this.#provenance === null || deps.targetTail === undefined
-        ? null
-        : new TargetTail(
-            deps.targetTail,
-            route.source,
-            route.target,
-            this.#provenance,
-            // A position is only meaningful with the checkpoint it was stored with.
-            lease.checkpoint === null ? null : (lease.targetOffset ?? null),
-            deps.target.fences,
-          );
+    this.#copyMode = settings.copy ?? "records";
+    this.#provenance = this.#copyMode === "batches" ? null : (settings.provenance ?? null);
+    this.#tail = tailFor(deps.targetTail, deps.target, held, this.#copyMode, this.#provenance);
+    this.#stamp = this.#provenance === null ? null : stampFor(this.#provenance, held.route.source.partition);
     this.#guard = new LeaseGuard(held, deps.clock, deps.logger, {
       writeSafetyMarginMs: settings.writeSafetyMarginMs,
       ...(settings.leasePollMs === undefined ? {} : { leasePollMs: settings.leasePollMs }),
@@ -220,7 +217,13 @@ export class PartitionPump {
       const pinned = await pinStart(start, found);
       if (pinned !== "ok") return pinned;
 
-      const feed = new SourceFeed(this.#deps, this.#guard, this.#settings.batch, found.offset);
+      const feed = new SourceFeed(
+        this.#deps,
+        this.#guard,
+        this.#settings.batch,
+        found.offset,
+        this.#copyMode,
+      );
       let ended: PumpStopReason | "diverged";
       try {
         ended = await this.#copy(feed);
@@ -248,15 +251,15 @@ export class PartitionPump {
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
         const entered = await this.#epochs.enter(part);
         if (entered !== "ok") return entered;
-        if (part.records.length > 0) {
+        if (part.units.length > 0) {
           const gate = await this.#guard.allowsWrite();
           if (gate !== "ok") return gate;
-          const written = await this.#write(this.#outgoing(part.records));
+          const written = await this.#write(this.#outgoing(part.units));
           if (written !== "ok") return written;
         }
         this.#nextOffset = part.nextOffset;
       }
-      if (fetched.records.length > 0) this.#copied(fetched, fetchedAt);
+      if (fetched.units.length > 0) this.#copied(fetched, fetchedAt);
 
       // The previous checkpoint ran while this batch was written; checkpoints stay in order.
       if ((await checkpoints.settled()) === "lost") return "lease-lost";
@@ -275,28 +278,19 @@ export class PartitionPump {
     }
   }
 
-  #copied(fetched: FetchedRecords, fetchedAt: number): void {
-    this.#records += fetched.records.length;
+  #copied(fetched: FetchedUnits, fetchedAt: number): void {
+    this.#records += reportCopied(this.#deps.metrics, this.#held.route.source, fetched, fetchedAt);
     this.#bytes += fetched.bytes;
-    const newest = fetched.records.reduce((max, r) => Math.max(max, r.timestamp), -1); // -1: none has one
-    this.#deps.metrics.batchCopied({
-      ...this.#held.route.source,
-      records: fetched.records.length,
-      bytes: fetched.bytes,
-      nextOffset: fetched.nextOffset,
-      highWatermark: fetched.highWatermark,
-      ...(newest >= 0 ? { newestTimestamp: newest } : {}),
-      fetchedAt,
-    });
   }
 
   /** What is written for a fetched batch: loopbacks dropped (the writer appends our provenance). */
-  #outgoing(records: readonly MirrorRecord[]): readonly MirrorRecord[] {
+  #outgoing(units: CopyUnits): CopyUnits {
     const provenance = this.#provenance;
-    if (provenance === null) return records;
-    return records.some((r) => isLoopback(r, provenance))
-      ? records.filter((r) => !isLoopback(r, provenance))
-      : records;
+    // Batches mode has no provenance to tell a loopback by: config refuses setups prone to loops.
+    if (provenance === null || isBatches(units)) return units;
+    return units.some((r) => isLoopback(r, provenance))
+      ? units.filter((r) => !isLoopback(r, provenance))
+      : units;
   }
 
   /**
@@ -304,8 +298,8 @@ export class PartitionPump {
    * the deadline landed a prefix: that is checkpointed, and the rest waits at the lease gate
    * for a renewal, or the pump stops there.
    */
-  async #write(records: readonly MirrorRecord[]): Promise<Gate> {
-    let remaining = records;
+  async #write(units: CopyUnits): Promise<Gate> {
+    let remaining = units;
     while (remaining.length > 0) {
       const left = remaining;
       const step = await this.#guard.retry("write failed", () => this.#writeStep(left));
@@ -319,7 +313,7 @@ export class PartitionPump {
    * One attempt at writing `remaining`: look at the target first if an earlier attempt's
    * outcome is unknown, pass the lease gate, write what has not landed. Returns what is left.
    */
-  async #writeStep(remaining: readonly MirrorRecord[]): Promise<WriteStep> {
+  async #writeStep(remaining: CopyUnits): Promise<WriteStep> {
     const tail = this.#tail;
     try {
       // An uncertain earlier attempt may have landed some of these records; those are not
@@ -333,7 +327,7 @@ export class PartitionPump {
         await this.#deps.target.fence(this.#held.route.target, () => this.#guard.writeDeadline());
         await tail.refresh();
       }
-      const pending = tail === null ? remaining : remaining.filter((r) => r.offset > tail.landed);
+      const pending = tail === null ? remaining : tail.pending(remaining);
       if (pending.length === 0) return [];
       const gate = await this.#guard.allowsWrite();
       if (gate !== "ok") return gate;
@@ -344,11 +338,14 @@ export class PartitionPump {
           tail?.writeFailed();
           throw error;
         });
-      const landed = pending.slice(0, result.acknowledged);
-      const last = landed.at(-1)?.offset ?? -1;
-      if (landed.length > 0) tail?.acknowledged(result.baseOffset, landed.length, last);
+      const landed = sliceUnits(pending, 0, unitsCovering(pending, result.acknowledged));
+      const lastUnit = landed.at(-1);
+      const last = lastUnit === undefined ? -1 : lastOffset(lastUnit);
+      if (landed.length > 0) tail?.acknowledged(result.baseOffset, result.acknowledged, last);
+      // Batches mode, where the copies landed unknown: the next step looks them up and matches them.
+      if (tail?.uncertain) return remaining;
       if (landed.length === pending.length) return [];
-      return await this.#writeCut(landed.length, pending.length, last, remaining);
+      return await this.#writeCut(result.acknowledged, result.records, last, remaining);
     } catch (error) {
       if (!isReplicatorError(error, "PRODUCER_FENCED")) throw error;
       // Another holder fenced our producer: whatever our lease says, the partition is theirs.
@@ -366,7 +363,7 @@ export class PartitionPump {
     acknowledged: number,
     records: number,
     last: number,
-    remaining: readonly MirrorRecord[],
+    remaining: CopyUnits,
   ): Promise<WriteStep> {
     if (acknowledged === 0) {
       // Nothing fitted before the lease's end (a margin shorter than a request): wait for it
@@ -383,7 +380,7 @@ export class PartitionPump {
     if ((await this.#checkpoints.settled()) === "lost") return "lease-lost";
     this.#nextOffset = last + 1;
     this.#checkpoints.start(last + 1);
-    return remaining.filter((r) => r.offset > last);
+    return unitsAfter(remaining, last);
   }
 
   #fail(error: unknown): void {

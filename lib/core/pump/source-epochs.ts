@@ -5,9 +5,10 @@
  * a stored epoch always describes whatever a holder wrote past its checkpoint.
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
-import type { FetchedRecords, MirrorRecord } from "../model.js";
+import type { CopyUnits } from "../model.js";
 import type { Logger, SourceReader } from "../ports.js";
 import type { Checkpointer } from "./checkpointer.js";
+import { type FetchedUnits, firstOffset, sliceUnits } from "./copy-units.js";
 import type { HeldLease, LeaseGuard } from "./held-lease.js";
 import type { Gate, LeaseEnd } from "./model.js";
 
@@ -19,24 +20,24 @@ export interface EpochPart {
   readonly epoch: number | null | undefined;
   /** The first offset of the part. */
   readonly from: number;
-  readonly records: readonly MirrorRecord[];
+  readonly units: CopyUnits;
   /** The offset after the part: the next part's start, or the fetch's nextOffset. */
   readonly nextOffset: number;
 }
 
 /** `fetched` as parts of one leader epoch each, in offset order; one part when it holds one. */
-export function epochParts(fetched: FetchedRecords, requested: number): EpochPart[] {
+export function epochParts(fetched: FetchedUnits, requested: number): EpochPart[] {
   const epochs = fetched.epochs ?? [];
   const first = epochs[0];
   if (first === undefined) {
-    return [{ epoch: undefined, from: requested, records: fetched.records, nextOffset: fetched.nextOffset }];
+    return [{ epoch: undefined, from: requested, units: fetched.units, nextOffset: fetched.nextOffset }];
   }
   if (epochs.length === 1) {
     return [
       {
         epoch: known(first.epoch),
         from: first.offset,
-        records: fetched.records,
+        units: fetched.units,
         nextOffset: fetched.nextOffset,
       },
     ];
@@ -46,11 +47,12 @@ export function epochParts(fetched: FetchedRecords, requested: number): EpochPar
   for (const [i, start] of epochs.entries()) {
     const end = epochs[i + 1]?.offset ?? fetched.nextOffset;
     const from = at;
-    while (at < fetched.records.length && (fetched.records[at] as MirrorRecord).offset < end) at++;
+    // A batch belongs to one epoch, so a cut between units is a cut between epochs.
+    while (at < fetched.units.length && firstOffset(fetched.units[at] as CopyUnits[number]) < end) at++;
     parts.push({
       epoch: known(start.epoch),
       from: start.offset,
-      records: fetched.records.slice(from, at),
+      units: sliceUnits(fetched.units, from, at),
       nextOffset: end,
     });
   }

@@ -4,8 +4,9 @@
  * before they were copied.
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
-import type { FetchedRecords, FetchLimits, PartitionOffsets, TopicPartition } from "../model.js";
+import type { CopyMode, FetchLimits, PartitionOffsets, TopicPartition } from "../model.js";
 import type { Clock, ClusterAdmin, Logger, ReplicationMetrics, SourceReader } from "../ports.js";
+import { type FetchedUnits, unitsOfBatches, unitsOfRecords } from "./copy-units.js";
 import type { LeaseGuard } from "./held-lease.js";
 import type { LeaseEnd } from "./model.js";
 import { logBounds } from "./pump-start.js";
@@ -21,7 +22,7 @@ export interface SourceFeedDeps {
 }
 
 export type FetchOutcome =
-  | { readonly kind: "fetched"; readonly fetched: FetchedRecords }
+  | { readonly kind: "fetched"; readonly fetched: FetchedUnits }
   /** The lease ended first (`reason`), or the pump was stopped while waiting (no reason). */
   | { readonly kind: "stopped"; readonly reason?: LeaseEnd }
   | { readonly kind: "failed"; readonly error: unknown };
@@ -39,9 +40,11 @@ export class SourceFeed {
   readonly #guard: LeaseGuard;
   readonly #limits: FetchLimits;
   readonly #ahead: ReadAhead<FetchOutcome>;
+  readonly #copy: CopyMode;
 
-  constructor(deps: SourceFeedDeps, guard: LeaseGuard, limits: FetchLimits, start: number) {
+  constructor(deps: SourceFeedDeps, guard: LeaseGuard, limits: FetchLimits, start: number, copy: CopyMode) {
     this.#deps = deps;
+    this.#copy = copy;
     this.#guard = guard;
     this.#limits = limits;
     this.#ahead = new ReadAhead<FetchOutcome>(
@@ -81,12 +84,15 @@ export class SourceFeed {
     if (this.#guard.held.signal.aborted) return ended({ kind: "stopped" });
     let from = offset;
     let what = "fetch failed";
-    const attempt = async (): Promise<FetchedRecords> => {
+    const attempt = async (): Promise<FetchedUnits> => {
       // Not a retry: after OFFSET_OUT_OF_RANGE below the log start, fetch again from there.
       for (;;) {
         what = "fetch failed";
         try {
-          return await this.#deps.source.fetch(source, from, this.#limits);
+          const reader = this.#deps.source;
+          return this.#copy === "batches"
+            ? unitsOfBatches(await reader.fetchBatches(source, from, this.#limits))
+            : unitsOfRecords(await reader.fetch(source, from, this.#limits));
         } catch (error) {
           if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
         }
@@ -118,7 +124,7 @@ export class SourceFeed {
    * A broker that answers nothing below its high watermark (a quirk, or a test double) would have
    * the feed ask again at once, for ever; wait as a caught-up fetch would at the broker.
    */
-  async #paced(fetched: FetchedRecords, offset: number): Promise<FetchedRecords> {
+  async #paced(fetched: FetchedUnits, offset: number): Promise<FetchedUnits> {
     if (madeNoProgress(fetched, offset))
       await this.#deps.clock.sleep(this.#limits.maxWaitMs, this.#guard.held.signal);
     return fetched;
@@ -162,11 +168,11 @@ export class SourceFeed {
 }
 
 /** A caught-up fetch long-polls at the broker; one that moved nothing below the end must not spin either. */
-function madeNoProgress(fetched: FetchedRecords, offset: number): boolean {
-  return fetched.nextOffset <= offset && fetched.records.length === 0 && offset < fetched.highWatermark;
+function madeNoProgress(fetched: FetchedUnits, offset: number): boolean {
+  return fetched.nextOffset <= offset && fetched.units.length === 0 && offset < fetched.highWatermark;
 }
 
-function fetchedLink(fetched: FetchedRecords): ChainLink<FetchOutcome> {
+function fetchedLink(fetched: FetchedUnits): ChainLink<FetchOutcome> {
   return { next: fetched.nextOffset, bytes: fetched.bytes, value: { kind: "fetched", fetched } };
 }
 

@@ -16,8 +16,8 @@
  * transaction.timeout.ms.
  */
 import { ReplicatorError } from "../../errors.js";
-import type { FetchedRecords, FetchLimits, PartitionOffsets, TopicPartition } from "../model.js";
-import type { ClusterAdmin, SourceReader } from "../ports.js";
+import type { FetchLimits, FetchProgress, PartitionOffsets, TopicPartition } from "../model.js";
+import type { ClusterAdmin } from "../ports.js";
 
 /** Large fetches: a target read goes through every record, and none waits for new data. */
 const TARGET_SCAN_LIMITS: FetchLimits = {
@@ -42,14 +42,14 @@ export async function targetBounds(admin: ClusterAdmin, target: TopicPartition):
  * One fetch from `offset` (below `goal`) that gets somewhere. OFFSET_OUT_OF_RANGE passes
  * through. `details` are the caller's log fields, added to an error's.
  */
-export async function fetchTowards(
-  reader: SourceReader,
+export async function fetchTowards<F extends FetchProgress>(
+  read: (offset: number, limits: FetchLimits) => Promise<F>,
   target: TopicPartition,
   offset: number,
   goal: number,
   details: Record<string, unknown> = {},
-): Promise<FetchedRecords> {
-  const fetched = await reader.fetch(target, offset, TARGET_SCAN_LIMITS);
+): Promise<F> {
+  const fetched = await read(offset, TARGET_SCAN_LIMITS);
   if (fetched.nextOffset > offset) return fetched;
   // Reading READ_COMMITTED, the end the reader reports is the LSO.
   const lso = fetched.highWatermark;

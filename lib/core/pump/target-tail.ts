@@ -17,6 +17,15 @@
  * lease fences the others, and a former holder's last write ended before its lease ran out, see
  * PumpSettings.writeSafetyMarginMs), so the look, a ListOffsets round trip, is skipped.
  *
+ * target.copy "batches" writes no provenance. With fenced writes the same invariant tells what
+ * landed all the same: each write is one transaction, committed whole (or its acknowledged
+ * prefix, when cut at its deadline) or not at all, and after the fence nothing of an earlier
+ * holder's can still commit. So the committed batches of our producer id past the position are
+ * copies, one to one and in order, of the source batches from the checkpoint on; the look notes
+ * them (`found`) and `pending` matches them to the source batches the pump holds, by record
+ * count and content CRC (SourceBatch.contentCrc, which leaves out what a copy rewrites). A
+ * mismatch means the source changed under the copy, and the partition stops rather than guess.
+ *
  * The target is read READ_COMMITTED, up to an end fixed when the look starts (target-read.ts):
  * the high watermark then, as nothing of ours can land later without a new writeFailed. It may
  * not stop at the last stable offset: an uncertain write of ours may sit beyond it, and missing
@@ -24,10 +33,20 @@
  * retryably (TARGET_TRANSACTION_OPEN), and the next one goes on from where it got to, towards
  * the same end.
  */
-import { isReplicatorError } from "../../errors.js";
-import type { TopicPartition } from "../model.js";
-import type { ClusterAdmin, Logger, SourceReader } from "../ports.js";
+import { isReplicatorError, ReplicatorError } from "../../errors.js";
+import {
+  type CopyMode,
+  type CopyUnits,
+  type FetchLimits,
+  type FetchProgress,
+  isBatches,
+  type SourceBatch,
+  type TopicPartition,
+} from "../model.js";
+import type { ClusterAdmin, Logger, SourceReader, TargetWriter } from "../ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../provenance.js";
+import { sliceUnits, unitsAfter } from "./copy-units.js";
+import type { HeldLease } from "./held-lease.js";
 import { fetchTowards, targetBounds } from "./target-read.js";
 
 export interface TargetTailDeps {
@@ -38,11 +57,28 @@ export interface TargetTailDeps {
   readonly logger: Logger;
 }
 
+/** How the tail tells our copies in the target: by provenance, or (batches) by producer id and content. */
+export type TailMode =
+  | { readonly copy: "records"; readonly provenance: ProvenanceSettings }
+  /** `producerId`: TargetWriter.producerId of the target partition, known once it is fenced. */
+  | { readonly copy: "batches"; readonly producerId: () => bigint | null };
+
+/** A committed batch of ours past the position, not yet matched to the source batch it copies. */
+interface FoundCopy {
+  readonly count: number;
+  readonly contentCrc: number;
+  /** Where it begins in the target. */
+  readonly targetOffset: number;
+}
+
 export class TargetTail {
   readonly #deps: TargetTailDeps;
   readonly #source: TopicPartition;
   readonly #target: TopicPartition;
-  readonly #provenance: ProvenanceSettings;
+  readonly #mode: TailMode;
+  /** Batches mode: copies of ours the last looks found, oldest first, not matched yet. */
+  #found: FoundCopy[] = [];
+  #otherWriterSeen = false;
   /** Everything before this target offset has been accounted for. Null until the first look. */
   #position: number | null;
   /** Highest source offset of our partition known to be in the target; -1 when none is known. */
@@ -57,7 +93,7 @@ export class TargetTail {
     deps: TargetTailDeps,
     source: TopicPartition,
     target: TopicPartition,
-    provenance: ProvenanceSettings,
+    mode: TailMode,
     /** The lease's stored target position, or null when it has none. */
     from: number | null,
     /** TargetWriter.fences: our writes are transactions, earlier holders fenced. */
@@ -67,13 +103,17 @@ export class TargetTail {
     this.#deps = deps;
     this.#source = source;
     this.#target = target;
-    this.#provenance = provenance;
+    this.#mode = mode;
     this.#position = from;
   }
 
-  /** The target position to store with a checkpoint taken now. Null before the first look. */
+  /**
+   * The target position to store with a checkpoint taken now. Null before the first look. In
+   * batches mode, while copies found are not matched yet, where the first of them begins: the
+   * checkpoint (after what was matched) must not skip them for the next holder.
+   */
   get position(): number | null {
-    return this.#position;
+    return this.#found[0]?.targetOffset ?? this.#position;
   }
 
   /** Highest source offset of this partition seen in the target (-1 when none). */
@@ -94,7 +134,28 @@ export class TargetTail {
   restartAt(position: number): void {
     this.#position = position;
     this.#landed = -1;
+    this.#found = [];
     this.#uncertain = true;
+  }
+
+  /**
+   * Of the pump's next `units` (in order, from where the position's checkpoint is), those not in
+   * the target yet. Batches mode: the first ones must be the copies found, one to one.
+   */
+  pending(units: CopyUnits): CopyUnits {
+    const left = unitsAfter(units, this.#landed);
+    if (!isBatches(left)) return left;
+    let matched = 0;
+    for (const batch of left) {
+      const found = this.#found[0];
+      if (found === undefined) break;
+      if (found.count !== batch.count || found.contentCrc !== batch.contentCrc)
+        throw this.#mismatch(found, batch);
+      this.#found.shift();
+      this.#landed = batch.lastOffset;
+      matched++;
+    }
+    return sliceUnits(left, matched);
   }
 
   /** The target partition's current end (high watermark). */
@@ -131,6 +192,7 @@ export class TargetTail {
         logEndOffset: end.logEndOffset,
       });
       this.#position = end.logEndOffset;
+      this.#found = [];
       this.#uncertain = false;
       this.#goal = null;
       return 0;
@@ -153,9 +215,9 @@ export class TargetTail {
     let read = 0;
     let offset = from;
     while (offset < goal) {
-      let fetched: Awaited<ReturnType<SourceReader["fetch"]>>;
+      let fetched: { progress: FetchProgress; records: number };
       try {
-        fetched = await fetchTowards(this.#deps.reader, this.#target, offset, goal, this.#fields());
+        fetched = await this.#fetchNoting(offset, goal);
       } catch (error) {
         if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
         // Target retention took the start of the range: nothing to learn from what is gone.
@@ -164,22 +226,84 @@ export class TargetTail {
         offset = bounds.logStartOffset;
         continue;
       }
-      for (const record of fetched.records) {
-        const p = lastProvenance(record, this.#provenance.header);
-        if (
-          p !== null &&
-          p.alias === this.#provenance.sourceAlias &&
-          p.partition === this.#source.partition &&
-          p.offset > this.#landed
-        ) {
-          this.#landed = p.offset;
-        }
-      }
-      read += fetched.records.length;
-      offset = fetched.nextOffset;
+      read += fetched.records;
+      offset = fetched.progress.nextOffset;
       this.#position = offset;
     }
     return read;
+  }
+
+  /** One fetch towards `goal`, noting what of ours it holds; returns how far it got and its records. */
+  async #fetchNoting(offset: number, goal: number): Promise<{ progress: FetchProgress; records: number }> {
+    const { reader } = this.#deps;
+    const mode = this.#mode;
+    const target = this.#target;
+    if (mode.copy === "batches") {
+      const read = (o: number, limits: FetchLimits) => reader.fetchBatches(target, o, limits);
+      const fetched = await fetchTowards(read, target, offset, goal, this.#fields());
+      this.#noteCopies(fetched.batches, mode.producerId());
+      return { progress: fetched, records: fetched.batches.reduce((n, b) => n + b.count, 0) };
+    }
+    const read = (o: number, limits: FetchLimits) => reader.fetch(target, o, limits);
+    const fetched = await fetchTowards(read, target, offset, goal, this.#fields());
+    for (const record of fetched.records) {
+      const p = lastProvenance(record, mode.provenance.header);
+      if (
+        p !== null &&
+        p.alias === mode.provenance.sourceAlias &&
+        p.partition === this.#source.partition &&
+        p.offset > this.#landed
+      ) {
+        this.#landed = p.offset;
+      }
+    }
+    return { progress: fetched, records: fetched.records.length };
+  }
+
+  /** Batches mode: our committed batches are copies to match; another producer's are skipped, said once. */
+  #noteCopies(batches: readonly SourceBatch[], ours: bigint | null): void {
+    if (ours === null) {
+      throw new ReplicatorError(
+        "CONFIG_INVALID",
+        'target.copy "batches" needs fenced writes (target.fencing "transactional"): without them the target cannot say what landed',
+        { details: this.#fields() },
+      );
+    }
+    for (const batch of batches) {
+      if (batch.producerId === ours) {
+        this.#found.push({
+          count: batch.count,
+          contentCrc: batch.contentCrc,
+          targetOffset: batch.baseOffset,
+        });
+      } else if (!this.#otherWriterSeen) {
+        this.#otherWriterSeen = true;
+        this.#deps.logger.warn("another producer writes to the target partition; its batches are not ours", {
+          ...this.#fields(),
+          producerId: String(batch.producerId),
+          targetOffset: batch.baseOffset,
+        });
+      }
+    }
+  }
+
+  #mismatch(found: FoundCopy, batch: SourceBatch): ReplicatorError {
+    return new ReplicatorError(
+      "TARGET_COPY_MISMATCH",
+      `target ${this.#target.topic}/${this.#target.partition} holds a copy at offset ${found.targetOffset} ` +
+        `(${found.count} records) that is not the source batch at ${this.#source.topic}/${this.#source.partition} ` +
+        `offset ${batch.baseOffset} (${batch.count} records): the source changed under the copy (compaction, ` +
+        "a re-created topic) or another writer uses our producer; stopping rather than guess what landed",
+      {
+        details: {
+          ...this.#fields(),
+          targetOffset: found.targetOffset,
+          sourceOffset: batch.baseOffset,
+          targetRecords: found.count,
+          sourceRecords: batch.count,
+        },
+      },
+    );
   }
 
   /**
@@ -188,6 +312,12 @@ export class TargetTail {
    * only when it is known, else the next refresh reads them.
    */
   acknowledged(baseOffset: number, count: number, lastSourceOffset: number): void {
+    if (baseOffset < 0 && this.#mode.copy === "batches") {
+      // Where the copies sit decides what the next holder matches them with: look them up first
+      // (the pump sees `uncertain`, and the look finds and matches them).
+      this.writeFailed();
+      return;
+    }
     this.#landed = Math.max(this.#landed, lastSourceOffset);
     if (baseOffset < 0 || this.#position === null || this.#uncertain) return;
     // Without fencing, only when the write starts right where our view ends: records before it
@@ -211,4 +341,39 @@ export class TargetTail {
       targetPartition: this.#target.partition,
     };
   }
+}
+
+/** The target tail of an exactly-once pump (provenance, or batches mode); null at-least-once. */
+export function tailFor(
+  deps: TargetTailDeps | undefined,
+  writer: TargetWriter,
+  held: HeldLease,
+  copy: CopyMode,
+  provenance: ProvenanceSettings | null,
+): TargetTail | null {
+  if (copy === "records" && provenance === null) return null;
+  if (deps === undefined) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      "exactly-once copies need a reader and admin of the target cluster",
+    );
+  }
+  if (copy === "batches" && !writer.fences) {
+    throw new ReplicatorError(
+      "CONFIG_INVALID",
+      'target.copy "batches" needs target.fencing "transactional": without fenced writes the target cannot say what landed',
+    );
+  }
+  const { lease, route } = held;
+  return new TargetTail(
+    deps,
+    route.source,
+    route.target,
+    provenance === null
+      ? { copy: "batches", producerId: () => writer.producerId(route.target) }
+      : { copy: "records", provenance },
+    // A position is only meaningful with the checkpoint it was stored with.
+    lease.checkpoint === null ? null : (lease.targetOffset ?? null),
+    writer.fences,
+  );
 }

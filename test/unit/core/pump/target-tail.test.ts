@@ -105,7 +105,7 @@ function tailOver(target: ReadCommittedPartition, from: number | null, fenced = 
     { reader: target, admin: target, logger: new CapturingLogger() },
     TP,
     TP,
-    SETTINGS,
+    { copy: "records", provenance: SETTINGS },
     from,
     fenced,
   );
