@@ -173,10 +173,20 @@ export async function resumeContinuity(
   tp: TopicPartition,
   held: ResumeTarget,
   retry: RetryWhileHeld,
-  tail: { readonly landed: number; targetEnd(): Promise<number>; restartAt(position: number): void } | null,
+  tail: {
+    readonly landed: number;
+    readonly unmatchedRecords: number;
+    targetEnd(): Promise<number>;
+    restartAt(position: number): void;
+  } | null,
 ): Promise<PartitionIdentity | LeaseEnd> {
   const { checkpoint } = held.lease;
-  const copiedTo = checkpoint === null ? null : Math.max(checkpoint, (tail?.landed ?? -1) + 1);
+  // Batches mode knows how many records its look found past the checkpoint, not their offsets:
+  // they cover at least as many offsets, so a truncation below that is one under copies.
+  const copiedTo =
+    checkpoint === null
+      ? null
+      : Math.max(checkpoint, (tail?.landed ?? -1) + 1, checkpoint + (tail?.unmatchedRecords ?? 0));
   const found = await retry("checking the source log failed", () =>
     checkContinuity(deps, tp, held.lease, copiedTo),
   );

@@ -121,6 +121,11 @@ export class TargetTail {
     return this.#landed;
   }
 
+  /** Batches mode: records of the copies the looks found that are not matched to source batches yet. */
+  get unmatchedRecords(): number {
+    return this.#found.reduce((n, f) => n + f.count, 0);
+  }
+
   /** True until the first look, and after a write whose outcome is unknown. */
   get uncertain(): boolean {
     return this.#uncertain;
