@@ -89,6 +89,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
     replicationFactor: config.target.replicationFactor,
     writeSafetyMarginMs: writeSafetyMarginMs(config),
     provenance: provenanceSettings(config),
+    copy: config.target.copy,
     readAheadBytes: config.batch.readAheadBytes,
     discoveryIntervalMs: config.topics.discoveryIntervalMs,
     configSync: configSyncPolicy(config),

@@ -9,6 +9,7 @@ import { writeFitsInLease } from "../core/run/worker-settings.js";
 import { ReplicatorError } from "../errors.js";
 import { RESERVED_TOPIC_PREFIX } from "../topics/names.js";
 import { COMPRESSION_CODECS } from "./compression.js";
+import { checkBatchesMode } from "./copy-mode.js";
 import { brokerList, filePath, flag, integer, oneOf, section, token } from "./fields.js";
 import { formatIssues } from "./issues.js";
 import { LEASE_STORE_MAX_ATTEMPTS, largestWriteGroups, writeSafetyMarginMs } from "./timings.js";
@@ -132,6 +133,11 @@ const targetSchema = section({
   compression: oneOf(COMPRESSION_CODECS)
     .default("none")
     .describe("Codec of the batches written to the target."),
+  copy: oneOf(["records", "batches"])
+    .default("records")
+    .describe(
+      'How records reach the target. "records": each is decoded and written again with the provenance header (target.compression applies; loops prevented by alias). "batches": each source batch is written as it came, byte for byte but for its producer id, epoch, sequence, transactional bit and CRC: no header, a fraction of the CPU; exactly-once by fenced writes alone. It needs target.fencing "transactional", target.compression "none" (batches keep their codec), no target.alias (no header to stop a loop), and to be the target partitions\' only writer for exact failover. Change it on a stopped or drained mirror.',
+    ),
   fencing: oneOf(["transactional", "none"])
     .default("transactional")
     .describe(
@@ -321,6 +327,7 @@ export const mirrorConfigSchema = section({
         "or raise target.maxBatchBytes or target.maxInFlightBatches",
     });
   }
+  checkBatchesMode(config, ctx);
   if (config.target.alias !== undefined && config.target.alias === config.source.alias) {
     ctx.addIssue({
       code: "custom",

@@ -3,7 +3,7 @@
  * so a run never starts with settings it cannot keep its promises under.
  */
 import { ReplicatorError } from "../../errors.js";
-import type { FetchLimits, StartFrom } from "../model.js";
+import type { CopyMode, FetchLimits, StartFrom } from "../model.js";
 import type { ConfigSyncPolicy } from "../plan/config-sync.js";
 import type { ClusterAdmin, SourceReader } from "../ports.js";
 import type { ProvenanceSettings } from "../provenance.js";
@@ -33,6 +33,8 @@ export interface WorkerSettings {
   readonly writeSafetyMarginMs: number;
   /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
   readonly provenance?: ProvenanceSettings | null;
+  /** target.copy (PumpSettings.copy; "batches" needs WorkerOptions.targetReader). @default "records" */
+  readonly copy?: CopyMode;
   /**
    * Bytes of fetched records all pumps of a run may hold, together, beyond the batch each is
    * writing (see ReadAhead). @default 64 MiB
@@ -108,7 +110,7 @@ export function assertWorkerSettings(
       details: { problems },
     });
   }
-  if ((settings.provenance ?? null) !== null && !wiring.hasTargetReader) {
+  if (((settings.provenance ?? null) !== null || settings.copy === "batches") && !wiring.hasTargetReader) {
     throw new ReplicatorError("CONFIG_INVALID", "provenance needs a targetReader to read the target's tail", {
       details: { problems: ["targetReader is required with provenance"] },
     });
@@ -122,6 +124,7 @@ export function pumpSettings(settings: WorkerSettings): PumpSettings {
     startFrom: settings.startFrom,
     writeSafetyMarginMs: settings.writeSafetyMarginMs,
     provenance: settings.provenance ?? null,
+    copy: settings.copy ?? "records",
     checkpointIntervalMs: settings.leases.checkpointIntervalMs ?? 0,
   };
 }

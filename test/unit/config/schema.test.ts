@@ -38,6 +38,23 @@ describe("parseConfig: valid input", () => {
     assert.match(error.message, /transactional/);
   });
 
+  it('takes target.copy "batches" only with what keeps it exact, naming each setting and its fix', () => {
+    const batches = { brokers: "t:9092", copy: "batches" };
+    assert.equal(parseConfig({ ...minimal(), target: batches }).target.copy, "batches");
+    const error = refusal({
+      ...minimal(),
+      target: { ...batches, fencing: "none", compression: "zstd", alias: "dc2" },
+    });
+    assert.deepEqual(
+      (error.details.issues as { path: string }[]).map((i) => i.path),
+      ["target.fencing", "target.compression", "target.alias"],
+    );
+    assert.match(error.message, /target\.fencing: must be "transactional", got "none"/);
+    assert.match(error.message, /target\.compression: must be "none".*got "zstd".*target\.copy "records"/);
+    assert.match(error.message, /target\.alias: must be unset.*got "dc2"/);
+    assert.deepEqual(badPaths({ ...minimal(), target: { brokers: "t:9092", copy: "bytes" } }), ["target.copy"]);
+  });
+
   it("parses the minimal config with every default", () => {
     const config = parseConfig(minimal());
 
@@ -57,6 +74,7 @@ describe("parseConfig: valid input", () => {
         connectionTimeoutMs: 10_000,
         requestTimeoutMs: 15_000,
         compression: "none",
+        copy: "records",
         fencing: "transactional",
         replicationFactor: -1,
         maxBatchBytes: 1024 * 1024,
