@@ -1,7 +1,7 @@
 /**
  * A TargetWriter over a shared InMemoryCluster with fencing as Kafka's transactional producers give it.
  */
-import type { MirrorRecord, TopicPartition, WriteResult } from "../../lib/core/model.js";
+import type { CopyUnits, TopicPartition, WriteResult } from "../../lib/core/model.js";
 import type {
   OpenTransactionEnd,
   TargetWriter,
@@ -55,7 +55,7 @@ export class FencedWriter implements TargetWriter {
 
   async write(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    records: CopyUnits,
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
     runDeadline?: number,

@@ -52,7 +52,9 @@ describe("parseConfig: valid input", () => {
     assert.match(error.message, /target\.fencing: must be "transactional", got "none"/);
     assert.match(error.message, /target\.compression: must be "none".*got "zstd".*target\.copy "records"/);
     assert.match(error.message, /target\.alias: must be unset.*got "dc2"/);
-    assert.deepEqual(badPaths({ ...minimal(), target: { brokers: "t:9092", copy: "bytes" } }), ["target.copy"]);
+    assert.deepEqual(badPaths({ ...minimal(), target: { brokers: "t:9092", copy: "bytes" } }), [
+      "target.copy",
+    ]);
   });
 
   it("parses the minimal config with every default", () => {

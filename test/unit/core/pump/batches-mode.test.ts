@@ -1,0 +1,122 @@
+/**
+ * PartitionPump with target.copy "batches" over the in-memory fakes: source batches pass through
+ * one to one, and exactly-once comes from fenced writes and the look's matching of our copies
+ * (target-tail.ts), without provenance. The leader-change property test runs the same pump
+ * through crashes, cut and uncertain writes, handoffs and leader moves.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MirrorRecord } from "../../../../lib/core/model.js";
+import type { LeaseStore } from "../../../../lib/core/ports.js";
+import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
+import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
+import { isReplicatorError } from "../../../../lib/errors.js";
+import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { FencedWriter } from "../../../helpers/fenced-writer.js";
+import {
+  dst,
+  PROVENANCE,
+  pumpDeps,
+  runUntilCaughtUp,
+  src,
+  srcDstWorld,
+} from "../../../helpers/pump-fixture.js";
+
+type World = ReturnType<typeof srcDstWorld>;
+
+async function hold(w: World, owner: string): Promise<HeldLease> {
+  await w.store.ensure([src]);
+  const claimed = await w.store.claim(
+    w.store.get(src) as Parameters<LeaseStore["claim"]>[0],
+    owner,
+    w.clock.now() + 60_000,
+  );
+  assert.ok(claimed);
+  return new HeldLease(claimed, { source: src, target: dst }, Number.MAX_SAFE_INTEGER);
+}
+
+function pump(w: World, held: HeldLease, fenced = true): PartitionPump {
+  return new PartitionPump(
+    {
+      ...pumpDeps(w),
+      target: fenced ? new FencedWriter(w.target) : w.target,
+      targetTail: { reader: w.target, admin: w.target, logger: w.logger },
+    },
+    {
+      batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
+      startFrom: "earliest",
+      writeSafetyMarginMs: 1_000,
+      provenance: PROVENANCE,
+      copy: "batches",
+    },
+    held,
+  );
+}
+
+const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value?.toString("hex"));
+
+describe("PartitionPump, target.copy batches", () => {
+  it("writes each source batch as one target batch, records unchanged and without a provenance header", async () => {
+    const w = srcDstWorld();
+    w.source.append(src, makeRecords(4, 1));
+    w.source.append(src, makeRecords(3, 2));
+    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "a")));
+    assert.equal(status.error, null);
+    const copies = w.target.records(dst);
+    assert.deepEqual(values(copies), values(w.source.records(src)));
+    assert.deepEqual(copies[0]?.headers, w.source.records(src)[0]?.headers);
+    assert.deepEqual(
+      (await w.target.fetchBatches(dst, 0, { maxRecords: 100, maxBytes: 1 << 20, maxWaitMs: 0 })).batches.map(
+        (b) => b.count,
+      ),
+      [4, 3],
+    );
+    assert.equal(w.store.get(src)?.checkpoint, 7);
+  });
+
+  it("a holder that finds copies of ours past the checkpoint skips them, and another producer's batches in between", async () => {
+    const w = srcDstWorld();
+    w.source.append(src, makeRecords(5, 1));
+    w.source.append(src, makeRecords(5, 2));
+    w.source.append(src, makeRecords(5, 3));
+    const first = await hold(w, "a");
+    // The first holder's copies land, then it dies before any checkpoint past 0 is stored.
+    const writer = new FencedWriter(w.target);
+    await writer.fence(dst);
+    const source = await w.source.fetchBatches(src, 0, { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 0 });
+    await w.store.checkpoint(first.lease, 0, w.clock.now(), 0, { topicId: null, leaderEpoch: 0 });
+    await writer.write(dst, source.batches);
+    w.target.append(dst, makeRecords(2, 9)); // another producer's batch
+    w.clock.advance(120_000);
+    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b")));
+    assert.equal(status.error, null);
+    const ours = w.target.records(dst).filter((r) => r.key?.[1] !== 9);
+    assert.deepEqual(values(ours), values(w.source.records(src)));
+    assert.ok(
+      w.logger.entries.some((e) => e.message.startsWith("another producer writes to the target partition")),
+    );
+  });
+
+  it("a copy the source batch no longer matches stops the partition, writing nothing", async () => {
+    const w = srcDstWorld();
+    w.source.append(src, makeRecords(3, 1));
+    const first = await hold(w, "a");
+    await w.store.checkpoint(first.lease, 0, w.clock.now(), 0, { topicId: null, leaderEpoch: 0 });
+    const writer = new FencedWriter(w.target);
+    await writer.fence(dst);
+    const source = await w.source.fetchBatches(src, 0, { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 0 });
+    await writer.write(dst, source.batches);
+    w.source.compact(src, 0, 1); // the copied batch changes under the copy
+    w.clock.advance(120_000);
+    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b")));
+    assert.ok(isReplicatorError(status.error, "TARGET_COPY_MISMATCH"), status.error?.message);
+    assert.equal(status.error.retryable, false);
+    assert.equal(w.target.records(dst).length, 3);
+  });
+
+  it("refuses to run without fenced writes", async () => {
+    const w = srcDstWorld();
+    const held = await hold(w, "a");
+    assert.throws(() => pump(w, held, false), /target\.fencing "transactional"/);
+  });
+});
