@@ -140,7 +140,8 @@ class World {
   /** Appends to the source, noting where each value went. */
   produce(records: NewRecord[]): void {
     const offsets = this.source.append(src, records);
-    records.forEach((r, i) => this.origin.set(r.value?.toString("hex") ?? "", offsets[i] as number));
+    for (const [i, r] of records.entries())
+      this.origin.set(r.value?.toString("hex") ?? "", offsets[i] as number);
   }
 
   /** The source offset a target record is the copy of: by provenance, or (batches) by its value. */
