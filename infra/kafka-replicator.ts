@@ -139,7 +139,11 @@ export class KafkaReplicator extends Construct {
     });
     return {
       source: { ...cluster(props.source), alias: props.source.alias },
-      target: { ...cluster(props.target), fencing: settingText(props.target.fencing) },
+      target: {
+        ...cluster(props.target),
+        fencing: settingText(props.target.fencing),
+        copy: settingText(props.target.copy),
+      },
       topics: {
         whitelist: props.whitelist,
         blacklist: props.blacklist,

@@ -42,6 +42,7 @@ export const PARAMETER_GROUPS: readonly ParameterGroup[] = [
       TargetSecretArn: "Target credentials secret ARN",
       TargetMskClusterArn: "Target MSK cluster ARN (IAM access)",
       TargetFencing: "Fencing of a partition's former holder",
+      TargetCopy: "How records reach the target (records or batches)",
     },
   },
   {

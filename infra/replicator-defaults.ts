@@ -24,11 +24,17 @@ export const MAX_FLEET_WORKERS = 100;
 export const TARGET_FENCING_MODES = ["transactional", "none"] as const;
 export type TargetFencing = (typeof TARGET_FENCING_MODES)[number];
 
+/** How records reach the target (target.copy): decoded and stamped, or source batches passed through. */
+export const TARGET_COPY_MODES = ["records", "batches"] as const;
+export type TargetCopy = (typeof TARGET_COPY_MODES)[number];
+
 export const REPLICATOR_DEFAULTS = {
   /** Connect without TLS (the config's `tls: false`). */
   tls: false,
   /** A new holder fences the old one at the target: the strong guarantee unless asked otherwise. */
   fencing: "transactional" as TargetFencing,
+  /** Records decoded and written with provenance: works with every target setting. */
+  copy: "records" as TargetCopy,
   /** No topic excluded. */
   blacklist: "",
   /** No consumer group's offsets synced (the config's groups.whitelist unset). */

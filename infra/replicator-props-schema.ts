@@ -20,6 +20,7 @@ import {
   MAX_FLEET_WORKERS,
   REPLICATOR_DEFAULTS,
   SCHEDULE_MINUTES,
+  TARGET_COPY_MODES,
   TARGET_FENCING_MODES,
 } from "./replicator-defaults.js";
 import {
@@ -167,9 +168,11 @@ const tick: Check = (m) =>
 
 const replicatorSchema = section({
   source: section({ ...clusterShape, alias: setting(alias, true) }).superRefine(clusterRules),
-  target: section({ ...clusterShape, fencing: setting(oneOf(TARGET_FENCING_MODES)) }).superRefine(
-    clusterRules,
-  ),
+  target: section({
+    ...clusterShape,
+    fencing: setting(oneOf(TARGET_FENCING_MODES)),
+    copy: setting(oneOf(TARGET_COPY_MODES)),
+  }).superRefine(clusterRules),
   whitelist: setting(patternCheck(false), true),
   blacklist: setting(patternCheck(true)),
   renamePolicy: setting(oneOf(RENAME_MODES)),
@@ -209,7 +212,12 @@ export function resolveReplicatorProps(props: KafkaReplicatorProps): ResolvedRep
   return {
     ...props,
     source: { ...props.source, tls: props.source.tls ?? d.tls },
-    target: { ...props.target, tls: props.target.tls ?? d.tls, fencing: props.target.fencing ?? d.fencing },
+    target: {
+      ...props.target,
+      tls: props.target.tls ?? d.tls,
+      fencing: props.target.fencing ?? d.fencing,
+      copy: props.target.copy ?? d.copy,
+    },
     blacklist: props.blacklist ?? d.blacklist,
     groupWhitelist: props.groupWhitelist ?? d.groupWhitelist,
     groupBlacklist: props.groupBlacklist ?? d.groupBlacklist,

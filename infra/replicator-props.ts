@@ -9,7 +9,7 @@ import type { CfnParameter, RemovalPolicy } from "aws-cdk-lib";
 import type { SASL_MECHANISMS } from "../lib/config/schema.js";
 import { ReplicatorError } from "../lib/errors.js";
 import type { RenameMode } from "../lib/topics/rename.js";
-import type { TargetFencing } from "./replicator-defaults.js";
+import type { TargetCopy, TargetFencing } from "./replicator-defaults.js";
 
 export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
@@ -63,6 +63,8 @@ export interface KafkaReplicatorProps {
   readonly target: ClusterProps & {
     /** How a new partition holder fences the old one (the config's target.fencing). @default "transactional" */
     readonly fencing?: Setting<TargetFencing>;
+    /** How records reach the target (the config's target.copy; "batches" needs fencing "transactional"). @default "records" */
+    readonly copy?: Setting<TargetCopy>;
   };
   /**
    * Whole-name regex of the topics to mirror; a token is allowed. A concrete one is compiled at
@@ -101,6 +103,7 @@ export interface ResolvedReplicatorProps extends KafkaReplicatorProps {
   readonly target: KafkaReplicatorProps["target"] & {
     readonly tls: Setting<boolean>;
     readonly fencing: Setting<TargetFencing>;
+    readonly copy: Setting<TargetCopy>;
   };
   readonly blacklist: string;
   readonly groupWhitelist: string;

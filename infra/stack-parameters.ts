@@ -7,7 +7,12 @@ import { CfnParameter, type CfnParameterProps, type Stack } from "aws-cdk-lib";
 import { SASL_MECHANISMS } from "../lib/config/schema.js";
 import { RENAME_MODES } from "../lib/topics/rename.js";
 import type { ReplicatorAlarmsProps } from "./replicator-alarms.js";
-import { MAX_FLEET_WORKERS, SCHEDULE_MINUTES, TARGET_FENCING_MODES } from "./replicator-defaults.js";
+import {
+  MAX_FLEET_WORKERS,
+  SCHEDULE_MINUTES,
+  TARGET_COPY_MODES,
+  TARGET_FENCING_MODES,
+} from "./replicator-defaults.js";
 import {
   type ClusterProps,
   deployTimeChoice,
@@ -39,7 +44,7 @@ export function stackParameters(stack: Stack): StackParameters {
   return {
     replicator: {
       source: { ...source, bootstrapServers: topics.sourceBrokers, alias: topics.sourceAlias },
-      target: { ...target, bootstrapServers: topics.targetBrokers, fencing: fleet.fencing },
+      target: { ...target, bootstrapServers: topics.targetBrokers, fencing: fleet.fencing, copy: fleet.copy },
       whitelist: topics.whitelist,
       blacklist: topics.blacklist,
       ...groupParameters(stack),
@@ -60,6 +65,12 @@ function fleetParameters(stack: Stack) {
     "transactional: a new holder of a partition fences the old one at the target (needs transactions); none: the lease alone, weaker",
     { default: "transactional", allowedValues: [...TARGET_FENCING_MODES] },
   );
+  const copy = text(
+    stack,
+    "TargetCopy",
+    "records: each record decoded and written with a provenance header; batches: source batches passed through byte for byte (needs TargetFencing transactional)",
+    { default: "records", allowedValues: [...TARGET_COPY_MODES] },
+  );
   const workers = new CfnParameter(stack, "Workers", {
     type: "Number",
     description: `Worker slots: replicate invocations per tick (1-${MAX_WORKERS}); reserved concurrency is twice this (runs of a slot overlap)`,
@@ -74,6 +85,7 @@ function fleetParameters(stack: Stack) {
   });
   return {
     fencing: deployTimeChoice(fencing, TARGET_FENCING_MODES),
+    copy: deployTimeChoice(copy, TARGET_COPY_MODES),
     workers: workers.valueAsNumber,
     scheduleMinutes: scheduleRate.valueAsNumber,
   };

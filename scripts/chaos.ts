@@ -21,6 +21,7 @@ import { CHAOS_KAFKAS, CHAOS_REPLICATORS, type ChaosKafka, type ChaosReplicator 
 import {
   type ChaosOptions,
   type ChaosResult,
+  COPY_MODES,
   DEFAULT_CHAOS,
   FENCING_MODES,
   REAL_KAFKA_CHAOS,
@@ -68,13 +69,17 @@ function oneOf<T extends string>(
   return value;
 }
 
-/** `--kafka` and `--replicator` from the command line, else KAFKA_TESTBED and CHAOS_REPLICATOR. */
-function choices(argv: readonly string[]): { kafka: ChaosKafka; replicator: ChaosReplicator } {
+/** `--kafka`, `--replicator` and `--copy` from the command line, else KAFKA_TESTBED, CHAOS_REPLICATOR and CHAOS_COPY. */
+function choices(argv: readonly string[]): {
+  kafka: ChaosKafka;
+  replicator: ChaosReplicator;
+  copy: string | undefined;
+} {
   const given = new Map<string, string | undefined>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
-    if (arg !== "--kafka" && arg !== "--replicator")
-      invalid(arg, "is not an option (--kafka, --replicator)", {});
+    if (arg !== "--kafka" && arg !== "--replicator" && arg !== "--copy")
+      invalid(arg, "is not an option (--kafka, --replicator, --copy)", {});
     const value = argv[++i];
     if (value === undefined) invalid(arg, "needs a value", {});
     given.set(arg, value);
@@ -82,6 +87,7 @@ function choices(argv: readonly string[]): { kafka: ChaosKafka; replicator: Chao
   const kafkaRaw = given.get("--kafka") ?? KAFKA_TESTBED;
   const replicatorRaw = given.has("--replicator") ? given.get("--replicator") : process.env.CHAOS_REPLICATOR;
   return {
+    copy: given.get("--copy"),
     kafka: oneOf("--kafka", kafkaRaw, CHAOS_KAFKAS, "mock"),
     replicator: oneOf(
       "--replicator / CHAOS_REPLICATOR",
@@ -107,7 +113,7 @@ function tooFew(r: ChaosResult, o: ChaosOptions): string[] {
   return minimums.filter(([, n, min]) => n < min).map(([name, n, min]) => `${name} ${n} < ${min}`);
 }
 
-const { kafka, replicator } = choices(process.argv.slice(2));
+const { kafka, replicator, copy } = choices(process.argv.slice(2));
 const base = kafka === "real" ? REAL_KAFKA_CHAOS : DEFAULT_CHAOS;
 const options: ChaosOptions = {
   ...base,
@@ -126,6 +132,7 @@ const options: ChaosOptions = {
     base.targetIsolation,
   ),
   fencing: oneOf("CHAOS_FENCING", process.env.CHAOS_FENCING, FENCING_MODES, base.fencing),
+  copy: oneOf("--copy / CHAOS_COPY", copy ?? process.env.CHAOS_COPY, COPY_MODES, base.copy),
   keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };

@@ -23,6 +23,9 @@ export const CHAOS_REPLICATORS: readonly ChaosReplicator[] = ["kafka-mirror", "m
 /** The workers' `target.fencing` setting. */
 export type TargetFencing = MirrorConfig["target"]["fencing"];
 export const FENCING_MODES: readonly TargetFencing[] = ["transactional", "none"];
+/** The workers' `target.copy`. */
+export type TargetCopy = MirrorConfig["target"]["copy"];
+export const COPY_MODES: readonly TargetCopy[] = ["records", "batches"];
 
 /** Broker SIGKILLs and SIGSTOPs on real clusters (scripts/chaos/real-faults.ts). */
 export interface BrokerChaosOptions {
@@ -110,6 +113,8 @@ export interface ChaosOptions {
   readonly targetIsolation: SourceIsolationLevel;
   /** The workers' `target.fencing`: "none" runs the old idempotent mode, which cannot fence. */
   readonly fencing: TargetFencing;
+  /** The workers' `target.copy`; "batches" copies carry no provenance, so they are matched by content. */
+  readonly copy: TargetCopy;
   /** MirrorMaker 2's faults and settings (replicator "mm2"). */
   readonly mm2: Mm2ChaosOptions;
   readonly seed: number;
@@ -163,6 +168,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   catchUpTimeoutMs: 240_000,
   targetIsolation: "read_committed",
   fencing: "transactional",
+  copy: "records",
   // Counts, not a rate: a fault spaced by MM2's own start time (~20 s on an idle machine, twice
   // that at a load of 15) would come a handful of times per run, and a few draws more or less
   // would decide whether a run makes the minimum. 5 + 2 + 2 fit a 300 s fault phase.

@@ -33,7 +33,7 @@ import {
   stream,
 } from "./faults.js";
 import { type Mm2Counts, Mm2Node, mm2Faults, mm2TaskStates, waitForMm2CatchUp } from "./mm2.js";
-import type { ChaosKafka, ChaosOptions, ChaosReplicator, TargetFencing } from "./options.js";
+import type { ChaosKafka, ChaosOptions, ChaosReplicator, TargetCopy, TargetFencing } from "./options.js";
 import { produce } from "./producer.js";
 import { type PoolCounts, WorkerPool } from "./workers.js";
 import {
@@ -48,9 +48,11 @@ import {
 export { tally } from "./compare.js";
 export {
   type ChaosOptions,
+  COPY_MODES,
   DEFAULT_CHAOS,
   FENCING_MODES,
   REAL_KAFKA_CHAOS,
+  type TargetCopy,
   type TargetFencing,
 } from "./options.js";
 
@@ -62,6 +64,8 @@ export interface ChaosResult extends Tally, FaultCounts, PoolCounts, Partial<Mm2
   target_isolation: SourceIsolationLevel;
   /** The workers' target.fencing (kafka-mirror only). */
   fencing?: TargetFencing;
+  /** The workers' target.copy (kafka-mirror only). */
+  copy?: TargetCopy;
   seed: number;
 }
 
@@ -121,6 +125,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         { topics, partitions: o.partitions },
         o.targetIsolation,
         result,
+        o.copy === "batches" ? "content" : "provenance",
       );
       running.pool?.logErrors(log);
     } else {
@@ -286,6 +291,7 @@ function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
       alias: "chaos-dst",
       requestTimeoutMs: o.requestTimeoutMs.target,
       fencing: o.fencing,
+      copy: o.copy,
     },
     topics: { whitelist: TOPICS_PATTERN },
     batch: { maxRecords: 500, maxWaitMs: 200 },
@@ -325,7 +331,7 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     recoveries: 0,
     worker_runs: 0,
     target_isolation: o.targetIsolation,
-    ...(o.replicator === "kafka-mirror" ? { fencing: o.fencing } : {}),
+    ...(o.replicator === "kafka-mirror" ? { fencing: o.fencing, copy: o.copy } : {}),
     anomalies: [],
     seed: o.seed,
   };

@@ -94,6 +94,7 @@ describe("KafkaMirrorStack template", () => {
       AllowedValues: ["transactional", "none"],
       Default: "transactional",
     });
+    template.hasParameter("TargetCopy", { AllowedValues: ["records", "batches"], Default: "records" });
     template.hasParameter("Workers", {
       Type: "Number",
       Default: 3,
@@ -122,6 +123,7 @@ describe("KafkaMirrorStack template", () => {
             [envVariableName("source", "brokers")]: { Ref: "SourceBootstrapServers" },
             [envVariableName("target", "brokers")]: { Ref: "TargetBootstrapServers" },
             [envVariableName("target", "fencing")]: { Ref: "TargetFencing" },
+            [envVariableName("target", "copy")]: { Ref: "TargetCopy" },
             [envVariableName("source", "alias")]: { Ref: "SourceAlias" },
             [envVariableName("source", "secretArn")]: { Ref: "SourceSecretArn" },
             [envVariableName("target", "saslMechanism")]: { Ref: "TargetSaslMechanism" },

@@ -17,7 +17,7 @@ describe("parameter interface", () => {
 
     // Assess
     const names = Object.keys(template.Parameters as object).filter((n) => n !== "BootstrapVersion");
-    assert.equal(names.length, 22);
+    assert.equal(names.length, 23);
     const ui = (template.Metadata as Record<string, unknown>)["AWS::CloudFormation::Interface"] as {
       ParameterGroups: { Label: { default: string }; Parameters: string[] }[];
       ParameterLabels: Record<string, { default: string }>;
