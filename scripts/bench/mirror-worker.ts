@@ -19,6 +19,8 @@ export interface WorkerJob {
   readonly topic: string;
   /** State directory of the embedded lease store (`kafka-mirror run --state-dir`). */
   readonly stateDir: string;
+  /** target.copy. @default "records" */
+  readonly copy?: "records" | "batches";
 }
 
 export interface WorkerReport {
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
   if (job === null) throw new Error("BENCH_WORKER is not set");
   const config = parseConfig({
     source: { brokers: [...job.sourceBrokers], clientId: "bench-mirror" },
-    target: { brokers: [...job.targetBrokers], clientId: "bench-mirror" },
+    target: { brokers: [...job.targetBrokers], clientId: "bench-mirror", copy: job.copy ?? "records" },
     topics: { whitelist: job.topic },
   });
   const table = await leaseStoreFor(config, "embedded", { stateDir: job.stateDir });

@@ -35,7 +35,11 @@ export interface BenchOptions {
   readonly skipLatency: boolean;
   /** Write a V8 CPU profile of the mirror worker into this directory. */
   readonly cpuProfDir: string | null;
+  /** The worker's target.copy: records decoded and stamped, or source batches passed through. */
+  readonly copy: BenchCopy;
 }
+
+export type BenchCopy = "records" | "batches";
 
 export const DEFAULT_OPTIONS: BenchOptions = {
   kafka: "mock",
@@ -53,6 +57,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   skipKcat: false,
   skipLatency: false,
   cpuProfDir: null,
+  copy: "records",
 };
 
 const NUMERIC = {
@@ -78,6 +83,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --kafka mock|real       librdkafka's mock clusters (default; kcat vs kafka-mirror), or real Apache
                           Kafka 4.1.2 (kcat, MirrorMaker 2 and kafka-mirror on the same clusters)
   --brokers N             --kafka real: brokers per cluster, 1 or 3 (default ${DEFAULT_OPTIONS.brokers})
+  --copy records|batches  the worker's target.copy (default ${DEFAULT_OPTIONS.copy})
   --skip-kcat             do not run the kcat pipeline
   --skip-latency          do not run the latency run
   --cpu-prof DIR          write a V8 CPU profile of the mirror worker into DIR`;
@@ -97,6 +103,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       if (raw === "1" || raw === "3") options.brokers = Number(raw);
       else problems.push(`--brokers needs 1 or 3, got ${raw ?? "nothing"}`);
       brokersGiven = true;
+    } else if (arg === "--copy") {
+      const copy = argv[++i];
+      if (copy === "records" || copy === "batches") options.copy = copy;
+      else problems.push(`--copy needs records or batches, got ${copy ?? "nothing"}`);
     } else if (arg === "--skip-kcat") options.skipKcat = true;
     else if (arg === "--skip-latency") options.skipLatency = true;
     else if (arg === "--cpu-prof") {

@@ -147,6 +147,7 @@ export async function runMirror(ctx: ToolContext): Promise<ToolRun> {
     sourceBrokers: source.bootstrapServers,
     targetBrokers: target.bootstrapServers,
     stateDir: ctx.stateDir,
+    copy: options.copy,
   };
   const watch = watchCopy({
     targetBrokers: target.bootstrapServers,

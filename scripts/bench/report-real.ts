@@ -6,6 +6,8 @@ import { fmt, round } from "./report.js";
 export interface RealBenchSummary {
   readonly kafka: "real";
   readonly brokers: number;
+  /** The mirror's target.copy. */
+  readonly copy: string;
   readonly records: number;
   readonly mirror_rps: number;
   readonly kcat_rps: number;
@@ -41,6 +43,7 @@ export function summarizeReal(result: RealBenchResult): RealBenchSummary {
   return {
     kafka: "real",
     brokers: result.options.brokers,
+    copy: result.options.copy,
     records: result.records,
     mirror_rps: Math.round(mirror.window.rps),
     kcat_rps: Math.round(kcat.window.rps),

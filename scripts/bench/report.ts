@@ -14,6 +14,8 @@ export interface BenchSummary {
   readonly usd_per_gib: number;
   /** Records/s the latency run's producer achieved (the run fails below 95% of --rate). */
   readonly achieved_rps: number | null;
+  /** The worker's target.copy. */
+  readonly copy: string;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -30,6 +32,7 @@ export function summarize(result: BenchResult): BenchSummary {
     cpu_s_per_gib: round(result.cpuSecondsPerGib, 2),
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
+    copy: result.options.copy,
   };
 }
 

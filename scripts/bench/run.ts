@@ -88,6 +88,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
         targetBrokers: target.bootstrapServers,
         topic: DATA_TOPIC,
         stateDir,
+        copy: options.copy,
       },
       options.cpuProfDir,
     );
@@ -121,6 +122,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
           targetBrokers: target.bootstrapServers,
           topic: LATENCY_TOPIC,
           stateDir,
+          copy: options.copy,
         },
         null,
       );

@@ -61,6 +61,8 @@ describe("npm run bench (tiny)", () => {
     assert.throws(() => parseBenchOptions(["--recrods", "5"]), /unknown option --recrods/);
     assert.throws(() => parseBenchOptions(["--rate", "fast"]), /--rate needs a positive integer, got fast/);
     assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
+    assert.throws(() => parseBenchOptions(["--copy", "bytes"]), /--copy needs records or batches, got bytes/);
+    assert.equal(parseBenchOptions(["--copy", "batches"]).copy, "batches");
     assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
     assert.throws(
       () => parseBenchOptions(["--kafka", "real", "--brokers", "2"]),
