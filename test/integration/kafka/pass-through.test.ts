@@ -346,6 +346,87 @@ describe("target.copy batches: source batches copied as they came (independent p
     if (kafka.kind === "mock") assert.deepEqual(shown(copied), shown(await read(source.topic)));
   });
 
+  it("stops a fetch before a batch that would pass the limits, whether the broker sent it first or in a follow-up", async () => {
+    // Prepare: at least three batches (three kcat calls); the mock answers one batch per Fetch,
+    // so there the follow-ups meet the limits, on real Kafka the first answer.
+    const source = tpOf(topicName("limits"));
+    await kafka.createTopic(source.topic, 1);
+    for (const codec of ["snappy", "none", "gzip"] as const) {
+      const records = Array.from({ length: 4 }, (_, i) => ({
+        key: null,
+        value: Buffer.from(`${codec}-${i}`),
+      }));
+      await kcatProduce({ brokers: kafka.bootstrapServers, ...source, compression: codec, records });
+    }
+    const stored = dataOf(await rawBatches(kafka.bootstrapServers, source.topic));
+    const [b0, b1, b2] = stored.map((b) => b.batch.records.length);
+    assert.ok(b0 !== undefined && b1 !== undefined && b2 !== undefined, `${stored.length} batches`);
+    const reader = newReader();
+
+    // Act: room for all but the last record of the third batch; then room for one record.
+    const limited = await reader.fetchBatches(source, 0, { ...LIMITS, maxRecords: b0 + b1 + b2 - 1 });
+    const single = await reader.fetchBatches(source, 0, { ...LIMITS, maxRecords: 1 });
+    const records = await reader.fetch(source, 0, { ...LIMITS, maxRecords: b0 + b1 + b2 - 1 });
+
+    // Assess: whole batches only, the first whatever its size; fetch cuts inside the third.
+    assert.deepEqual(
+      limited.batches.map((u) => u.bytes),
+      stored.slice(0, 2).map((b) => b.bytes),
+    );
+    assert.equal(limited.nextOffset, stored[2]?.batch.baseOffset);
+    assert.equal(
+      limited.bytes,
+      limited.batches.reduce((n, u) => n + u.bytes.length, 0),
+    );
+    assert.deepEqual(
+      single.batches.map((u) => u.count),
+      [b0],
+    );
+    assert.equal(single.nextOffset, stored[1]?.batch.baseOffset);
+    assert.equal(records.records.length, b0 + b1 + b2 - 1);
+  });
+
+  it("resends a source batch refused mid-pipeline one by one: every batch lands once, in order, as it came", async () => {
+    // Prepare: four batches from kcat; on the mock the second produce of the pipelined group is
+    // refused (NOT_LEADER_OR_FOLLOWER), as test/integration/kafka/read-write.test.ts does for records.
+    const [source, target] = [tpOf(topicName("resend-source")), tpOf(topicName("resend-target"))];
+    await kafka.createTopic(source.topic, 1);
+    await kafka.createTopic(target.topic, 1);
+    for (const codec of ["lz4", "none", "zstd", "gzip"] as const) {
+      const records = Array.from({ length: 3 }, (_, i) => ({
+        key: Buffer.from([i]),
+        value: Buffer.from(codec),
+      }));
+      await kcatProduce({ brokers: kafka.bootstrapServers, ...source, compression: codec, records });
+    }
+    const units: SourceBatch[] = [];
+    const reader = newReader();
+    for (let offset = 0; units.length < 4; ) {
+      const fetched = await reader.fetchBatches(source, offset, LIMITS);
+      units.push(...fetched.batches);
+      offset = fetched.nextOffset;
+    }
+    const writer = newWriter();
+    await writer.fence(target);
+    if (kafka.kind === "mock") await kafka.mock.pushRequestErrors(ApiKey.Produce, [0, 6]);
+
+    // Act
+    const written = await writer.write(target, units);
+
+    // Assess
+    assert.equal(written.acknowledged, sum(units));
+    const copies = dataOf(await rawBatches(kafka.bootstrapServers, target.topic));
+    assert.deepEqual(
+      copies.map((c) => kept(c.bytes)),
+      units.map((u) => kept(u.bytes)),
+    );
+    assert.deepEqual(
+      copies.map((c) => c.batch.baseSequence),
+      units.map((_, i) => sum(units.slice(0, i))),
+      "sequences continue by record count",
+    );
+  });
+
   it("fails a source batch the target refuses with RECORD_REJECTED naming its source offsets: it cannot be split", async () => {
     // Prepare: one uncompressed batch of 30 records of 100 bytes; the target takes at most 2000
     // bytes a batch (real Kafka), or the mock is told to refuse the next produce as too large.
