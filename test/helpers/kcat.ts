@@ -113,6 +113,22 @@ export async function kcatRead(opts: KcatReadOptions): Promise<KcatReadRecord[]>
   return decodeOutput(stdout);
 }
 
+export interface KcatDetailedRecord extends KcatReadRecord {
+  /** The record's timestamp (ms), as kcat's %T prints it. */
+  readonly timestamp: number;
+  /** Its headers as kcat's %h prints them: name=value, comma-separated (text headers only). */
+  readonly headers: string;
+}
+
+/** As kcatRead, with each record's timestamp and headers. */
+export async function kcatReadDetailed(opts: KcatReadOptions): Promise<KcatDetailedRecord[]> {
+  const args = [...consumeArgs(opts), "-f", "%o %K %S %T %h\n%k%s"];
+  const { code, stdout, stderr } = await runKcat(args, null, opts.timeoutMs ?? 60_000);
+  if (code !== 0)
+    throw new Error(`kcat read of ${opts.topic}[${opts.partition}] failed (exit ${code}): ${stderr}`);
+  return decodeOutput(stdout, true) as KcatDetailedRecord[];
+}
+
 /** Number of records from fromOffset to the partition's end. */
 export async function kcatConsumeCount(opts: KcatReadOptions): Promise<number> {
   const args = [...consumeArgs(opts), "-f", "\n"];
@@ -213,14 +229,16 @@ function escapeDelimiter(bytes: Buffer): string {
   return [...bytes].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
 }
 
-function decodeOutput(stdout: Buffer): KcatReadRecord[] {
+/** kcat's output of "%o %K %S\n%k%s", or with `detailed` "%o %K %S %T %h\n%k%s". */
+function decodeOutput(stdout: Buffer, detailed = false): KcatReadRecord[] {
   const records: KcatReadRecord[] = [];
+  const pattern = detailed ? /^(\d+) (-?\d+) (-?\d+) (-?\d+) (.*)$/ : /^(\d+) (-?\d+) (-?\d+)$/;
   let pos = 0;
   while (pos < stdout.length) {
     const eol = stdout.indexOf(0x0a, pos);
     if (eol < 0) throw new Error("kcat output: truncated record header");
-    const header = stdout.subarray(pos, eol).toString("ascii");
-    const match = /^(\d+) (-?\d+) (-?\d+)$/.exec(header);
+    const header = stdout.subarray(pos, eol).toString("latin1");
+    const match = pattern.exec(header);
     if (!match) throw new Error(`kcat output: unexpected record header ${JSON.stringify(header)}`);
     const keyLength = Number(match[2]);
     const valueLength = Number(match[3]);
@@ -228,11 +246,15 @@ function decodeOutput(stdout: Buffer): KcatReadRecord[] {
     const keyEnd = pos + Math.max(keyLength, 0);
     const valueEnd = keyEnd + Math.max(valueLength, 0);
     if (valueEnd > stdout.length) throw new Error("kcat output: truncated record body");
-    records.push({
+    const record = {
       offset: Number(match[1]),
       key: keyLength < 0 ? null : Buffer.from(stdout.subarray(pos, keyEnd)),
       value: valueLength < 0 ? null : Buffer.from(stdout.subarray(keyEnd, valueEnd)),
-    });
+    };
+    const detail: KcatDetailedRecord | null = detailed
+      ? { ...record, timestamp: Number(match[4]), headers: match[5] ?? "" }
+      : null;
+    records.push(detail ?? record);
     pos = valueEnd;
   }
   return records;

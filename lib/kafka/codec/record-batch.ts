@@ -2,37 +2,36 @@
  * Kafka record batches (magic v2) to and from MirrorRecords, byte for byte: keys, values, header
  * keys and header values stay Buffers (views into the fetched or decompressed bytes), null stays
  * null, headers keep their order and repeats. kafkajs decodes headers into an object, which loses
- * interleaved repeats, so the replicator reads and writes batches itself.
- *
- * Batch layout (DefaultRecordBatch.java):
- *   0 baseOffset int64 | 8 batchLength int32 | 12 partitionLeaderEpoch int32 | 16 magic int8
- *   17 crc uint32 (CRC-32C of bytes 21..end) | 21 attributes int16 | 23 lastOffsetDelta int32
- *   27 baseTimestamp int64 | 35 maxTimestamp int64 | 43 producerId int64 | 51 producerEpoch int16
- *   53 baseSequence int32 | 57 recordCount int32 | 61 records (compressed as one block, if any)
+ * interleaved repeats, so the replicator reads and writes batches itself. The batch header's layout
+ * is in batch-header.ts.
  */
 
 import type { CompressionCodec } from "../../config/compression.js";
 import type { MirrorRecord, RecordHeader } from "../../core/model.js";
 import { type ProvenanceStamp, STAMP_OFFSET_BYTES } from "../../core/provenance.js";
 import { ReplicatorError } from "../../errors.js";
+import {
+  ATTRIBUTES_OFFSET,
+  CODEC_MASK,
+  CONTROL_FLAG,
+  CRC_OFFSET,
+  CURRENT_MAGIC,
+  checkedBaseOffset,
+  corrupt,
+  HEADER_SIZE,
+  LOG_APPEND_TIME_FLAG,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  NO_PARTITION_LEADER_EPOCH,
+  readSafeInt64,
+  recordSetEntries,
+  TRANSACTIONAL_FLAG,
+} from "./batch-header.js";
 import { CODECS, codecFromId, compress, decompress } from "./compression.js";
 import { crc32c } from "./crc32c.js";
 import { decodeLegacyEntry } from "./legacy-message-set.js";
 import type { ControlType, DecodedBatch } from "./model.js";
 import { ByteReader, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from "./varint.js";
-
-const LOG_OVERHEAD = 12; // baseOffset + batchLength: the bytes batchLength does not count
-const HEADER_SIZE = 61;
-const MAGIC_OFFSET = 16;
-const CRC_OFFSET = 17;
-const ATTRIBUTES_OFFSET = 21;
-const CURRENT_MAGIC = 2;
-const NO_PARTITION_LEADER_EPOCH = -1;
-
-const CODEC_MASK = 0x07;
-const LOG_APPEND_TIME_FLAG = 0x08;
-const TRANSACTIONAL_FLAG = 0x10;
-const CONTROL_FLAG = 0x20;
 
 const CONTROL_TYPE_ABORT = 0;
 const CONTROL_TYPE_COMMIT = 1;
@@ -58,20 +57,6 @@ export interface EncodeOptions {
   headroom?: number;
 }
 
-function corrupt(message: string, details: Record<string, unknown> = {}): ReplicatorError {
-  return new ReplicatorError("CORRUPT_BATCH", message, { details });
-}
-
-/** A signed int64 as a number; throws CORRUPT_BATCH rather than round beyond 2^53. */
-function readSafeInt64(buf: Buffer, pos: number, field: string): number {
-  const high = buf.readInt32BE(pos);
-  const value = high * 0x100000000 + buf.readUInt32BE(pos + 4);
-  if (high >= 0x200000 || high < -0x200000 || !Number.isSafeInteger(value)) {
-    throw corrupt(`${field} beyond Number.MAX_SAFE_INTEGER`, { field });
-  }
-  return value;
-}
-
 function writeInt64(buf: Buffer, pos: number, value: number): void {
   buf.writeBigInt64BE(BigInt(value), pos);
 }
@@ -84,34 +69,19 @@ function writeInt64(buf: Buffer, pos: number, value: number): void {
  */
 export async function decodeRecordBatches(data: Buffer): Promise<DecodedBatch[]> {
   const batches: DecodedBatch[] = [];
-  let pos = 0;
-  while (pos + LOG_OVERHEAD <= data.length) {
-    const batchLength = data.readInt32BE(pos + 8);
-    const size = LOG_OVERHEAD + batchLength;
-    if (pos + size > data.length) break;
-    const magic = size > MAGIC_OFFSET ? data[pos + MAGIC_OFFSET] : undefined;
+  for (const entry of recordSetEntries(data)) {
+    const magic = entry.length > MAGIC_OFFSET ? entry[MAGIC_OFFSET] : undefined;
     const legacy = magic === 0 || magic === 1;
-    batches.push(await (legacy ? decodeLegacyEntry(data, pos, size) : decodeBatch(data, pos, size)));
-    pos += size;
+    batches.push(await (legacy ? decodeLegacyEntry : decodeBatch)(entry, 0, entry.length));
   }
   return batches;
 }
 
-/** The batch's baseOffset, once its size, magic and CRC are those of a sound v2 batch. */
-function checkedBaseOffset(data: Buffer, start: number, size: number): number {
-  const baseOffset = readSafeInt64(data, start, "baseOffset");
-  if (size < HEADER_SIZE) throw corrupt("record batch shorter than its header", { baseOffset, size });
-  const magic = data.readInt8(start + MAGIC_OFFSET);
-  if (magic !== CURRENT_MAGIC) throw corrupt(`unknown record batch magic ${magic}`, { baseOffset, magic });
-  const expectedCrc = data.readUInt32BE(start + CRC_OFFSET);
-  const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, start + size);
-  if (expectedCrc !== actualCrc) {
-    throw corrupt("record batch CRC mismatch", { baseOffset, expectedCrc, actualCrc });
-  }
-  return baseOffset;
-}
-
-async function decodeBatch(data: Buffer, start: number, size: number): Promise<DecodedBatch> {
+/**
+ * The v2 batch `data[start, start + size)`, its CRC checked, records decoded (views into `data` or
+ * its decompressed block).
+ */
+export async function decodeBatch(data: Buffer, start: number, size: number): Promise<DecodedBatch> {
   const end = start + size;
   const baseOffset = checkedBaseOffset(data, start, size);
   const attributes = data.readInt16BE(start + 21);

@@ -4,10 +4,11 @@
  * partition only in sequence order, so whatever lands is a prefix of the group; the writer
  * (target-writer.ts) sends what did not land one batch at a time.
  */
-import { type MirrorRecord, partitionKey, type TopicPartition } from "../../core/model.js";
+import { partitionKey, type TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
 import { KafkaErrorCode } from "../wire/error-codes.js";
+import { type ProduceBatch, recordsIn } from "./produce-batch.js";
 import { isLanded, isUncertain } from "./produce-outcome.js";
 import type { Leader, ProducerSession } from "./producer-session.js";
 import { type ProducerIdentity, sequenceAfter } from "./producer-state.js";
@@ -42,7 +43,7 @@ export interface PipelineContext {
 export async function sendPipelined(
   context: PipelineContext,
   tp: TopicPartition,
-  group: readonly (readonly MirrorRecord[])[],
+  group: readonly ProduceBatch[],
   stamp: ProvenanceStamp | null,
 ): Promise<Pipelined> {
   const { session } = context;
@@ -62,7 +63,7 @@ export async function sendPipelined(
   for (const batch of group) {
     sequences.push(sequence);
     bodies.push(await session.body(tp, batch, stamp, identity, sequence));
-    sequence = sequenceAfter(sequence, batch.length);
+    sequence = sequenceAfter(sequence, recordsIn(batch));
   }
   // Checked after encoding, just before sending: none of these may be outstanding at the deadline.
   if (!context.fits()) return { ...NOT_PIPELINED, identity };
@@ -81,10 +82,9 @@ export async function sendPipelined(
   answers.forEach((answer, k) => {
     if (answer.status === "fulfilled" && isLanded(answer.value.errorCode)) landed = k + 1;
   });
-  if (landed > 0) {
-    session
-      .state(tp)
-      .acknowledged(key, identity, sequences[landed - 1] as number, group[landed - 1]?.length ?? 0);
+  const lastLanded = group[landed - 1];
+  if (lastLanded !== undefined) {
+    session.state(tp).acknowledged(key, identity, sequences[landed - 1] as number, recordsIn(lastLanded));
   }
   const first = answers[0];
   const baseOffset =

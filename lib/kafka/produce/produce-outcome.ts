@@ -8,8 +8,12 @@ import { isTransient, translateKafkajsError } from "../wire/connection.js";
 import { isFencedCode, KafkaErrorCode, KafkaPartitionError, kafkaError } from "../wire/error-codes.js";
 import type { ProducePartitionResponse, ProduceResponse } from "../wire/produce.js";
 import type { Attempt } from "./model.js";
+import { isSourceBatch, type ProduceBatch, sourceOffsetsOf } from "./produce-batch.js";
 
-/** The broker refused these records; bisecting a multi-record batch finds the one to blame. */
+/**
+ * The broker refused these records; bisecting a multi-record batch finds the one to blame. A source
+ * batch (target.copy "batches") cannot be bisected: it is refused as a whole.
+ */
 export const REJECTING_ERRORS: ReadonlySet<number> = new Set([
   KafkaErrorCode.MESSAGE_TOO_LARGE,
   KafkaErrorCode.RECORD_LIST_TOO_LARGE,
@@ -61,8 +65,8 @@ export function isUncertain(answer: PromiseSettledResult<ProducePartitionRespons
 /** What the writer does after one attempt at a batch. */
 export type Verdict =
   | { readonly kind: "landed"; readonly baseOffset: number }
-  /** The broker refused records of a multi-record batch that cannot have landed: split it. */
-  | { readonly kind: "bisect" }
+  /** The broker refused some of these records (a batch of them that cannot have landed): split it. */
+  | { readonly kind: "bisect"; readonly records: readonly MirrorRecord[] }
   /** Ends the write; `reset`: the batch may be in the log, so its sequence must not be reused. */
   | { readonly kind: "fail"; readonly error: ReplicatorError; readonly reset: boolean }
   | {
@@ -80,7 +84,7 @@ const EXHAUSTED = " (retries exhausted)";
 export function judgeAttempt(
   result: Attempt,
   tp: TopicPartition,
-  records: readonly MirrorRecord[],
+  records: ProduceBatch,
   uncertain: boolean,
 ): Verdict {
   if ("error" in result) {
@@ -98,7 +102,7 @@ export function judgeAttempt(
   if (REJECTING_ERRORS.has(code)) {
     // Halves get new sequences: only safe while no attempt of the whole may have landed.
     if (uncertain) return { kind: "fail", error: refusedAfterUncertain(code, tp, records), reset: true };
-    if (records.length > 1) return { kind: "bisect" };
+    if (!isSourceBatch(records) && records.length > 1) return { kind: "bisect", records };
     return { kind: "fail", error: answerError(code, tp, records), reset: false };
   }
   if (!kafkaError(code).retriable)
@@ -118,12 +122,13 @@ export function partitionAnswer(response: ProduceResponse, tp: TopicPartition): 
 }
 
 /** Topic, partition and the source offsets a batch covers, for error details. */
-export function batchDetails(tp: TopicPartition, records: readonly MirrorRecord[]): Record<string, unknown> {
+export function batchDetails(tp: TopicPartition, records: ProduceBatch): Record<string, unknown> {
+  const offsets = sourceOffsetsOf(records);
   return {
     topic: tp.topic,
     partition: tp.partition,
-    sourceOffset: records[0]?.offset ?? -1,
-    sourceLastOffset: records.at(-1)?.offset ?? -1,
+    sourceOffset: offsets.first,
+    sourceLastOffset: offsets.last,
   };
 }
 
@@ -131,7 +136,7 @@ export function batchDetails(tp: TopicPartition, records: readonly MirrorRecord[
 export function answerError(
   code: number,
   tp: TopicPartition,
-  records: readonly MirrorRecord[],
+  records: ProduceBatch,
   suffix = "",
 ): ReplicatorError {
   const info = kafkaError(code);
@@ -143,12 +148,9 @@ export function answerError(
       { details },
     );
   }
-  if (REJECTING_ERRORS.has(code) && records.length === 1) {
-    return new ReplicatorError(
-      "RECORD_REJECTED",
-      `target refused record ${records[0]?.offset ?? -1} for ${tp.topic}/${tp.partition}: ${info.name}`,
-      { details },
-    );
+  if (REJECTING_ERRORS.has(code)) {
+    const refused = refusedRecordsError(info.name, tp, records, details);
+    if (refused !== null) return refused;
   }
   return new ReplicatorError(
     info.retriable ? "KAFKA_RETRIABLE" : "KAFKA_FATAL",
@@ -157,11 +159,30 @@ export function answerError(
   );
 }
 
+/** RECORD_REJECTED for a refused source batch or single record; null for records bisection can split. */
+function refusedRecordsError(
+  name: string,
+  tp: TopicPartition,
+  records: ProduceBatch,
+  details: Record<string, unknown>,
+): ReplicatorError | null {
+  const where = `${tp.topic}/${tp.partition}: ${name}`;
+  if (isSourceBatch(records)) {
+    const { baseOffset, lastOffset } = records;
+    const why = "a batch copied as it came cannot be split to find the record";
+    const message = `target refused the source batch of offsets ${baseOffset}..${lastOffset} for ${where} (${why})`;
+    return new ReplicatorError("RECORD_REJECTED", message, { details });
+  }
+  if (records.length !== 1) return null;
+  const message = `target refused record ${records[0]?.offset ?? -1} for ${where}`;
+  return new ReplicatorError("RECORD_REJECTED", message, { details });
+}
+
 /** A request failed without an answer (timeout, connection lost); the write ends with this. */
 export function requestError(
   error: unknown,
   tp: TopicPartition,
-  records: readonly MirrorRecord[],
+  records: ProduceBatch,
   suffix = "",
 ): ReplicatorError {
   return translateKafkajsError(
@@ -185,7 +206,7 @@ export function fencedOr(error: unknown): unknown {
 }
 
 /** An attempt may have landed and the deadline left no time to confirm it by resending. */
-export function deadlineError(tp: TopicPartition, records: readonly MirrorRecord[]): ReplicatorError {
+export function deadlineError(tp: TopicPartition, records: ProduceBatch): ReplicatorError {
   return new ReplicatorError(
     "KAFKA_RETRIABLE",
     `produce to ${tp.topic}/${tp.partition}: outcome unknown, the write's deadline left no time to resend`,
@@ -194,11 +215,7 @@ export function deadlineError(tp: TopicPartition, records: readonly MirrorRecord
 }
 
 /** A resend was refused after an attempt of unknown outcome: the caller must look, then write anew. */
-function refusedAfterUncertain(
-  code: number,
-  tp: TopicPartition,
-  records: readonly MirrorRecord[],
-): ReplicatorError {
+function refusedAfterUncertain(code: number, tp: TopicPartition, records: ProduceBatch): ReplicatorError {
   return new ReplicatorError(
     "KAFKA_RETRIABLE",
     `produce to ${tp.topic}/${tp.partition}: resend refused (${kafkaError(code).name}) after an attempt of unknown outcome`,

@@ -9,11 +9,12 @@
  */
 
 import type { CompressionCodec } from "../../config/compression.js";
-import type { MirrorRecord, TopicPartition } from "../../core/model.js";
+import type { TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
 import { backoffDelay } from "../../core/retry.js";
 import { ReplicatorError } from "../../errors.js";
+import { rewriteForProduce } from "../codec/pass-through.js";
 import { encodeRecordBatch } from "../codec/record-batch.js";
 import type { BodyApi, Broker, BrokerConnection, KafkaClusterClient } from "../wire/cluster-client.js";
 import { isTransient, translateKafkajsError } from "../wire/connection.js";
@@ -32,6 +33,7 @@ import {
   writeTransactionalProduceHead,
 } from "../wire/transactional-produce.js";
 import type { Attempt } from "./model.js";
+import { isSourceBatch, type ProduceBatch } from "./produce-batch.js";
 import { partitionAnswer } from "./produce-outcome.js";
 import { type ProducerIdentity, ProducerState } from "./producer-state.js";
 import { TransactionProducers } from "./transaction-producers.js";
@@ -116,39 +118,37 @@ export class ProducerSession {
     return { broker, api, connection: await this.#client.connection(broker, api) };
   }
 
-  /** A produce request's body: its head, then the batch, laid out once in one buffer. */
+  /**
+   * A produce request's body: its head, then the batch, laid out once in one buffer: records
+   * encoded, or a source batch copied with our producer fields (codec/pass-through.ts).
+   */
   async body(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    batch: ProduceBatch,
     stamp: ProvenanceStamp | null,
     identity: ProducerIdentity,
     baseSequence: number,
   ): Promise<Buffer> {
     const topic = Buffer.from(tp.topic, "utf8");
     const head = { acks: -1, timeoutMs: this.#client.requestTimeoutMs, topic, partition: tp.partition };
-    const batch = {
-      compression: this.#options.compression,
-      producerId: identity.producerId,
-      producerEpoch: identity.producerEpoch,
-      baseSequence,
-      stamp,
-    };
     const transactionalId = this.transactions?.transactionalIdOf(tp);
-    if (transactionalId === undefined) {
-      return writeProduceHead(
-        await encodeRecordBatch(records, { ...batch, headroom: produceHeadSize(topic) }),
-        head,
-      );
-    }
-    const id = Buffer.from(transactionalId, "utf8");
-    return writeTransactionalProduceHead(
-      await encodeRecordBatch(records, {
-        ...batch,
-        isTransactional: true,
-        headroom: transactionalProduceHeadSize(topic, id),
-      }),
-      { ...head, transactionalId: id },
-    );
+    const id = transactionalId === undefined ? null : Buffer.from(transactionalId, "utf8");
+    const { producerId, producerEpoch } = identity;
+    const fields = { producerId, producerEpoch, baseSequence, transactional: id !== null };
+    const headroom = id === null ? produceHeadSize(topic) : transactionalProduceHeadSize(topic, id);
+    const laidOut = isSourceBatch(batch)
+      ? rewriteForProduce(batch.bytes, fields, headroom)
+      : await encodeRecordBatch(batch, {
+          compression: this.#options.compression,
+          producerId,
+          producerEpoch,
+          baseSequence,
+          stamp,
+          ...(id === null ? {} : { isTransactional: true }),
+          headroom,
+        });
+    if (id === null) return writeProduceHead(laidOut, head);
+    return writeTransactionalProduceHead(laidOut, { ...head, transactionalId: id });
   }
 
   /**

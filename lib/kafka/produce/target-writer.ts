@@ -1,6 +1,7 @@
 /**
- * TargetWriter: an idempotent producer (acks=all) that sends record batches we encode ourselves
- * over kafkajs's broker connections. A write's batches go out in groups of up to five, in order on
+ * TargetWriter: an idempotent producer (acks=all) that sends record batches we encode ourselves,
+ * or source batches as they came but for our producer fields (target.copy "batches",
+ * produce-batch.ts), over kafkajs's broker connections. A write's batches go out in groups of up to five, in order on
  * one connection, as Kafka's idempotent producer allows: the broker appends a producer's batches
  * to a partition only in sequence order, so whatever lands is always a prefix of the write. What
  * did not land is then sent again one batch at a time.
@@ -21,7 +22,14 @@
 
 import type { CompressionCodec } from "../../config/compression.js";
 import { systemClock } from "../../core/clock.js";
-import { type MirrorRecord, partitionKey, type TopicPartition, type WriteResult } from "../../core/model.js";
+import {
+  type CopyUnits,
+  isBatches,
+  type MirrorRecord,
+  partitionKey,
+  type TopicPartition,
+  type WriteResult,
+} from "../../core/model.js";
 import type {
   Clock,
   Logger,
@@ -35,6 +43,7 @@ import { ReplicatorError } from "../../errors.js";
 import { type ClusterClientOptions, KafkaClusterClient } from "../wire/cluster-client.js";
 import { splitIntoBatches } from "./batch-split.js";
 import { NOT_PIPELINED, type PipelineContext, sendPipelined } from "./pipelined-send.js";
+import { type ProduceBatch, recordsIn, recordsInAll } from "./produce-batch.js";
 import { batchDetails, deadlineError, judgeAttempt } from "./produce-outcome.js";
 import { ProducerSession, type TransactionSettings } from "./producer-session.js";
 import type { ProducerIdentity } from "./producer-state.js";
@@ -124,22 +133,33 @@ export class KafkaPartitionWriter implements TargetWriter {
     return this.#session.transactions !== null;
   }
 
+  /**
+   * Records go out in batches of up to maxBatchBytes and maxBatchRecords; source batches
+   * (target.copy "batches") one produce batch each, whatever their size, and never with a stamp.
+   */
   write(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    units: CopyUnits,
     stamp: ProvenanceStamp | null = null,
     deadline: WriteDeadline = NO_DEADLINE,
     runDeadline: number = Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
+    if (isBatches(units) && stamp !== null) {
+      return Promise.reject(new TypeError("source batches are copied as they came: they take no stamp"));
+    }
+    const batches: readonly ProduceBatch[] = isBatches(units)
+      ? units
+      : splitIntoBatches(units, this.#maxBatchBytes, this.#maxBatchRecords, stamp);
+    const records = recordsInAll(batches);
     return this.#inTurn(tp, () => {
       const transactions = this.#session.transactions;
-      if (transactions === null) return this.#writeInOrder(tp, records, stamp, deadline);
+      if (transactions === null) return this.#writeInOrder(tp, batches, records, stamp, deadline);
       return writeTransaction(
         this.#transactional(transactions),
         tp,
         { lease: deadline, run: runDeadline },
-        (bounded) => this.#writeInOrder(tp, records, stamp, bounded),
-        records.length,
+        (bounded) => this.#writeInOrder(tp, batches, records, stamp, bounded),
+        records,
       );
     });
   }
@@ -168,9 +188,9 @@ export class KafkaPartitionWriter implements TargetWriter {
     });
   }
 
-  /** target.copy "batches": being built (issue 26). */
-  producerId(_tp: TopicPartition): bigint | null {
-    return null;
+  /** The producer id of `tp`'s transactional producer since its last InitProducerId (a fence). */
+  producerId(tp: TopicPartition): bigint | null {
+    return this.#session.transactions?.producerIdOf(tp) ?? null;
   }
 
   endOpenTransaction(tp: TopicPartition, deadline: WriteDeadline): Promise<OpenTransactionEnd> {
@@ -204,11 +224,11 @@ export class KafkaPartitionWriter implements TargetWriter {
 
   async #writeInOrder(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    batches: readonly ProduceBatch[],
+    records: number,
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
   ): Promise<WriteResult> {
-    const batches = splitIntoBatches(records, this.#maxBatchBytes, this.#maxBatchRecords, stamp);
     let baseOffset: number | null = null;
     let acknowledged = 0;
     for (let i = 0; i < batches.length; i += this.#maxInFlightBatches) {
@@ -216,17 +236,17 @@ export class KafkaPartitionWriter implements TargetWriter {
       const sent = await this.#sendGroup(tp, group, stamp, deadline);
       if (sent.acknowledged > 0) baseOffset ??= sent.baseOffset;
       acknowledged += sent.acknowledged;
-      if (sent.acknowledged < recordCount(group)) {
+      if (sent.acknowledged < recordsInAll(group)) {
         this.#logger?.info("write stopped at its deadline", {
           topic: tp.topic,
           partition: tp.partition,
-          records: records.length,
+          records,
           acknowledged,
         });
         break;
       }
     }
-    return { baseOffset: baseOffset ?? -1, records: records.length, acknowledged };
+    return { baseOffset: baseOffset ?? -1, records, acknowledged };
   }
 
   /**
@@ -237,16 +257,16 @@ export class KafkaPartitionWriter implements TargetWriter {
    */
   async #sendGroup(
     tp: TopicPartition,
-    group: readonly (readonly MirrorRecord[])[],
+    group: readonly ProduceBatch[],
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
   ): Promise<Sent> {
     const pipelined =
       group.length > 1 ? await sendPipelined(this.#pipeline(deadline), tp, group, stamp) : NOT_PIPELINED;
-    let acknowledged = recordCount(group.slice(0, pipelined.landed));
+    let acknowledged = recordsInAll(group.slice(0, pipelined.landed));
     let baseOffset = pipelined.landed > 0 ? pipelined.baseOffset : null;
     for (let k = pipelined.landed; k < group.length; k++) {
-      const batch = group[k] ?? [];
+      const batch: ProduceBatch = group[k] ?? [];
       // After an uncertain batch the broker appended nothing later (sequence order), so only the
       // batch's own answer tells whether it may have landed.
       const sent = await this.#sendBatch(tp, batch, stamp, deadline, {
@@ -255,7 +275,7 @@ export class KafkaPartitionWriter implements TargetWriter {
       });
       if (sent.acknowledged > 0) baseOffset ??= sent.baseOffset;
       acknowledged += sent.acknowledged;
-      if (sent.acknowledged < batch.length) break;
+      if (sent.acknowledged < recordsIn(batch)) break;
     }
     return { baseOffset: baseOffset ?? -1, acknowledged };
   }
@@ -279,7 +299,7 @@ export class KafkaPartitionWriter implements TargetWriter {
    */
   async #sendBatch(
     tp: TopicPartition,
-    records: readonly MirrorRecord[],
+    batch: ProduceBatch,
     stamp: ProvenanceStamp | null,
     deadline: WriteDeadline,
     resend: Resend,
@@ -289,21 +309,22 @@ export class KafkaPartitionWriter implements TargetWriter {
     const identity = resend.identity ?? (await session.identity(tp, giveUpAt));
     const key = partitionKey(tp);
     const baseSequence = session.state(tp).nextSequence(key, identity);
-    const body = await session.body(tp, records, stamp, identity, baseSequence);
+    const body = await session.body(tp, batch, stamp, identity, baseSequence);
     let uncertain = resend.mayHaveLanded;
     for (let attempt = 0; ; attempt++) {
       if (!this.#fits(deadline)) {
         if (!uncertain) return NOTHING_SENT;
         // The batch may be in the log: its sequence must not carry other records later.
         session.state(tp).reset(key, identity);
-        throw deadlineError(tp, records);
+        throw deadlineError(tp, batch);
       }
-      const verdict = judgeAttempt(await session.attempt(tp, body, baseSequence), tp, records, uncertain);
+      const verdict = judgeAttempt(await session.attempt(tp, body, baseSequence), tp, batch, uncertain);
       if (verdict.kind === "landed") {
-        session.state(tp).acknowledged(key, identity, baseSequence, records.length);
-        return { baseOffset: verdict.baseOffset, acknowledged: records.length };
+        const count = recordsIn(batch);
+        session.state(tp).acknowledged(key, identity, baseSequence, count);
+        return { baseOffset: verdict.baseOffset, acknowledged: count };
       }
-      if (verdict.kind === "bisect") return this.#sendHalves(tp, records, stamp, deadline, identity);
+      if (verdict.kind === "bisect") return this.#sendHalves(tp, verdict.records, stamp, deadline, identity);
       if (verdict.kind === "fail" || this.#now() >= giveUpAt) {
         const failure =
           verdict.kind === "fail" ? verdict : { error: verdict.exhausted(), reset: verdict.uncertain };
@@ -311,7 +332,7 @@ export class KafkaPartitionWriter implements TargetWriter {
         throw failure.error;
       }
       uncertain = verdict.uncertain;
-      this.#logger?.debug("produce retry", { ...batchDetails(tp, records), attempt, ...verdict.log });
+      this.#logger?.debug("produce retry", { ...batchDetails(tp, batch), attempt, ...verdict.log });
       await session.pauseBeforeRetry(attempt, Math.min(giveUpAt, deadline() - this.#requestTimeoutMs));
     }
   }
@@ -358,8 +379,4 @@ function checkedInFlight(value: number): number {
     `maxInFlightBatches must be an integer from 1 to ${MAX_IN_FLIGHT_BATCHES}, got ${value}`,
     { details: { maxInFlightBatches: value } },
   );
-}
-
-function recordCount(batches: readonly (readonly MirrorRecord[])[]): number {
-  return batches.reduce((n, batch) => n + batch.length, 0);
 }

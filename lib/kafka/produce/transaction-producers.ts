@@ -48,6 +48,8 @@ interface PartitionProducer {
    * holder's) ended it: a transaction of ours may be open on the partition.
    */
   open: boolean;
+  /** The producer id its last InitProducerId (a fence) gave; null before the first. */
+  fencedProducerId: bigint | null;
 }
 
 export class TransactionProducers {
@@ -126,6 +128,15 @@ export class TransactionProducers {
     producer.open = false;
   }
 
+  /**
+   * The producer id `tp`'s last InitProducerId gave: every batch of ours written since carries it
+   * (an epoch bump keeps the id; Kafka gives a new one only when the epoch is exhausted). Kept
+   * after a failed write drops the identity, until the next InitProducerId. Null before the first.
+   */
+  producerIdOf(tp: TopicPartition): bigint | null {
+    return this.#producers.get(partitionKey(tp))?.fencedProducerId ?? null;
+  }
+
   /** Whether a transaction of ours may be open on `tp` (see PartitionProducer.open). */
   mayBeOpen(tp: TopicPartition): boolean {
     return this.#producer(tp).open;
@@ -150,6 +161,7 @@ export class TransactionProducers {
     });
     // The coordinator answers only once it has aborted (or completed) the id's open transaction.
     producer.open = false;
+    producer.fencedProducerId = fresh.producerId;
     this.#options.logger?.info("transactional producer initialised (earlier writers fenced)", {
       topic: tp.topic,
       partition: tp.partition,
@@ -185,6 +197,7 @@ export class TransactionProducers {
         state: new ProducerState(),
         initializing: undefined,
         open: false,
+        fencedProducerId: null,
       };
       this.#producers.set(key, producer);
     }

@@ -1,8 +1,31 @@
 /**
  * Turns the record batches of one fetched partition into what the core sees: data records from the
- * requested offset on, at most `maxRecords` of them, and the offset to read next.
+ * requested offset on, at most `maxRecords` of them, and the offset to read next. fetch-batches.ts
+ * does the same for source batches (target.copy "batches"); both give the reader a Slice.
  */
 import type { EpochStart, MirrorRecord } from "../../core/model.js";
+
+/** What one fetched partition gives a fetch, in units of records or of source batches. */
+export interface Slice<U> {
+  readonly units: U[];
+  /** Data records the units hold. */
+  readonly records: number;
+  readonly nextOffset: number;
+  /** FetchedRecords.bytes or FetchedBatches.bytes of the units. */
+  readonly bytes: number;
+  readonly epochs: EpochStart[];
+}
+
+/** How much one fetched partition may still give. */
+export interface SliceRoom {
+  readonly maxRecords: number;
+  readonly maxBytes: number;
+  /** Nothing was taken yet by this fetch: source batches take the first whatever its size. */
+  readonly first: boolean;
+}
+
+/** What epochsOf needs of a batch. */
+export type EpochView = Pick<BatchView, "baseOffset" | "lastOffset" | "leaderEpoch">;
 
 /** The parts of a decoded record batch this step needs (lib/kafka/codec/record-batch.ts's DecodedBatch). */
 export interface BatchView {
@@ -62,7 +85,7 @@ export function slicePartition(
  * still says the epoch began there), and offsets between two batches of different epochs can only
  * have been written by the newer epoch's leader.
  */
-export function epochsOf(batches: readonly BatchView[], from: number, to: number): EpochStart[] {
+export function epochsOf(batches: readonly EpochView[], from: number, to: number): EpochStart[] {
   const epochs: EpochStart[] = [];
   let after = from;
   for (const batch of batches) {

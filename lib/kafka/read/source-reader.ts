@@ -6,9 +6,18 @@
  * leader or one our stale metadata still names, refuses instead of answering from its own log;
  * the refusal re-routes the call once with fresh metadata, as NOT_LEADER_OR_FOLLOWER does.
  */
-import type { FetchedBatches, FetchedRecords, FetchLimits, TopicPartition } from "../../core/model.js";
+import type {
+  FetchedBatches,
+  FetchedRecords,
+  FetchLimits,
+  FetchProgress,
+  MirrorRecord,
+  SourceBatch,
+  TopicPartition,
+} from "../../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.js";
 import { describeError, ReplicatorError } from "../../errors.js";
+import { scanRecordSet } from "../codec/pass-through.js";
 import { decodeRecordBatches } from "../codec/record-batch.js";
 import {
   type ClusterClientOptions,
@@ -24,9 +33,10 @@ import {
   OFFSET_FOR_LEADER_EPOCH_VERSIONS,
   offsetForLeaderEpochRequest,
 } from "../wire/offset-for-leader-epoch.js";
+import { sliceBatches } from "./fetch-batches.js";
 import { FetchCoalescer } from "./fetch-coalescer.js";
-import { slicePartition } from "./fetch-result.js";
-import { dropAborted } from "./read-committed.js";
+import { type Slice, type SliceRoom, slicePartition } from "./fetch-result.js";
+import { abortedBatches, dropAborted } from "./read-committed.js";
 
 export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
   /**
@@ -69,54 +79,67 @@ export class KafkaPartitionReader implements SourceReader {
    * As with Kafka's own fetch, the last batch taken may carry the total past maxBytes.
    */
   async fetch(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedRecords> {
+    const filled = await this.#fill(tp, offset, limits, this.#recordsOf);
+    return { records: filled.units, ...progressOf(filled), bytes: filled.bytes };
+  }
+
+  /**
+   * As fetch, in source batches (codec/pass-through.ts), with the same follow-ups; a batch is
+   * never split, and the limits stop before a batch that would pass them, except the first.
+   */
+  async fetchBatches(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedBatches> {
+    const filled = await this.#fill(tp, offset, limits, this.#batchesOf);
+    return { batches: filled.units, ...progressOf(filled), bytes: filled.bytes };
+  }
+
+  /** fetch's and fetchBatches' one loop: the first fetch, then the follow-ups (see fetch). */
+  async #fill<U>(
+    tp: TopicPartition,
+    offset: number,
+    limits: FetchLimits,
+    shape: Shape<U>,
+  ): Promise<Filled<U>> {
     const first = await this.#onLeader(
       tp,
       `fetch ${tp.topic}/${tp.partition}@${offset}`,
       { offset },
-      (route) => this.#fetchOnce(route, tp, offset, limits),
+      (route) => this.#fetchOnce(route, tp, offset, { ...limits, first: true }, shape),
     );
-    if (!hasRoom(first, first.records.length, first.bytes, limits)) return first;
-    const records = first.records;
-    const epochs = [...(first.epochs ?? [])];
+    if (!hasRoom(first, first.records, first.bytes, limits)) return first;
+    const { units } = first;
+    const epochs = [...first.epochs];
+    let records = first.records;
     let bytes = first.bytes;
     let last = first;
     const { clock } = this.#client;
     const stopAt = clock.now() + FILL_BUDGET_MS;
     while (clock.now() < stopAt && !this.#closed) {
-      let next: FetchedRecords;
+      let next: Filled<U>;
       try {
-        next = await this.#fetchOnce(await this.#client.route(tp), tp, last.nextOffset, {
-          maxRecords: limits.maxRecords - records.length,
-          maxBytes: limits.maxBytes - bytes,
-          maxWaitMs: 0,
-        });
+        next = await this.#fetchOnce(
+          await this.#client.route(tp),
+          tp,
+          last.nextOffset,
+          {
+            maxRecords: limits.maxRecords - records,
+            maxBytes: limits.maxBytes - bytes,
+            maxWaitMs: 0,
+            first: units.length === 0,
+          },
+          shape,
+        );
       } catch {
         break;
       }
       if (next.nextOffset <= last.nextOffset) break;
-      for (const record of next.records) records.push(record);
-      for (const start of next.epochs ?? []) if (epochs.at(-1)?.epoch !== start.epoch) epochs.push(start);
+      for (const unit of next.units) units.push(unit);
+      for (const start of next.epochs) if (epochs.at(-1)?.epoch !== start.epoch) epochs.push(start);
+      records += next.records;
       bytes += next.bytes;
       last = next;
-      if (!hasRoom(last, records.length, bytes, limits)) break;
+      if (!hasRoom(last, records, bytes, limits)) break;
     }
-    return {
-      records,
-      nextOffset: last.nextOffset,
-      highWatermark: last.highWatermark,
-      logStartOffset: last.logStartOffset,
-      bytes,
-      epochs,
-    };
-  }
-
-  /** target.copy "batches": being built (issue 26); nothing reaches it until the config offers it. */
-  fetchBatches(tp: TopicPartition, offset: number, _limits: FetchLimits): Promise<FetchedBatches> {
-    return Promise.reject(
-      new ReplicatorError("CONFIG_INVALID", "target.copy batches is not built yet", {
-        details: { topic: tp.topic, partition: tp.partition, offset },
-      }),
-    );
+    return { ...last, units, records, bytes, epochs };
   }
 
   /**
@@ -181,40 +204,44 @@ export class KafkaPartitionReader implements SourceReader {
     await this.#client.disconnect();
   }
 
-  async #fetchOnce(
+  async #fetchOnce<U>(
     route: PartitionRoute,
     tp: TopicPartition,
     offset: number,
-    limits: FetchLimits,
-  ): Promise<FetchedRecords> {
+    limits: FetchLimits & Pick<SliceRoom, "first">,
+    shape: Shape<U>,
+  ): Promise<Filled<U>> {
     const response = await this.#coalescer.fetch(route, tp, offset, limits);
     if (response.errorCode === KafkaErrorCode.OFFSET_OUT_OF_RANGE)
       throw await this.#outOfRange(tp, offset, response);
     if (response.errorCode !== KafkaErrorCode.NONE) throw new KafkaPartitionError(response.errorCode);
-    return this.#toFetchedRecords(response, offset, limits);
-  }
-
-  async #toFetchedRecords(
-    response: FetchPartitionResponse,
-    offset: number,
-    limits: FetchLimits,
-  ): Promise<FetchedRecords> {
-    const all = await decodeRecordBatches(response.records);
-    const visible = this.#readCommitted ? dropAborted(all, response.abortedTransactions) : all;
-    const slice = slicePartition(all, visible, offset, limits.maxRecords);
+    const slice = await shape(response, offset, limits);
     return {
-      records: slice.records,
-      nextOffset: slice.nextOffset,
+      ...slice,
       // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
       highWatermark:
         this.#readCommitted && response.lastStableOffset >= 0
           ? response.lastStableOffset
           : response.highWatermark,
       logStartOffset: response.logStartOffset,
-      bytes: slice.bytes,
-      epochs: slice.epochs,
     };
   }
+
+  /** A response as records: every batch decoded, aborted transactions dropped. */
+  readonly #recordsOf: Shape<MirrorRecord> = async (response, offset, room) => {
+    const all = await decodeRecordBatches(response.records);
+    const visible = this.#readCommitted ? dropAborted(all, response.abortedTransactions) : all;
+    const slice = slicePartition(all, visible, offset, room.maxRecords);
+    const { records: units, nextOffset, bytes, epochs } = slice;
+    return { units, records: units.length, nextOffset, bytes, epochs };
+  };
+
+  /** A response as source batches: headers scanned, aborted transactions told by header alone. */
+  readonly #batchesOf: Shape<SourceBatch> = async (response, offset, room) => {
+    const all = await scanRecordSet(response.records);
+    const aborted = abortedBatches(all, this.#readCommitted ? response.abortedTransactions : []);
+    return sliceBatches(all, aborted, offset, room);
+  };
 
   async #outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {
     let logStartOffset = response.logStartOffset;
@@ -242,7 +269,21 @@ export class KafkaPartitionReader implements SourceReader {
 /** Time a fetch may spend on follow-up requests after the first answer. */
 const FILL_BUDGET_MS = 100;
 
+/** How one response becomes a fetch's units: records, or source batches. */
+type Shape<U> = (response: FetchPartitionResponse, offset: number, room: SliceRoom) => Promise<Slice<U>>;
+
+/** What #fill and #fetchOnce give: a slice, with where the partition stands. */
+interface Filled<U> extends Slice<U> {
+  readonly highWatermark: number;
+  readonly logStartOffset: number;
+}
+
+function progressOf(filled: Filled<unknown>): FetchProgress {
+  const { nextOffset, highWatermark, logStartOffset, epochs } = filled;
+  return { nextOffset, highWatermark, logStartOffset, epochs };
+}
+
 /** The log holds more than this fetch reached, and the limits allow more. */
-function hasRoom(last: FetchedRecords, records: number, bytes: number, limits: FetchLimits): boolean {
+function hasRoom(last: FetchProgress, records: number, bytes: number, limits: FetchLimits): boolean {
   return last.nextOffset < last.highWatermark && records < limits.maxRecords && bytes < limits.maxBytes;
 }

@@ -15,10 +15,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import type { MirrorRecord } from "../../../lib/core/model.js";
+import type { MirrorRecord, SourceBatch } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER } from "../../../lib/core/provenance.js";
 import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { NO_TIMESTAMP } from "../../../lib/kafka/codec/legacy-message-set.js";
+import { decodeRecordBatches } from "../../../lib/kafka/codec/record-batch.js";
 import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import type { VerifyReport } from "../../../lib/verify/verify-mirror.js";
 import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
@@ -75,6 +76,13 @@ async function readAll(reader: KafkaPartitionReader, topic: string, from = 0): P
     offset = fetched.nextOffset;
   }
   return out;
+}
+
+/** The codec a produced topic was written in: its name says. */
+function compressionOf(topic: string): (typeof COMPRESSIONS)[number] {
+  const found = COMPRESSIONS.find((c) => topic.includes(`-${c.toUpperCase()}-`));
+  assert.ok(found, topic);
+  return found;
 }
 
 /** What the copy of a v0 record carries: Kafka's NO_TIMESTAMP; a v1 record keeps its own. */
@@ -136,6 +144,39 @@ describe("old-format (magic 0/1) sources", () => {
           [7, 8, 9],
           p.topic,
         );
+      }
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it("fetchBatches encodes them again as v2 source batches in their own codec, holding fetch's records", async () => {
+    const reader = new KafkaPartitionReader({ brokers: source.bootstrapServers });
+    try {
+      for (const p of produced) {
+        // Act
+        const units: SourceBatch[] = [];
+        for (let offset = 0; offset < p.records.length; ) {
+          const fetched = await reader.fetchBatches({ topic: p.topic, partition: 0 }, offset, LIMITS);
+          assert.ok(fetched.nextOffset > offset, `${p.topic}: no progress at ${offset}`);
+          units.push(...fetched.batches);
+          offset = fetched.nextOffset;
+        }
+
+        // Assess: each unit a v2 batch of the source's codec, its records those fetch returns.
+        const fetched = await readAll(reader, p.topic);
+        const copied: MirrorRecord[] = [];
+        for (const unit of units) {
+          const [batch, ...more] = await decodeRecordBatches(unit.bytes);
+          assert.ok(batch && more.length === 0 && unit.bytes.readInt8(16) === 2, p.topic);
+          assert.equal(unit.bytes.readInt16BE(21) & 0x07, LEGACY_CODEC_IDS[compressionOf(p.topic)], p.topic);
+          assert.deepEqual([unit.count, unit.producerId], [batch.records.length, -1n], p.topic);
+          const offsets = fetched.slice(copied.length, copied.length + unit.count).map((r) => r.offset);
+          assert.deepEqual([unit.baseOffset, unit.lastOffset], [offsets[0], offsets.at(-1)], p.topic);
+          copied.push(...batch.records);
+        }
+        const content = (rs: readonly MirrorRecord[]) => rs.map(({ offset: _, ...rest }) => rest);
+        assert.deepEqual(content(copied), content(fetched), p.topic);
       }
     } finally {
       await reader.close();

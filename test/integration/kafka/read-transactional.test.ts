@@ -9,20 +9,11 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { FetchedRecords, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
-import type { DecodedBatch } from "../../../lib/kafka/codec/model.js";
-import { decodeRecordBatches } from "../../../lib/kafka/codec/record-batch.js";
 import { KafkaPartitionReader, type SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
-import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
-import {
-  FETCH_API_KEY,
-  FETCH_VERSIONS,
-  fetchRequest,
-  IsolationLevel,
-} from "../../../lib/kafka/wire/fetch.js";
-import { createKafkaCluster, sendRequest } from "../../../lib/kafka/wire/kafkajs-internals.js";
 import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { KAFKA_TESTBED, startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { type KcatReadRecord, kcatRead } from "../../helpers/kcat.js";
+import { rawBatches } from "../../helpers/raw-batches.js";
 import { ScriptedProducer, TXN_CLIENT } from "../../helpers/txn-script.js";
 
 const LIMITS = { maxRecords: 1000, maxBytes: 1 << 20, maxWaitMs: 0 };
@@ -54,55 +45,6 @@ async function readToEnd(
 /** Offset, key and value as text (txn-client's keys and values are ASCII labels). */
 function view(records: readonly (MirrorRecord | KcatReadRecord)[]): string[] {
   return records.map((r) => `${r.offset} ${r.key?.toString("latin1")}=${r.value?.toString("latin1")}`);
-}
-
-interface RawBatch {
-  readonly batch: DecodedBatch;
-  /** The batch's bytes as the broker stored them. */
-  readonly bytes: Buffer;
-}
-
-/** Every batch of partition 0, read_uncommitted with our Fetch v11 and decoder (CRCs checked). */
-async function rawBatches(brokers: readonly string[], topic: string): Promise<RawBatch[]> {
-  const cluster = createKafkaCluster({ brokers, clientId: "read-txn-raw", requestTimeoutMs: 10_000 });
-  await cluster.connect();
-  try {
-    await cluster.addMultipleTargetTopics([topic]);
-    const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [0]));
-    const broker = await cluster.findBroker({ nodeId: Number(nodeId) });
-    const batches: RawBatch[] = [];
-    for (let offset = 0, end = 1; offset < end; ) {
-      const partitions = [{ partition: 0, fetchOffset: offset, maxBytes: 1 << 20 }];
-      const request = {
-        maxWaitMs: 0,
-        minBytes: 0,
-        maxBytes: 1 << 20,
-        isolationLevel: IsolationLevel.READ_UNCOMMITTED,
-      };
-      const response = await sendRequest(
-        broker,
-        "Fetch",
-        FETCH_API_KEY,
-        FETCH_VERSIONS,
-        (v) => fetchRequest(v, { ...request, topics: [{ topic, partitions }] }),
-        10_000,
-      );
-      const answer = response.topics[0]?.partitions[0];
-      assert.ok(answer && answer.errorCode === KafkaErrorCode.NONE, `Fetch of ${topic}/0 at ${offset}`);
-      end = answer.highWatermark;
-      let pos = 0;
-      for (const batch of await decodeRecordBatches(answer.records)) {
-        const bytes = answer.records.subarray(pos, pos + batch.sizeInBytes);
-        pos += batch.sizeInBytes;
-        if (batch.lastOffset < offset) continue;
-        batches.push({ batch, bytes });
-        offset = batch.lastOffset + 1;
-      }
-    }
-    return batches;
-  } finally {
-    await cluster.disconnect();
-  }
 }
 
 /** Kafka's one control record: length 16, attributes 0, timestamp and offset deltas 0, key

@@ -1,0 +1,250 @@
+/**
+ * target.copy "batches": a source batch copied to the target as it came. The reader scans a
+ * Fetch response's record set by the batch headers alone (scanRecordSet: CRC checked, records not
+ * decoded), and makes each data batch it keeps a SourceBatch (sourceBatchOf); the writer lays it
+ * out for a Produce request with its own producer fields (rewriteForProduce). Keys, values,
+ * headers, timestamps, offset deltas and the compressed payload stay the source's bytes.
+ *
+ * A batch the target would refuse or change, or that must not be copied whole, is decoded and
+ * encoded again from the records kept, in its own codec, with CreateTime and each record's
+ * effective timestamp, offset deltas 0..n-1 and no producer: one that begins before the offset
+ * asked for, one with compaction gaps (Kafka refuses a produced batch whose offset range is not its
+ * record count: "Inconsistent batch offset range", LogValidator), one with LogAppendTime
+ * timestamps (a CreateTime target would rewrite its max timestamp), a magic 0/1 message set.
+ *
+ * Rewriting the producer fields changes only the first 36 bytes of the CRC'd region, so the new
+ * CRC comes from the stored one (crc32c-shift.ts): O(1) per batch, not O(bytes).
+ */
+import type { CompressionCodec } from "../../config/compression.js";
+import type { MirrorRecord, SourceBatch } from "../../core/model.js";
+import {
+  ATTRIBUTES_OFFSET,
+  BASE_SEQUENCE_OFFSET,
+  CODEC_MASK,
+  CONTROL_FLAG,
+  CRC_OFFSET,
+  checkedBaseOffset,
+  corrupt,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_APPEND_TIME_FLAG,
+  MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
+  NO_PARTITION_LEADER_EPOCH,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORD_COUNT_OFFSET,
+  readSafeInt64,
+  recordSetEntries,
+  TRANSACTIONAL_FLAG,
+} from "./batch-header.js";
+import { codecFromId } from "./compression.js";
+import { crc32cAfterChange } from "./crc32c-shift.js";
+import { decodeLegacyEntry } from "./legacy-message-set.js";
+import type { ControlType, DecodedBatch } from "./model.js";
+import { decodeBatch, encodeRecordBatch } from "./record-batch.js";
+
+/** The attributes byte of a legacy (magic 0/1) message; its low three bits name the codec. */
+const LEGACY_ATTRIBUTES_OFFSET = 17;
+
+/** One entry of a fetched record set, read as far as pass-through needs. */
+export interface ScannedBatch {
+  /** The header's baseOffset (a legacy entry: its first message's offset), as DecodedBatch's. */
+  readonly baseOffset: number;
+  /** baseOffset + lastOffsetDelta: the batch covers offsets up to here, compaction gaps included. */
+  readonly lastOffset: number;
+  /** -1 for magic 0/1. */
+  readonly leaderEpoch: number;
+  /** -1n for magic 0/1. */
+  readonly producerId: bigint;
+  readonly isTransactional: boolean;
+  readonly isControl: boolean;
+  /** Control batches only: what it marks, which read_committed needs. */
+  readonly controlType: ControlType | null;
+  readonly codec: CompressionCodec;
+  /** The entry as fetched, from its baseOffset field to its end. */
+  readonly bytes: Buffer;
+  /** A v2 data batch without compaction gaps or LogAppendTime: it can pass as it came. */
+  readonly whole: boolean;
+  /** Its records when the scan had to decode it (legacy messages, control batches); else null. */
+  readonly records: readonly MirrorRecord[] | null;
+}
+
+/**
+ * Every complete entry of a Fetch response's record set, in order. v2 data batches are read by
+ * their headers only, their CRC checked; control batches and legacy messages are decoded. Throws
+ * ReplicatorError CORRUPT_BATCH as decodeRecordBatches does, but finds a malformed record only in
+ * what it decodes (the target's broker checks the records of what passes).
+ */
+export async function scanRecordSet(data: Buffer): Promise<ScannedBatch[]> {
+  const batches: ScannedBatch[] = [];
+  for (const entry of recordSetEntries(data)) {
+    const magic = entry.length > MAGIC_OFFSET ? entry[MAGIC_OFFSET] : undefined;
+    if (magic === 0 || magic === 1) {
+      const legacy = await decodeLegacyEntry(entry, 0, entry.length);
+      batches.push(scannedDecoded(legacy, entry, entry[LEGACY_ATTRIBUTES_OFFSET] as number));
+    } else {
+      batches.push(await scanBatch(entry));
+    }
+  }
+  return batches;
+}
+
+async function scanBatch(entry: Buffer): Promise<ScannedBatch> {
+  const baseOffset = checkedBaseOffset(entry, 0, entry.length);
+  const attributes = entry.readInt16BE(ATTRIBUTES_OFFSET);
+  if ((attributes & CONTROL_FLAG) !== 0) {
+    return scannedDecoded(await decodeBatch(entry, 0, entry.length), entry, attributes);
+  }
+  const codec = codecOf(attributes, baseOffset);
+  const lastOffsetDelta = entry.readInt32BE(LAST_OFFSET_DELTA_OFFSET);
+  const lastOffset = baseOffset + lastOffsetDelta;
+  if (!Number.isSafeInteger(lastOffset)) throw corrupt("lastOffset beyond Number.MAX_SAFE_INTEGER");
+  const recordCount = entry.readInt32BE(RECORD_COUNT_OFFSET);
+  if (recordCount < 0) throw corrupt("negative record count", { baseOffset, recordCount });
+  return {
+    baseOffset,
+    lastOffset,
+    leaderEpoch: entry.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET),
+    producerId: entry.readBigInt64BE(PRODUCER_ID_OFFSET),
+    isTransactional: (attributes & TRANSACTIONAL_FLAG) !== 0,
+    isControl: false,
+    controlType: null,
+    codec,
+    bytes: entry,
+    whole:
+      recordCount > 0 && recordCount === lastOffsetDelta + 1 && (attributes & LOG_APPEND_TIME_FLAG) === 0,
+    records: null,
+  };
+}
+
+function codecOf(attributes: number, baseOffset: number): CompressionCodec {
+  const codecId = attributes & CODEC_MASK;
+  const codec = codecFromId(codecId);
+  if (codec === undefined) throw corrupt(`unknown compression codec id ${codecId}`, { baseOffset, codecId });
+  return codec;
+}
+
+function scannedDecoded(batch: DecodedBatch, bytes: Buffer, attributes: number): ScannedBatch {
+  return {
+    baseOffset: batch.baseOffset,
+    lastOffset: batch.lastOffset,
+    leaderEpoch: batch.leaderEpoch,
+    producerId: batch.producerId,
+    isTransactional: batch.isTransactional,
+    isControl: batch.isControl,
+    controlType: batch.controlType,
+    codec: codecOf(attributes, batch.baseOffset),
+    bytes,
+    whole: false,
+    records: batch.records,
+  };
+}
+
+/**
+ * The data batch `batch` as a SourceBatch of its records at or after `offset`: as it came when it
+ * is whole and begins there or later, else those records encoded again; null when it keeps none.
+ */
+export async function sourceBatchOf(batch: ScannedBatch, offset: number): Promise<SourceBatch | null> {
+  if (batch.isControl) throw new RangeError("a control batch is not copied");
+  const { bytes } = batch;
+  if (batch.whole && batch.baseOffset >= offset) {
+    return {
+      baseOffset: batch.baseOffset,
+      lastOffset: batch.lastOffset,
+      count: batch.lastOffset - batch.baseOffset + 1,
+      maxTimestamp: readSafeInt64(bytes, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
+      producerId: batch.producerId,
+      contentCrc: contentCrc(bytes),
+      bytes,
+    };
+  }
+  const records = batch.records ?? (await decodeBatch(bytes, 0, bytes.length)).records;
+  const kept = records.filter((record) => record.offset >= offset);
+  const first = kept[0];
+  const last = kept.at(-1);
+  if (first === undefined || last === undefined) return null;
+  const encoded = await encodeRecordBatch(kept, {
+    compression: batch.codec,
+    producerId: -1n,
+    producerEpoch: -1,
+    baseSequence: -1,
+  });
+  return {
+    baseOffset: first.offset,
+    lastOffset: last.offset,
+    count: kept.length,
+    maxTimestamp: readSafeInt64(encoded, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
+    producerId: batch.producerId,
+    contentCrc: contentCrc(encoded),
+    bytes: encoded,
+  };
+}
+
+/** The fields a producer sets in a batch it sends. */
+export interface ProducerFields {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  /** Sets the transactional bit (attributes bit 4), or clears it. */
+  readonly transactional: boolean;
+}
+
+const NO_PRODUCER: ProducerFields = {
+  producerId: -1n,
+  producerEpoch: -1,
+  baseSequence: -1,
+  transactional: false,
+};
+
+/** The last byte the producer fields touch: they all lie in [ATTRIBUTES_OFFSET, PRODUCER_FIELDS_END). */
+const PRODUCER_FIELDS_END = RECORD_COUNT_OFFSET;
+
+/** Writes `fields` into the header of the batch at the start of `batch`. */
+function writeProducerFields(batch: Buffer, fields: ProducerFields): void {
+  const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET);
+  const transactional = fields.transactional
+    ? attributes | TRANSACTIONAL_FLAG
+    : attributes & ~TRANSACTIONAL_FLAG;
+  batch.writeInt16BE(transactional, ATTRIBUTES_OFFSET);
+  batch.writeBigInt64BE(fields.producerId, PRODUCER_ID_OFFSET);
+  batch.writeInt16BE(fields.producerEpoch, PRODUCER_EPOCH_OFFSET);
+  batch.writeInt32BE(fields.baseSequence, BASE_SEQUENCE_OFFSET);
+}
+
+/** The CRC of `changed`, a copy of `original` whose producer fields were rewritten. */
+function crcAfterRewrite(original: Buffer, changed: Buffer): number {
+  return crc32cAfterChange(
+    original.readUInt32BE(CRC_OFFSET),
+    original.subarray(ATTRIBUTES_OFFSET, PRODUCER_FIELDS_END),
+    changed.subarray(ATTRIBUTES_OFFSET, PRODUCER_FIELDS_END),
+    original.length - ATTRIBUTES_OFFSET,
+  );
+}
+
+/**
+ * SourceBatch.contentCrc of the v2 batch `bytes`: its CRC-32C with producer id, producer epoch and
+ * base sequence -1 and the transactional bit clear. The same for a source batch and its copy
+ * fetched from the target, whose baseOffset and partitionLeaderEpoch (outside the CRC) differ.
+ */
+export function contentCrc(bytes: Buffer): number {
+  const header = Buffer.from(bytes.subarray(0, PRODUCER_FIELDS_END));
+  writeProducerFields(header, NO_PRODUCER);
+  return crcAfterRewrite(bytes, header);
+}
+
+/**
+ * A copy of the v2 batch `bytes` as a producer sends it: `fields` written, baseOffset 0 and
+ * partitionLeaderEpoch -1, the CRC updated; everything else as it came. The copy starts after
+ * `headroom` free bytes, for the request around it.
+ */
+export function rewriteForProduce(bytes: Buffer, fields: ProducerFields, headroom = 0): Buffer {
+  const out = Buffer.allocUnsafe(headroom + bytes.length);
+  bytes.copy(out, headroom);
+  const batch = out.subarray(headroom);
+  batch.writeBigInt64BE(0n, 0);
+  batch.writeInt32BE(NO_PARTITION_LEADER_EPOCH, PARTITION_LEADER_EPOCH_OFFSET);
+  writeProducerFields(batch, fields);
+  batch.writeUInt32BE(crcAfterRewrite(bytes, batch), CRC_OFFSET);
+  return out;
+}

@@ -1,0 +1,43 @@
+/**
+ * slicePartition's counterpart for target.copy "batches": the data batches of one fetched
+ * partition from the requested offset on as source batches (codec/pass-through.ts), and the offset
+ * to read next. A batch is never split: the limits stop the slice before a batch that would pass
+ * them, unless it is the first of the fetch. nextOffset and epochs are slicePartition's: past
+ * control batches, aborted transactions and compaction gaps, epochs of every batch covered.
+ */
+import type { SourceBatch } from "../../core/model.js";
+import { type ScannedBatch, sourceBatchOf } from "../codec/pass-through.js";
+import { epochsOf, type Slice, type SliceRoom } from "./fetch-result.js";
+
+/**
+ * @param all every complete entry the broker returned, in offset order.
+ * @param aborted per entry of `all`: it belongs to an aborted transaction (read_committed).
+ */
+export async function sliceBatches(
+  all: readonly ScannedBatch[],
+  aborted: readonly boolean[],
+  offset: number,
+  room: SliceRoom,
+): Promise<Slice<SourceBatch>> {
+  const units: SourceBatch[] = [];
+  let records = 0;
+  let bytes = 0;
+  let nextOffset: number | null = null;
+  for (const [i, batch] of all.entries()) {
+    if (batch.isControl || aborted[i] === true || batch.lastOffset < offset) continue;
+    const unit = await sourceBatchOf(batch, offset);
+    if (unit === null) continue;
+    const fits = records + unit.count <= room.maxRecords && bytes + unit.bytes.length <= room.maxBytes;
+    if (!fits && (units.length > 0 || !room.first)) {
+      nextOffset = unit.baseOffset;
+      break;
+    }
+    units.push(unit);
+    records += unit.count;
+    bytes += unit.bytes.length;
+  }
+  const last = all.at(-1);
+  // As slicePartition: one past the last batch, over control batches and compaction gaps.
+  nextOffset ??= last === undefined ? offset : Math.max(offset, last.lastOffset + 1);
+  return { units, records, nextOffset, bytes, epochs: epochsOf(all, offset, nextOffset) };
+}

@@ -1,0 +1,67 @@
+/**
+ * A partition's batches as the broker stores them, for tests that look at bytes: our Fetch v11
+ * read_uncommitted from offset 0 to the high watermark, each batch decoded (CRCs checked) and
+ * kept with its bytes.
+ */
+import assert from "node:assert/strict";
+import type { DecodedBatch } from "../../lib/kafka/codec/model.js";
+import { decodeRecordBatches } from "../../lib/kafka/codec/record-batch.js";
+import { KafkaErrorCode } from "../../lib/kafka/wire/error-codes.js";
+import { FETCH_API_KEY, FETCH_VERSIONS, fetchRequest, IsolationLevel } from "../../lib/kafka/wire/fetch.js";
+import { createKafkaCluster, sendRequest } from "../../lib/kafka/wire/kafkajs-internals.js";
+
+export interface RawBatch {
+  readonly batch: DecodedBatch;
+  /** The batch's bytes as the broker stored them. */
+  readonly bytes: Buffer;
+}
+
+/** Every batch of `topic`'s `partition` from offset 0 to its high watermark. */
+export async function rawBatches(
+  brokers: readonly string[],
+  topic: string,
+  partition = 0,
+): Promise<RawBatch[]> {
+  const cluster = createKafkaCluster({ brokers, clientId: "raw-batches", requestTimeoutMs: 10_000 });
+  await cluster.connect();
+  try {
+    await cluster.addMultipleTargetTopics([topic]);
+    const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [partition]));
+    const broker = await cluster.findBroker({ nodeId: Number(nodeId) });
+    const batches: RawBatch[] = [];
+    for (let offset = 0, end = 1; offset < end; ) {
+      const partitions = [{ partition, fetchOffset: offset, maxBytes: 1 << 20 }];
+      const request = {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: IsolationLevel.READ_UNCOMMITTED,
+      };
+      const response = await sendRequest(
+        broker,
+        "Fetch",
+        FETCH_API_KEY,
+        FETCH_VERSIONS,
+        (v) => fetchRequest(v, { ...request, topics: [{ topic, partitions }] }),
+        10_000,
+      );
+      const answer = response.topics[0]?.partitions[0];
+      assert.ok(
+        answer && answer.errorCode === KafkaErrorCode.NONE,
+        `Fetch of ${topic}/${partition} at ${offset}`,
+      );
+      end = answer.highWatermark;
+      let pos = 0;
+      for (const batch of await decodeRecordBatches(answer.records)) {
+        const bytes = answer.records.subarray(pos, pos + batch.sizeInBytes);
+        pos += batch.sizeInBytes;
+        if (batch.lastOffset < offset) continue;
+        batches.push({ batch, bytes });
+        offset = batch.lastOffset + 1;
+      }
+    }
+    return batches;
+  } finally {
+    await cluster.disconnect();
+  }
+}
