@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { isReplicatorError } from "../../../../lib/errors.js";
@@ -10,6 +11,7 @@ import {
   crc32c,
   crc32cImplementation,
   loadNativeCrc32c,
+  NATIVE_CRC32C_PACKAGE,
 } from "../../../../lib/kafka/codec/crc32c.js";
 import { jsCrc32c } from "../../../../lib/kafka/codec/crc32c-js.js";
 
@@ -43,6 +45,15 @@ describe("crc32c", () => {
     // JavaScript implementation with itself.
     const expected = process.env[CRC32C_VARIABLE] === "js" ? "js" : "native";
     assert.equal(crc32cImplementation(), expected);
+  });
+
+  it("requires a production dependency, so the installed CLI package has it", () => {
+    // esbuild never sees a createRequire'd name, so scripts/build.mjs's check of the bundle's
+    // imports against `dependencies` cannot catch this one.
+    const pkg = JSON.parse(readFileSync(new URL("../../../../package.json", import.meta.url), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    assert.ok(NATIVE_CRC32C_PACKAGE in pkg.dependencies, `${NATIVE_CRC32C_PACKAGE} in dependencies`);
   });
 
   it("matches the published check value in both implementations", () => {
