@@ -17,7 +17,7 @@ import { PowertoolsLoggerAdapter } from "../lib/observability/powertools-logger.
 import { type ClusterSecurity, clusterSecurityOfBothSides } from "../lib/secrets/cluster-security.js";
 import { type Closeable, RefreshOnAuthFailure } from "../lib/secrets/credential-refresh.js";
 import { SecretCache } from "../lib/secrets/secret-cache.js";
-import { leaseDynamoDbClient } from "../lib/wiring.js";
+import { ADAPTER_VARIABLES, leaseDynamoDbClient } from "../lib/wiring.js";
 import { FUNCTIONS, type FunctionName } from "./table.js";
 
 /** Not config fields, read by the functions themselves. */
@@ -45,7 +45,9 @@ export async function createRuntime(
   logger: PowertoolsLoggerAdapter,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Runtime> {
-  const config = loadConfigFromEnv(env, { otherVariables: [STALL_AFTER_VARIABLE, TICK_SECONDS_VARIABLE] });
+  const config = loadConfigFromEnv(env, {
+    otherVariables: [STALL_AFTER_VARIABLE, TICK_SECONDS_VARIABLE, ...ADAPTER_VARIABLES],
+  });
   requireSecretForPasswords(config);
   const region = env.AWS_REGION;
   const needsSecrets = config.source.secretArn !== undefined || config.target.secretArn !== undefined;

@@ -2,6 +2,7 @@
  * One of the replicator's functions (`functions/<name>.ts`), bundled locally with esbuild, with a
  * role and log group of its own and, for private clusters, its VPC placement.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
@@ -16,8 +17,21 @@ import type { VpcPlacementProps } from "./replicator-props.js";
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Packages the bundle loads at run time with a local `require` (kafkajs internals, codecs). */
-const COPIED_PACKAGES = ["kafkajs", "lz4js", "@bokuweb/zstd-wasm"] as const;
+/**
+ * Packages the bundle loads at run time with a local `require` (kafkajs internals, codecs, the
+ * loader of the native CRC-32C, which picks its platform's `.node` binary at require time).
+ */
+const COPIED_PACKAGES = ["kafkajs", "lz4js", "@bokuweb/zstd-wasm", "@node-rs/crc32"] as const;
+
+/**
+ * The functions' platform's binaries of native packages (linux arm64 glibc: @node-rs/crc32's
+ * `crc32.linux-arm64-gnu.node`). npm installs a platform package only on its own platform, so
+ * `npm ci`'s prepare step (scripts/lambda-native.mjs) installs these here, at the versions and
+ * hashes of package-lock.json, whatever the host; the bundles copy every package its package.json
+ * lists. Without them the functions would still run, on the JavaScript CRC-32C at a fifth of the
+ * speed: a synth without them fails instead.
+ */
+const LAMBDA_NATIVE_DIR = "node_modules/.lambda-native";
 
 /**
  * What AWSLambdaVPCAccessExecutionRole (v3) grants for network interfaces, which Lambda calls with
@@ -48,13 +62,38 @@ const BUNDLING: BundlingOptions = {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (inputDir: string, outputDir: string) => [
-      `mkdir -p "${outputDir}/node_modules/@bokuweb"`,
-      ...COPIED_PACKAGES.map(
-        (pkg) => `cp -R "${inputDir}/node_modules/${pkg}" "${outputDir}/node_modules/${pkg}"`,
+      ...COPIED_PACKAGES.map((pkg) => copyPackage(join(inputDir, "node_modules"), outputDir, pkg)),
+      // Listed from this checkout: CDK also asks for the commands of a Docker bundling, with the
+      // paths inside its container as inputDir.
+      ...lambdaNativePackages(PROJECT_ROOT).map((pkg) =>
+        copyPackage(join(inputDir, LAMBDA_NATIVE_DIR, "node_modules"), outputDir, pkg),
       ),
     ],
   },
 };
+
+/** The shell command that copies `pkg` from `from` into the bundle's node_modules. */
+function copyPackage(from: string, outputDir: string, pkg: string): string {
+  const to = join(outputDir, "node_modules", pkg);
+  return `mkdir -p "${dirname(to)}" && cp -R "${join(from, pkg)}" "${to}"`;
+}
+
+/** What node_modules/.lambda-native holds, each package checked to be there. */
+function lambdaNativePackages(projectRoot: string): string[] {
+  const dir = join(projectRoot, LAMBDA_NATIVE_DIR);
+  const missing = `run \`npm run lambda-native\` (\`npm ci\` runs it as its prepare step)`;
+  const manifestPath = join(dir, "package.json");
+  if (!existsSync(manifestPath)) {
+    throw new Error(`the Lambda bundles need the functions' native binaries in ${dir}: ${missing}`);
+  }
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
+    readonly optionalDependencies?: Readonly<Record<string, string>>;
+  };
+  const packages = Object.keys(manifest.optionalDependencies ?? {});
+  const absent = packages.filter((pkg) => !existsSync(join(dir, "node_modules", pkg, "package.json")));
+  if (absent.length > 0) throw new Error(`${absent.join(", ")} missing in ${dir}: ${missing}`);
+  return packages;
+}
 
 export interface ReplicatorFunctionOptions {
   readonly timeout: Duration;

@@ -14,7 +14,7 @@ import { Worker } from "./core/run/worker.js";
 import type { WorkerSettings } from "./core/run/worker-settings.js";
 import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createTopicSelector, type TopicSelector } from "./topics/selection.js";
-import { clusterSide, createLeaseStore, type LeaseBackend } from "./wiring.js";
+import { clusterSide, createLeaseStore, type LeaseBackend, logCrc32cImplementation } from "./wiring.js";
 
 export type ReplicatorDependencies = LeaseBackend & {
   readonly logger: Logger;
@@ -119,6 +119,7 @@ export function topicSelectorOf(config: MirrorConfig): TopicSelector {
 export function createReplicator(config: MirrorConfig, deps: ReplicatorDependencies): Replicator {
   const workerId = deps.workerId ?? config.worker.id ?? defaultWorkerId();
   const { logger } = deps;
+  logCrc32cImplementation(logger);
   warnOnSharedAlias(config, logger);
   const clock = deps.clock ?? systemClock;
   // One clock for the worker and every adapter, so deadlines and lease expiries agree.

@@ -24,6 +24,7 @@ import { DynamoDbLeaseTable } from "./dynamodb/lease-table-port.js";
 import { isReplicatorError } from "./errors.js";
 import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
 import { createGroupAdmin } from "./kafka/admin/group-admin.js";
+import { CRC32C_VARIABLE, crc32cChoice } from "./kafka/codec/crc32c.js";
 import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
 import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
 import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
@@ -31,6 +32,18 @@ import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createGroupSelector } from "./offsets/group-selection.js";
 import type { GroupSyncStep } from "./offsets/sync-step.js";
 import type { ClusterSide as Side } from "./secrets/cluster-security.js";
+
+/**
+ * `KAFKA_MIRROR_*` variables an adapter reads itself, which are not config fields: the config
+ * loaders (the functions' and the CLI's) accept them beside the fields' own. KAFKA_MIRROR_CRC32C=js
+ * makes the record codec sum CRC-32C in JavaScript instead of the native package.
+ */
+export const ADAPTER_VARIABLES: readonly string[] = [CRC32C_VARIABLE];
+
+/** The debug line of a worker's start that says which CRC-32C implementation the codec uses, and why. */
+export function logCrc32cImplementation(logger: Logger): void {
+  logger.debug("crc32c implementation", crc32cChoice());
+}
 
 /**
  * THE Kafka connection options of one cluster side: addresses, client id, timeouts, and the TLS

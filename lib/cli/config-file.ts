@@ -13,12 +13,17 @@ import { CONFIG_DOCUMENT_VARIABLE, overlayEnvironment } from "../config/load.js"
 import { type MirrorConfig, parseConfig } from "../config/schema.js";
 import { isReplicatorError } from "../errors.js";
 import { credentialVariables } from "../secrets/cluster-security.js";
+import { ADAPTER_VARIABLES } from "../wiring.js";
 import { CliError, ExitCode } from "./cli-error.js";
 
-/** Variables the CLI reads that are not config fields: the SASL credentials of each side. */
-const CREDENTIAL_VARIABLES = (["source", "target"] as const).flatMap((side) =>
-  Object.values(credentialVariables(side)),
-);
+/**
+ * Variables the CLI reads that are not config fields: the SASL credentials of each side, and
+ * those an adapter reads itself (KAFKA_MIRROR_CRC32C).
+ */
+const OTHER_VARIABLES = [
+  ...(["source", "target"] as const).flatMap((side) => Object.values(credentialVariables(side))),
+  ...ADAPTER_VARIABLES,
+];
 
 const REFUSED_VARIABLES = {
   [CONFIG_DOCUMENT_VARIABLE]:
@@ -42,7 +47,7 @@ export async function loadConfigFile(
     // it means "no settings here", not a bad section.
     const sections = Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null));
     const overlaid = overlayEnvironment(sections, env, {
-      otherVariables: CREDENTIAL_VARIABLES,
+      otherVariables: OTHER_VARIABLES,
       refusedVariables: REFUSED_VARIABLES,
     });
     applied = overlaid.applied;

@@ -1,8 +1,9 @@
-/** The composition root's warnings; nothing here connects (clients connect on first use). */
+/** The composition root's log lines; nothing here connects (clients connect on first use). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseConfig } from "../../lib/config/schema.js";
 import { createDynamoDbClient } from "../../lib/dynamodb/client.js";
+import { crc32cImplementation } from "../../lib/kafka/codec/crc32c.js";
 import { createReplicator } from "../../lib/replicator.js";
 import { CapturingLogger, CapturingMetrics } from "../helpers/fake-observability.js";
 
@@ -39,5 +40,15 @@ describe("createReplicator", () => {
   it("does not warn with an alias of its own, or without exactly-once", () => {
     assert.deepEqual(build({ alias: "idc1" }).at("warn"), []);
     assert.deepEqual(build({}, false).at("warn"), []);
+  });
+
+  it("says at debug which CRC-32C implementation the codec uses, once per worker built", () => {
+    const lines = build({ alias: "idc1" })
+      .at("debug")
+      .filter((line) => line.message === "crc32c implementation");
+
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0]?.fields.implementation, crc32cImplementation());
+    assert.match(String(lines[0]?.fields.reason), /./);
   });
 });

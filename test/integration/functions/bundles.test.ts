@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -36,6 +37,13 @@ const TOPICS = ["ORDERS", "CLICKS-EU"] as const;
 const UNLISTED = "AUDIT";
 /** Every value carries it, so a payload that leaks into logs is caught. */
 const PAYLOAD_MARKER = "payload-marker-7f3a";
+/** The functions' platform (Architecture.ARM_64) and the binary of @node-rs/crc32 for it. */
+const LAMBDA_BINARY_PACKAGE = "@node-rs/crc32-linux-arm64-gnu";
+const LAMBDA_BINARY = "crc32.linux-arm64-gnu.node";
+/** ELF e_machine of AArch64. */
+const EM_AARCH64 = 183;
+/** What the bundle's CRC-32C is on this machine: its binary is arm64 Linux only. */
+const EXPECTED_CRC32C = process.platform === "linux" && process.arch === "arm64" ? "native" : "js";
 
 interface CfnResource {
   Type: string;
@@ -199,8 +207,12 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     };
   }
 
-  async function invoke(fn: FunctionUnderTest, budgetMs: number): Promise<Invocation> {
-    const { result, stdout } = await invokeBundle(fn, environment(fn), budgetMs);
+  async function invoke(
+    fn: FunctionUnderTest,
+    budgetMs: number,
+    extra: Record<string, string> = {},
+  ): Promise<Invocation> {
+    const { result, stdout } = await invokeBundle(fn, { ...environment(fn), ...extra }, budgetMs);
     const emf = stdout
       .split("\n")
       .filter((l) => l.startsWith("{"))
@@ -243,8 +255,9 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     assert.equal(first.emf[0]?._aws.CloudWatchMetrics[0]?.Namespace, "KafkaMirror");
     assert.equal(first.emf[0]?.service, `KafkaMirror-${REGION}`);
 
-    // Act 2: one replicate invocation with 25 s left (its run ends 10 s before that).
-    const copy = await invoke(functions.replicate, 25_000);
+    // Act 2: one replicate invocation with 25 s left (its run ends 10 s before that), at debug
+    // level for the worker's line on its CRC-32C.
+    const copy = await invoke(functions.replicate, 25_000, { POWERTOOLS_LOG_LEVEL: "DEBUG" });
 
     // Assess 2
     assert.equal(copy.result.ok, true, copy.result.error);
@@ -317,6 +330,41 @@ describe("the synthesized Lambda bundles against local clusters", () => {
       assert.ok(!invocation.stdout.includes(PAYLOAD_MARKER), "a payload reached stdout");
     }
     assert.ok(copy.stdout.split("\n").some((l) => l.includes('"message":"replication run finished"')));
+    // On a host other than arm64 Linux the bundle's arm64 binary cannot load: the loader ran (it
+    // is in the bundle) and the copy above was checked and summed by the JavaScript fallback.
+    const crc = copy.stdout
+      .split("\n")
+      .filter((l) => l.includes('"message":"crc32c implementation"'))
+      .map((l) => JSON.parse(l) as { implementation: string; reason: string });
+    assert.equal(crc.length, 1);
+    assert.equal(crc[0]?.implementation, EXPECTED_CRC32C, crc[0]?.reason);
+    if (EXPECTED_CRC32C === "js")
+      assert.match(crc[0]?.reason ?? "", /@node-rs\/crc32 did not load: Cannot find native binding/);
     assert.ok(existsSync(join(functions.replicate.dir, "node_modules", "kafkajs")));
+  });
+
+  it("carries @node-rs/crc32 with its arm64 Linux binary in both bundles, found from the loader", () => {
+    for (const fn of [functions.replicate, functions.lag]) {
+      // Prepare: the loader as the bundle has it, and the binary package it requires on arm64 Linux.
+      const loader = join(fn.dir, "node_modules", "@node-rs", "crc32", "index.js");
+      assert.ok(existsSync(loader), `${loader} in the bundle`);
+
+      // Act: resolve the binary package the way the loader's own require does.
+      const resolved = createRequire(loader).resolve(`${LAMBDA_BINARY_PACKAGE}/${LAMBDA_BINARY}`);
+
+      // Assess: inside the bundle (it was copied out of the repository), an AArch64 ELF, at the
+      // loader's version.
+      assert.equal(resolved, join(fn.dir, "node_modules", LAMBDA_BINARY_PACKAGE, LAMBDA_BINARY));
+      const header = readFileSync(resolved).subarray(0, 20);
+      assert.deepEqual([...header.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46], "ELF magic");
+      assert.equal(header.readUInt16LE(18), EM_AARCH64, "e_machine");
+      const version = (dir: string) =>
+        (
+          JSON.parse(readFileSync(join(fn.dir, "node_modules", dir, "package.json"), "utf8")) as {
+            version: string;
+          }
+        ).version;
+      assert.equal(version(LAMBDA_BINARY_PACKAGE), version("@node-rs/crc32"));
+    }
   });
 });

@@ -178,6 +178,12 @@ describe("loadConfigFile with KAFKA_MIRROR_* variables", () => {
     );
   });
 
+  it("accepts KAFKA_MIRROR_CRC32C, which the record codec reads itself", async () => {
+    const config = await loadConfigFile(path, { KAFKA_MIRROR_CRC32C: "js" });
+
+    assert.equal(config.topics.whitelist, "orders");
+  });
+
   it("refuses KAFKA_MIRROR_CONFIG, pointing at --config", async () => {
     await assert.rejects(
       () => loadConfigFile(path, { KAFKA_MIRROR_CONFIG: "{}" }),

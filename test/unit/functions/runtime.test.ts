@@ -49,6 +49,15 @@ describe("createRuntime", () => {
     }
   });
 
+  it("accepts KAFKA_MIRROR_CRC32C, which the record codec reads itself", async () => {
+    const runtime = await createRuntime(quietLogger(), { ...BASE, KAFKA_MIRROR_CRC32C: "js" });
+    try {
+      assert.equal(runtime.config.topics.whitelist, "A|B");
+    } finally {
+      runtime.dynamodb.destroy();
+    }
+  });
+
   it("signs MSK IAM tokens for the function's region", async () => {
     const runtime = await createRuntime(quietLogger(), {
       ...BASE,
