@@ -135,6 +135,8 @@ export class PartitionPump {
   /** Our provenance header for this partition's records; null when not exactly-once. */
   readonly #stamp: ProvenanceStamp | null;
   readonly #copyMode: CopyMode;
+  /** Batches mode: how far copies reach at least, when a mismatch turned out a truncation. */
+  #mismatchReadTo = 0;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
@@ -231,7 +233,7 @@ export class PartitionPump {
         feed.close();
       }
       if (ended !== "diverged") return ended;
-      divergedAt = this.#nextOffset;
+      divergedAt = Math.max(this.#nextOffset ?? 0, this.#mismatchReadTo);
       // Stored where we got to, the start-up sees how far the copy went past the truncation
       // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
       const stored = await this.#checkpoints.storeNow(this.#nextOffset);
@@ -254,7 +256,7 @@ export class PartitionPump {
         if (part.units.length > 0) {
           const gate = await this.#guard.allowsWrite();
           if (gate !== "ok") return gate;
-          const written = await this.#write(this.#outgoing(part.units));
+          const written = await this.#write(this.#outgoing(part.units)).catch((e) => this.#mismatch(e));
           if (written !== "ok") return written;
         }
         this.#nextOffset = part.nextOffset;
@@ -276,6 +278,14 @@ export class PartitionPump {
       this.#caughtUp = atEnd && checkpoints.checkpoint === fetched.nextOffset;
       if (held.signal.aborted) return held.end();
     }
+  }
+
+  /** Batches mode: a copy matching no source batch may be a truncation under it (EpochWatch.mismatch). */
+  async #mismatch(error: unknown): Promise<Gate | "diverged"> {
+    const readTo = (this.#checkpoints.checkpoint ?? 0) + (this.#tail?.unmatchedRecords ?? 0);
+    const found = await this.#epochs.mismatch(error, readTo);
+    if (found === "diverged") this.#mismatchReadTo = readTo;
+    return found;
   }
 
   #copied(fetched: FetchedUnits, fetchedAt: number): void {

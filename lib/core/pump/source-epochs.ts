@@ -115,6 +115,19 @@ export class EpochWatch {
     throw error;
   }
 
+  /**
+   * Batches mode: our copies in the target match no source batch (TARGET_COPY_MISMATCH). Copies
+   * cover at least as many offsets as records, so past `readTo` (the checkpoint plus the records
+   * found): when the epoch we copy in ended below that, an unclean election took records under
+   * them and the start-up resets it ("diverged"); else the error stands.
+   */
+  async mismatch(error: unknown, readTo: number): Promise<Gate | "diverged"> {
+    if (!isReplicatorError(error, "TARGET_COPY_MISMATCH")) throw error;
+    const diverged = await this.diverged(readTo);
+    if (diverged === false) throw error;
+    return diverged === true ? "diverged" : diverged;
+  }
+
   /** Whether OffsetForLeaderEpoch proves the epoch we copy in ended below `readTo` (false when unknown). */
   async diverged(readTo: number): Promise<boolean | LeaseEnd> {
     const epoch = this.#checkpoints.epoch;
