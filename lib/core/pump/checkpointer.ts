@@ -13,6 +13,16 @@
  * What that costs: in exactly-once mode nothing (the successor's tail look from the stored target
  * position skips whatever of ours landed after it); at-least-once, a crash repeats at most what
  * was acknowledged since the last stored checkpoint: one interval of data plus the batch in flight.
+ *
+ * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
+ * target but its checkpoint did not reach the store:
+ *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: what was
+ *    acknowledged since the last stored checkpoint is written again by the next holder, at most
+ *    one checkpoint interval of batches plus the batch in flight (one batch with interval 0);
+ *  - a write is retried after a timeout although the first attempt landed;
+ *  - during a lease-store outage the pump keeps copying while its lease is valid by its own
+ *    clock, and those batches are checkpointed only when the store answers again, so a crash in
+ *    an outage repeats at most one lease duration of data.
  */
 import { describeError, isReplicatorError } from "../../errors.js";
 import type { Clock, LeaseStore, Logger } from "../ports.js";

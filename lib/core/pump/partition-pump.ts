@@ -16,15 +16,7 @@
  * (copy-units.ts), exactly-once by fenced writes alone (target-tail.ts). Source leader epochs:
  * source-epochs.ts.
  *
- * Without provenance delivery is at-least-once; duplicates arise only where a write reached the
- * target but its checkpoint did not reach the store:
- *  - the process dies (or the lease is stolen) between a target ack and the checkpoint: what was
- *    acknowledged since the last stored checkpoint is written again by the next holder, at most
- *    one checkpoint interval of batches plus the batch in flight (one batch with interval 0);
- *  - a write is retried after a timeout although the first attempt landed;
- *  - during a lease-store outage the pump keeps copying while its lease is valid by its own
- *    clock, and those batches are checkpointed only when the store answers again, so a crash in
- *    an outage repeats at most one lease duration of data.
+ * Without provenance delivery is at-least-once (what a crash repeats: checkpointer.ts).
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
 import { type CopyMode, type CopyUnits, type FetchLimits, isBatches, type StartFrom } from "../model.js";
