@@ -18,7 +18,7 @@
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MirrorConfigInput } from "../../lib/config/schema.js";
+import { type MirrorConfigInput, parseConfig } from "../../lib/config/schema.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { restoreBrokers, startClusterFaults } from "./cluster-faults.js";
 import { compare, type Tally, waitForCatchUp } from "./compare.js";
@@ -279,8 +279,9 @@ function faultContext(
   };
 }
 
+/** The workers' config, parsed here once: a config the workers refuse must fail the run, not respawn them for ever. */
 function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
-  return {
+  const config: MirrorConfigInput = {
     source: {
       brokers: clusters.src.bootstrapServers,
       alias: "chaos-src",
@@ -288,7 +289,8 @@ function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
     },
     target: {
       brokers: clusters.dst.bootstrapServers,
-      alias: "chaos-dst",
+      // Batches mode refuses a target alias (no header to stop a loop with).
+      ...(o.copy === "batches" ? {} : { alias: "chaos-dst" }),
       requestTimeoutMs: o.requestTimeoutMs.target,
       fencing: o.fencing,
       copy: o.copy,
@@ -302,6 +304,8 @@ function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
       rebalanceIntervalMs: 1_000,
     },
   };
+  parseConfig(config);
+  return config;
 }
 
 function emptyResult(o: ChaosOptions): ChaosResult {
