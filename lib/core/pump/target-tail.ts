@@ -160,6 +160,16 @@ export class TargetTail {
       this.#landed = batch.lastOffset;
       matched++;
     }
+    if (matched > 0) {
+      this.#deps.logger.info(
+        "records of an unfinished write found in the target as copies; not written again",
+        {
+          ...this.#fields(),
+          through: this.#landed,
+          batches: matched,
+        },
+      );
+    }
     return sliceUnits(left, matched);
   }
 
