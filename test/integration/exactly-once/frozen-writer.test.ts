@@ -6,17 +6,26 @@
  * duplicate: proof that the scenario really puts a write after the takeover, and that fencing is
  * what keeps it out.
  *
- * Worker A is test/helpers/freezing-worker.ts, a child process that stops itself at its second
- * produce ("before-send": after the writer's last deadline check, before the produce requests go
- * out, at the start of its second write; "mid-transaction": the same point inside its first
- * write, sent one batch at a time, so its first batch sits in the log inside an open
- * transaction; "in-flight", mock only: while the mock's RTT holds the produce answers back).
+ * Worker A is test/helpers/freezing-worker.ts, a child process that stops itself in its third
+ * write ("before-send": after the writer's last deadline check, before the produce requests go
+ * out, at the start of that write; "mid-transaction": at its second batch, the write sent one
+ * batch at a time, so its first batch sits in the log inside an open transaction; "in-flight",
+ * mock only: while the mock's RTT holds the produce answers back). A's checkpoints are coalesced
+ * (leases.checkpointIntervalMs), so its second write is committed but not checkpointed: B must
+ * find it in the target and not copy it again.
  * Worker B runs in this process and takes the partition over once A's lease has expired. In every
  * scenario B must still hold the partition after A woke: it copies records written after that.
  *
  * The clusters are the mock or real Kafka (KAFKA_TESTBED). On real Kafka one more scenario: A's
  * open transaction outlives transaction.timeout.ms while nobody takes over, and the coordinator,
  * not a new holder, aborts it (the mock models no transaction timeouts).
+ *
+ * The fenced scenarios run in both copy modes (target.copy). "batches" writes no provenance
+ * header, so there a copy's source offset is read from its value (rig.produce makes each value
+ * unique), and, as one write sends one produce batch per source batch, the source is written in
+ * batches of SOURCE_BATCH records, several to a write, so that the freeze points mean what they
+ * mean in "records" (whose writes target.maxBatchBytes cuts into batches). The control without
+ * fencing is "records" only: "batches" refuses target.fencing "none".
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -25,7 +34,7 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
-import type { TopicPartition } from "../../../lib/core/model.js";
+import type { CopyMode, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
 import type { SourceIsolationLevel } from "../../../lib/kafka/read/source-reader.js";
@@ -42,12 +51,18 @@ const HEADER = Buffer.from(DEFAULT_PROVENANCE_HEADER);
 const RECORDS = 200;
 /** Written after A woke: B copies them only if A's waking left B the partition. */
 const MORE = 40;
+/** The tags of rig.produce for the RECORDS (source offsets from 0) and the MORE (from RECORDS). */
+const TAG = 7;
+const MORE_TAG = 8;
+/** target.copy "batches": records per source batch, four to a write (batch.maxRecords 40). */
+const SOURCE_BATCH = 10;
 const REQUEST_TIMED_OUT = 7;
 const LEASE_MS = 4_000;
 
 type Line = Record<string, unknown> & { readonly at: number };
 type FreezePoint = "before-send" | "mid-transaction" | "in-flight";
 interface Scenario {
+  readonly copy: CopyMode;
   readonly fencing: "transactional" | "none";
   readonly point: FreezePoint;
   /** Mock only: A's first produce after waking is answered long after its timeout. */
@@ -118,6 +133,25 @@ class WorkerProcess {
   }
 }
 
+/** How many records one send of rig.produce writes, so one source batch. */
+function perSend(copy: CopyMode, count: number): number {
+  return copy === "batches" ? SOURCE_BATCH : count;
+}
+
+/**
+ * The source offset a target record is a copy of: its provenance ("records"), or, with no header
+ * in "batches", its value (0xfe, tag, i as two bytes: the i-th record of rig.produce's call).
+ */
+function sourceOffsetOf(copy: CopyMode, record: MirrorRecord): number | undefined {
+  if (copy === "records") return lastProvenance(record, HEADER)?.offset;
+  const v = record.value;
+  if (v === null || v.length !== 4 || v[0] !== 0xfe) return undefined;
+  const i = v.readUInt16BE(2);
+  if (v[1] === TAG) return i;
+  if (v[1] === MORE_TAG) return RECORDS + i;
+  return undefined;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -138,24 +172,34 @@ describe("a worker frozen past its lease mid-write", () => {
   after(() => rig.close());
 
   /**
-   * Short leases (so transaction.timeout.ms is 3 x 4 s); source batches of 40 records written as
-   * three target batches, pipelined, or one at a time for "mid-transaction".
+   * Short leases (so transaction.timeout.ms is 3 x 4 s); writes of 40 records, as four target
+   * batches ("records", cut by target.maxBatchBytes) or four source batches ("batches"),
+   * pipelined, or one at a time for "mid-transaction". "batches" takes no target.alias.
    */
   function mirrorConfig(topic: string, table: string, scenario: Scenario): MirrorConfigInput {
-    const { fencing, point } = scenario;
+    const { copy, fencing, point } = scenario;
     return {
       source: { brokers: rig.cluster("src").bootstrapServers, alias: "src", requestTimeoutMs: 5_000 },
       target: {
         brokers: rig.cluster("dst").bootstrapServers,
-        alias: "dst",
+        ...(copy === "records" ? { alias: "dst" } : {}),
         requestTimeoutMs: 1_000,
         maxBatchBytes: 1_024,
+        copy,
         fencing,
         ...(point === "mid-transaction" ? { maxInFlightBatches: 1 } : {}),
       },
       topics: { whitelist: topic },
       batch: { maxRecords: 40, maxBytes: 1_024, maxWaitMs: 100 },
-      leases: { table, durationMs: LEASE_MS, renewIntervalMs: 500, rebalanceIntervalMs: 200 },
+      // A's checkpoints lag its writes, so B finds A's last committed write past the stored
+      // position and must tell it as copied (by provenance, or "batches" matching source batches).
+      leases: {
+        table,
+        durationMs: LEASE_MS,
+        renewIntervalMs: 500,
+        rebalanceIntervalMs: 200,
+        checkpointIntervalMs: 3_000,
+      },
     };
   }
 
@@ -165,7 +209,7 @@ describe("a worker frozen past its lease mid-write", () => {
     const dst = rig.cluster("dst");
     await rig.cluster("src").createTopic(topic, 1, 1);
     await dst.createTopic(topic, 1, 1);
-    await rig.produce("src", topic, 0, RECORDS, 7);
+    await rig.produce("src", topic, 0, RECORDS, TAG, perSend(scenario.copy, RECORDS));
     const table = await rig.leaseTable();
     const config = mirrorConfig(topic, table, scenario);
     // A's lease store behind a proxy that can hold its requests (renewals) for a while.
@@ -178,7 +222,9 @@ describe("a worker frozen past its lease mid-write", () => {
       FREEZE_DYNAMODB: proxy.endpoint,
       FREEZE_WORKER_ID: "A",
       FREEZE_BUDGET_MS: "40000",
-      FREEZE_AT: "2",
+      // At A's third write (its first checkpointed, its second committed and not), or for
+      // "mid-transaction", one produce a batch, at the second of the third write's four.
+      FREEZE_AT: scenario.point === "mid-transaction" ? "10" : "3",
       // "mid-transaction" is "before-send" with one batch per produce: the first one landed.
       FREEZE_POINT: scenario.point === "in-flight" ? "in-flight" : "before-send",
       FREEZE_DELAY_MS: "250",
@@ -214,7 +260,7 @@ describe("a worker frozen past its lease mid-write", () => {
    */
   async function freezeScenario(scenario: Scenario) {
     // Prepare
-    const { point } = scenario;
+    const { copy, point } = scenario;
     const { tp, dst, proxy, a, b, replicatorB, lease, copiedByB } = await prepare(scenario);
     try {
       // Act
@@ -241,13 +287,13 @@ describe("a worker frozen past its lease mid-write", () => {
       }
       // Let the woken A run on: it must not take the partition back or write anything more.
       await sleep(1_500);
-      await rig.produce("src", tp.topic, 0, MORE, 8);
+      await rig.produce("src", tp.topic, 0, MORE, MORE_TAG, perSend(copy, MORE));
       await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000);
       b.abort.abort();
       await runB;
       await a.kill();
-      const copied = (await rig.read("dst", tp)).map((r) => lastProvenance(r, HEADER)?.offset);
-      const inLog = (await readAll(tp, "read_uncommitted")).map((r) => lastProvenance(r, HEADER)?.offset);
+      const copied = (await rig.read("dst", tp)).map((r) => sourceOffsetOf(copy, r));
+      const inLog = (await readAll(tp, "read_uncommitted")).map((r) => sourceOffsetOf(copy, r));
       if (process.env.FROZEN_WRITER_STORY === "1") console.log(a.story());
       return { copied, inLog, a, b };
     } finally {
@@ -338,57 +384,65 @@ describe("a worker frozen past its lease mid-write", () => {
     KAFKA_TESTBED === "mock"
       ? ["before-send", "mid-transaction", "in-flight"]
       : ["before-send", "mid-transaction"];
-  for (const point of points) {
-    it(`lands nothing after it wakes (${point}): refused as fenced, every record once`, {
-      timeout: 60_000,
-    }, async () => {
-      assertFencedOut(await freezeScenario({ fencing: "transactional", point }), point);
+  const copyModes: readonly CopyMode[] = ["records", "batches"];
+  for (const copy of copyModes) {
+    describe(`target.copy "${copy}"`, () => {
+      for (const point of points) {
+        it(`lands nothing after it wakes (${point}): refused as fenced, every record once`, {
+          timeout: 60_000,
+        }, async () => {
+          assertFencedOut(await freezeScenario({ copy, fencing: "transactional", point }), point);
+        });
+      }
+
+      if (KAFKA_TESTBED === "real") {
+        it("lands nothing after it wakes when the coordinator aborted its transaction on timeout", {
+          timeout: 90_000,
+        }, async () => {
+          const point = "mid-transaction";
+          const scenario = { copy, fencing: "transactional", point, timeoutAbort: true } as const;
+          assertFencedOut(await freezeScenario(scenario), point);
+        });
+      }
+
+      // Regression: with its write uncertain, the woken A fenced again before looking at its lease,
+      // bumping B's epoch, so B's next write was refused and B stopped as if it had lost the lease.
+      // Mock only: a produce that lands but is answered after its timeout needs injected delays.
+      if (KAFKA_TESTBED === "mock") {
+        it("a woken worker whose write ends uncertain stops without fencing the new holder", {
+          timeout: 60_000,
+        }, async () => {
+          const { copied, a, b } = await freezeScenario({
+            copy,
+            fencing: "transactional",
+            point: "before-send",
+            loseAnswer: true,
+          });
+
+          // Assess
+          assert.deepEqual(copied, everyOffset, a.story());
+          const woke = a.lines.findIndex((l) => l.woke !== undefined);
+          const after = a.lines.slice(woke);
+          assert.ok(
+            after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
+            `A's write did not end uncertain:\n${a.story()}`,
+          );
+          const refenced = after.filter((l) =>
+            String(l.message).startsWith("transactional producer initialised"),
+          );
+          assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
+          const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
+          assert.deepEqual(bLost, [], "B kept the partition");
+        });
+      }
     });
   }
 
-  if (KAFKA_TESTBED === "real") {
-    it("lands nothing after it wakes when the coordinator aborted its transaction on timeout", {
-      timeout: 90_000,
-    }, async () => {
-      const point = "mid-transaction";
-      assertFencedOut(await freezeScenario({ fencing: "transactional", point, timeoutAbort: true }), point);
-    });
-  }
-
-  // Regression: with its write uncertain, the woken A fenced again before looking at its lease,
-  // bumping B's epoch, so B's next write was refused and B stopped as if it had lost the lease.
-  // Mock only: a produce that lands but is answered after its timeout needs injected delays.
-  if (KAFKA_TESTBED === "mock") {
-    it("a woken worker whose write ends uncertain stops without fencing the new holder", {
-      timeout: 60_000,
-    }, async () => {
-      const { copied, a, b } = await freezeScenario({
-        fencing: "transactional",
-        point: "before-send",
-        loseAnswer: true,
-      });
-
-      // Assess
-      assert.deepEqual(copied, everyOffset, a.story());
-      const woke = a.lines.findIndex((l) => l.woke !== undefined);
-      const after = a.lines.slice(woke);
-      assert.ok(
-        after.some((l) => l.message === "write refused" && l.code === "KAFKA_RETRIABLE"),
-        `A's write did not end uncertain:\n${a.story()}`,
-      );
-      const refenced = after.filter((l) =>
-        String(l.message).startsWith("transactional producer initialised"),
-      );
-      assert.deepEqual(refenced, [], `A fenced again after waking:\n${a.story()}`);
-      const bLost = b.logger.entries.filter((e) => e.message === "lease lost, partition stopped");
-      assert.deepEqual(bLost, [], "B kept the partition");
-    });
-  }
-
+  // "records" only: "batches" refuses target.fencing "none" (it needs fenced writes to know what landed).
   it("without fencing, the same freeze lands a duplicate after the takeover", {
     timeout: 60_000,
   }, async () => {
-    const { copied, a } = await freezeScenario({ fencing: "none", point: "before-send" });
+    const { copied, a } = await freezeScenario({ copy: "records", fencing: "none", point: "before-send" });
 
     // Assess: nothing lost, and some offsets twice (A's late batch after B's copy).
     assert.deepEqual(

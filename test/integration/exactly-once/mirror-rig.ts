@@ -63,21 +63,38 @@ export class MirrorRig {
     return client;
   }
 
-  /** Writes records with distinct binary values; returns nothing, the source is the truth. */
-  async produce(alias: string, topic: string, partition: number, count: number, tag: number): Promise<void> {
+  /**
+   * Writes records with distinct binary values (the i-th of a call: key 0xff tag i, value 0xfe tag
+   * i as two bytes); returns nothing, the source is the truth. One send, so one batch, unless
+   * `perSend` cuts it into sends (batches) of that many records.
+   */
+  async produce(
+    alias: string,
+    topic: string,
+    partition: number,
+    count: number,
+    tag: number,
+    perSend = count,
+  ): Promise<void> {
     const kafka = new Kafka({ brokers: this.cluster(alias).bootstrapServers, logLevel: logLevel.NOTHING });
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
     try {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: Array.from({ length: count }, (_, i) => ({
-          partition,
-          key: Buffer.from([0xff, tag, i & 0xff]),
-          value: Buffer.from([0xfe, tag, (i >> 8) & 0xff, i & 0xff]),
-        })),
-      });
+      for (let from = 0; from < count; from += Math.max(1, perSend)) {
+        const upTo = Math.min(count, from + Math.max(1, perSend));
+        await producer.send({
+          topic,
+          acks: -1,
+          messages: Array.from({ length: upTo - from }, (_, k) => {
+            const i = from + k;
+            return {
+              partition,
+              key: Buffer.from([0xff, tag, i & 0xff]),
+              value: Buffer.from([0xfe, tag, (i >> 8) & 0xff, i & 0xff]),
+            };
+          }),
+        });
+      }
     } finally {
       await producer.disconnect();
     }
