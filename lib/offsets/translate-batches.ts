@@ -147,7 +147,9 @@ async function walk(
   let ours = request.producerId ?? null;
   let last: LastCopy | null = null;
   const others = new Map<bigint, OtherBatch>();
+  let scanned = 0;
   for (let copy = await copies.peek(); copy !== undefined; copies.advance(), copy = await copies.peek()) {
+    scanned += copy.count;
     if (copy.producerId !== ours) {
       if (ours !== null || !isCopyOf(copy, await sources.peek())) {
         if (ours === null && copy.producerId >= 0n && !others.has(copy.producerId))
@@ -162,12 +164,12 @@ async function walk(
     if (batch === undefined || !isCopyOf(copy, batch)) throw mismatch(request, copy, batch, sources.position);
     if (batch.lastOffset >= wanted) {
       const found = await answerIn(deps, request, copy, batch);
-      return { found, last, producerId: ours, others, scanned: copies.records };
+      return { found, last, producerId: ours, others, scanned };
     }
     last = { target: copy.lastOffset + 1, source: batch.lastOffset + 1 };
     sources.advance();
   }
-  return { found: null, last, producerId: ours, others, scanned: copies.records };
+  return { found: null, last, producerId: ours, others, scanned };
 }
 
 /** Same records (count and content CRC, which leaves out what a copy rewrites); a copy needs a producer. */
@@ -260,8 +262,6 @@ class BatchCursor {
   #head = 0;
   #offset: number;
   #ended = false;
-  /** Records of the batches read. */
-  records = 0;
 
   constructor(read: (offset: number) => Promise<FetchedBatches>, from: number, end: number) {
     this.#read = read;
@@ -282,10 +282,11 @@ class BatchCursor {
       }
       const fetched = await this.#read(this.#offset);
       if (fetched.nextOffset <= this.#offset) this.#ended = true;
-      this.#batches = fetched.batches.filter((b) => b.baseOffset < this.#end);
+      // A batch that straddles the end is not ours (no copy of ours spans a map point's target):
+      // the stretch after it reads it.
+      this.#batches = fetched.batches.filter((b) => b.lastOffset < this.#end);
       this.#head = 0;
       this.#offset = Math.max(this.#offset, fetched.nextOffset);
-      for (const batch of this.#batches) this.records += batch.count;
     }
     return this.#batches[this.#head];
   }
