@@ -42,7 +42,7 @@ interface LagMonitor {
   readonly mapping: TopicSelector;
   readonly startFrom: "earliest" | "latest";
   readonly stallAfterMs: number;
-  /** Null when no group is selected (groups.whitelist unset) or provenance is off. */
+  /** Null when no group is selected (groups.whitelist unset) or records carry no provenance (wiring's groupSyncStep). */
   readonly groupSync: GroupSyncStep | null;
   close(): Promise<void>;
 }

@@ -115,9 +115,11 @@ export function clusterSide(
 
 /**
  * THE consumer-group sync's clients, for the lag function and `kafka-mirror run` alike: both
- * sides' group admins, a reader and an admin of the target (the translation reads its tail).
- * Null when no group is selected (groups.whitelist unset) or provenance is off (nothing to
- * translate by; warned). The caller closes the step's four clients.
+ * sides' group admins, a reader and an admin of the target (the translation reads its tail), and
+ * with target.copy "batches" a reader of the source (the translation matches our copies to its
+ * batches). Null when no group is selected (groups.whitelist unset), or when records carry no
+ * provenance (target.copy "records" with provenance off: nothing to translate by; warned). The
+ * caller closes the step's clients (closeGroupSyncStep).
  */
 export function groupSyncStep(
   config: MirrorConfig,
@@ -128,21 +130,25 @@ export function groupSyncStep(
 ): GroupSyncStep | null {
   const { logger, security } = options;
   if (config.groups.whitelist === undefined) return null;
-  if (!config.provenance.enabled) {
+  const batches = config.target.copy === "batches";
+  if (!batches && !config.provenance.enabled) {
     logger.warn(
       "groups.whitelist is set but provenance.enabled is false: group offsets cannot be translated",
     );
     return null;
   }
+  const source = clusterSide(config, "source", { logger, security: security.source });
   const target = clusterSide(config, "target", { logger, security: security.target });
   return {
-    sourceGroups: clusterSide(config, "source", { logger, security: security.source }).groups(),
+    sourceGroups: source.groups(),
     targetGroups: target.groups(),
     targetReader: target.reader(),
     targetAdmin: target.admin(),
     selector: createGroupSelector(config.groups),
-    header: Buffer.from(config.provenance.header),
     sourceAlias: config.source.alias,
+    ...(batches
+      ? { copy: "batches" as const, sourceReader: source.reader() }
+      : { header: Buffer.from(config.provenance.header) }),
   };
 }
 
@@ -150,6 +156,7 @@ export function groupSyncStep(
 export async function closeGroupSyncStep(step: GroupSyncStep | null): Promise<void> {
   if (step === null) return;
   const clients = [step.sourceGroups, step.targetGroups, step.targetReader, step.targetAdmin];
+  if (step.copy === "batches") clients.push(step.sourceReader);
   await Promise.allSettled(clients.map((c) => c.close()));
 }
 

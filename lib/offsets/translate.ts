@@ -27,52 +27,27 @@
  * copies later land after the position, so a group that was ahead of the mirror (it consumed
  * records not yet copied) would read those again. The sync re-translates every minute, and
  * `failover` translates once more when the mirror has stopped.
+ *
+ * That is target.copy "records". Copies of target.copy "batches" carry no provenance header:
+ * translate-batches.ts gives the same answers by walking the source's batches and our copies
+ * of them in lockstep from the same nearest point (TranslateDeps.copy picks the mode).
  */
 
 import { nearestPoint } from "../core/lease/offset-map.js";
-import type { MirrorRecord, TopicPartition } from "../core/model.js";
-import type { ClusterAdmin, OffsetMapPoint, SourceReader } from "../core/ports.js";
+import type { MirrorRecord } from "../core/model.js";
 import { lastProvenance } from "../core/provenance.js";
-import { fetchTowards, targetBounds } from "../core/pump/target-read.js";
-import { type KafkaRetry, retryRetryable } from "../core/retry.js";
-import { isReplicatorError, ReplicatorError } from "../errors.js";
+import { targetBounds } from "../core/pump/target-read.js";
+import type { RecordsTranslateDeps, TranslateDeps, Translation, TranslationRequest } from "./model.js";
+import { fetchTargetTowards, untranslatable } from "./target-fetch.js";
+import { translateBatches } from "./translate-batches.js";
 
-export interface TranslateDeps {
-  /** A READ_COMMITTED reader of the TARGET cluster (retried by the caller's deadline). */
-  readonly reader: SourceReader;
-  /** Admin of the TARGET cluster. */
-  readonly admin: ClusterAdmin;
-  /** Provenance header key and the alias this mirror stamps. */
-  readonly header: Buffer;
-  readonly sourceAlias: string;
-  /**
-   * The caller's deadline, which also bounds each wait for an open transaction on the target to
-   * end. Only that wait is retried here: the reader and admin retry their own failures.
-   */
-  readonly retry: KafkaRetry;
-}
-
-export interface TranslationRequest {
-  /** The source partition; its number is what provenance names. */
-  readonly source: TopicPartition;
-  /** Where its copies land. */
-  readonly target: TopicPartition;
-  /** The lease's offset map (leaseMap(lease)). */
-  readonly map: readonly OffsetMapPoint[];
-  /** The group's committed source offset: the next record it would read. */
-  readonly sourceOffset: number;
-}
-
-export interface Translation {
-  /** Where the group reads the target from. */
-  readonly targetOffset: number;
-  /** Source offset of the copy at `targetOffset`; null when nothing at or after O is copied yet. */
-  readonly nextSourceOffset: number | null;
-  /** One past the highest source offset seen copied (a lower bound); null when none was seen. */
-  readonly copiedTo: number | null;
-  /** Target records read. */
-  readonly scanned: number;
-}
+export type {
+  BatchesTranslateDeps,
+  RecordsTranslateDeps,
+  TranslateDeps,
+  Translation,
+  TranslationRequest,
+} from "./model.js";
 
 /** What one stretch of the target held of ours. */
 interface Stretch {
@@ -85,10 +60,18 @@ interface Stretch {
 
 /**
  * Throws OFFSETS_UNTRANSLATABLE when the map has no point to start from: empty (never
- * checkpointed with provenance), or O below a first point that is not the origin.
+ * checkpointed exactly-once), or O below a first point that is not the origin.
  */
 export async function translateOffset(
   deps: TranslateDeps,
+  request: TranslationRequest,
+): Promise<Translation> {
+  if (deps.copy === "batches") return translateBatches(deps, request);
+  return translateRecords(deps, request);
+}
+
+async function translateRecords(
+  deps: RecordsTranslateDeps,
   request: TranslationRequest,
 ): Promise<Translation> {
   const { map, sourceOffset, target } = request;
@@ -137,7 +120,7 @@ export async function translateOffset(
  * stretch (target retention). Waits while an open transaction keeps the LSO inside the stretch.
  */
 async function scanStretch(
-  deps: TranslateDeps,
+  deps: RecordsTranslateDeps,
   request: TranslationRequest,
   from: number,
   to: number,
@@ -147,7 +130,9 @@ async function scanStretch(
   let scanned = 0;
   let offset = from;
   while (offset < to) {
-    const fetched = await fetchFrom(deps, request.target, offset, to);
+    const fetched = await fetchTargetTowards(deps, request.target, offset, to, (o, limits) =>
+      deps.reader.fetch(request.target, o, limits),
+    );
     if (fetched === null) break;
     for (const record of fetched.records) {
       if (record.offset >= to) return { found: null, last, scanned };
@@ -162,48 +147,12 @@ async function scanStretch(
   return { found: null, last, scanned };
 }
 
-/**
- * One fetch that gets somewhere towards `to`, waiting out an open transaction until the
- * caller's deadline; null when the start is no longer in the log (target retention).
- */
-async function fetchFrom(
-  deps: TranslateDeps,
-  target: TopicPartition,
-  offset: number,
-  to: number,
-): Promise<{ records: readonly MirrorRecord[]; nextOffset: number } | null> {
-  try {
-    return await retryRetryable(
-      `reading target ${target.topic}/${target.partition} up to offset ${to}`,
-      () => fetchTowards((o, limits) => deps.reader.fetch(target, o, limits), target, offset, to),
-      deps.retry,
-      (error) => isReplicatorError(error, "TARGET_TRANSACTION_OPEN"),
-    );
-  } catch (error) {
-    if (isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) return null;
-    throw error;
-  }
-}
-
 function ourSourceOffset(
-  deps: TranslateDeps,
+  deps: RecordsTranslateDeps,
   request: TranslationRequest,
   record: MirrorRecord,
 ): number | null {
   const p = lastProvenance(record, deps.header);
   if (p === null || p.alias !== deps.sourceAlias || p.partition !== request.source.partition) return null;
   return p.offset;
-}
-
-function untranslatable(request: TranslationRequest): ReplicatorError {
-  const { source, target, sourceOffset } = request;
-  return new ReplicatorError(
-    "OFFSETS_UNTRANSLATABLE",
-    `${source.topic}/${source.partition}: offset ${sourceOffset} cannot be translated exactly: the lease's ` +
-      "offset map has no point at or below it (translation needs provenance.enabled and a checkpoint since; " +
-      "a map begun after copying started, e.g. an upgraded lease, covers only offsets from its first point)",
-    {
-      details: { topic: source.topic, partition: source.partition, targetTopic: target.topic, sourceOffset },
-    },
-  );
 }

@@ -1,57 +1,27 @@
 /**
  * Compares one source partition with its copy: record counts, offset ranges, a digest of each
  * side, and the first place they differ, named by its offsets and classified (a record altered,
- * missing from the target, duplicated in it, or extra).
+ * missing from the target, duplicated in it, or extra). In target.copy "batches" it compares
+ * batch by batch instead (compare-batches.ts), reporting the same way.
  *
  * Both sides are read from the same starting offset: kafka-mirror writes source partition N to
  * target partition N in order, so when it filled an empty target the offsets line up. A target
  * that held records before mirroring began does not line up, and verify says so at its first record.
  */
-import type { MirrorRecord, TopicPartition } from "../core/model.js";
-import type { ClusterAdmin, SourceReader } from "../core/ports.js";
+import type { CopyMode, MirrorRecord, TopicPartition } from "../core/model.js";
+import type { ClusterAdmin } from "../core/ports.js";
+import { compareBatches } from "./compare-batches.js";
 import { RecordDigest, sameContent } from "./digest.js";
-import { PartitionCursor } from "./partition-cursor.js";
+import type { ClusterSide, Mismatch, OffsetRange, PartitionComparison } from "./model.js";
+import { type PartitionCursor, recordCursor } from "./partition-cursor.js";
 
-/**
- * One cluster's reader and admin. Verify makes no retries of its own: pass retrying ones
- * (retryingAdmin, retryingReader, with the command's deadline) so a broker that blinks does not
- * fail the comparison; each adapter call is a single attempt.
- */
-export interface ClusterSide {
-  readonly reader: SourceReader;
-  readonly admin: ClusterAdmin;
-}
-
-export type MismatchKind = "altered" | "missing" | "duplicated" | "extra";
-
-export interface Mismatch {
-  readonly kind: MismatchKind;
-  /** Offset of the source record concerned, or null when the source has no record there. */
-  readonly sourceOffset: number | null;
-  /** Offset of the target record concerned, or null when the target has no record there. */
-  readonly targetOffset: number | null;
-  readonly message: string;
-}
-
-export interface OffsetRange {
-  /** First offset compared. */
-  readonly from: number;
-  /** One past the last offset compared (the log end when the comparison started). */
-  readonly to: number;
-}
-
-export interface PartitionComparison {
-  readonly source: TopicPartition;
-  readonly target: TopicPartition;
-  readonly sourceRange: OffsetRange;
-  readonly targetRange: OffsetRange;
-  readonly sourceRecords: number;
-  readonly targetRecords: number;
-  readonly sourceDigest: string;
-  readonly targetDigest: string;
-  /** The first difference, or null when both sides hold the same records in the same order. */
-  readonly mismatch: Mismatch | null;
-}
+export type {
+  ClusterSide,
+  Mismatch,
+  MismatchKind,
+  OffsetRange,
+  PartitionComparison,
+} from "./model.js";
 
 export interface CompareOptions {
   /** Compare from this offset on both sides instead of each log's start. */
@@ -61,6 +31,8 @@ export interface CompareOptions {
    * header has this key is compared without it: the source record never had it.
    */
   readonly mirrorHeader?: Buffer;
+  /** target.copy: "batches" compares each source batch with its copy (compare-batches.ts). @default "records" */
+  readonly copy?: CopyMode;
 }
 
 export async function comparePartition(
@@ -75,12 +47,14 @@ export async function comparePartition(
     rangeOf(source.admin, sourceTp, fromOffset),
     rangeOf(target.admin, targetTp, fromOffset),
   ]);
-  const left = new PartitionCursor(source.reader, sourceTp, sourceRange.from, sourceRange.to);
-  const right = new PartitionCursor(
+  const ranges = { source: sourceRange, target: targetRange };
+  if (options.copy === "batches")
+    return compareBatches(source, target, { source: sourceTp, target: targetTp }, ranges);
+  const left = recordCursor(source.reader, sourceTp, sourceRange);
+  const right = recordCursor(
     target.reader,
     targetTp,
-    targetRange.from,
-    targetRange.to,
+    targetRange,
     mirrorHeader === undefined ? undefined : (r) => withoutMirrorHeader(r, mirrorHeader),
   );
   const leftDigest = new RecordDigest();
@@ -135,7 +109,7 @@ async function classify(
   s: MirrorRecord | undefined,
   t: MirrorRecord | undefined,
   previous: MirrorRecord | undefined,
-  left: PartitionCursor,
+  left: PartitionCursor<MirrorRecord>,
   tp: TopicPartition,
 ): Promise<Mismatch> {
   const where = `${tp.topic}/${tp.partition}`;

@@ -1,44 +1,58 @@
 /**
- * Reads one partition range [from, to) in order through a SourceReader, a few records ahead of
- * the caller, so a comparison can look one record past a difference without holding a whole
- * partition in memory.
+ * Reads one partition range [from, to) in order through a SourceReader, a few units ahead of the
+ * caller, so a comparison can look one unit past a difference without holding a whole partition
+ * in memory. A unit is a record (SourceReader.fetch), or in target.copy "batches" a batch
+ * (fetchBatches); recordCursor and batchCursor make one of each.
  */
-import type { FetchLimits, MirrorRecord, TopicPartition } from "../core/model.js";
+import type {
+  FetchedBatches,
+  FetchedRecords,
+  FetchLimits,
+  MirrorRecord,
+  SourceBatch,
+  TopicPartition,
+} from "../core/model.js";
 import type { SourceReader } from "../core/ports.js";
 
 const LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 << 20, maxWaitMs: 0 };
 
-export class PartitionCursor {
-  readonly #reader: SourceReader;
+/** One fetch as a cursor sees it: its units, and FetchProgress's nextOffset and highWatermark. */
+interface Fetched<T> {
+  readonly units: readonly T[];
+  readonly nextOffset: number;
+  readonly highWatermark: number;
+}
+
+export class PartitionCursor<T> {
+  readonly #read: (offset: number, limits: FetchLimits) => Promise<Fetched<T>>;
   readonly #tp: TopicPartition;
   #to: number;
   #nextOffset: number;
-  #buffer: MirrorRecord[] = [];
-  /** Index of the next record in #buffer (shift() would make reading quadratic). */
+  #buffer: T[] = [];
+  /** Index of the next unit in #buffer (shift() would make reading quadratic). */
   #head = 0;
-  readonly #map: (record: MirrorRecord) => MirrorRecord;
+  /** Where a unit begins: units from `to` on are not part of the range. */
+  readonly #offsetOf: (unit: T) => number;
 
-  /** `map` rewrites each record as it is read (verify drops the mirror's own header). */
   constructor(
-    reader: SourceReader,
+    read: (offset: number, limits: FetchLimits) => Promise<Fetched<T>>,
     tp: TopicPartition,
-    from: number,
-    to: number,
-    map: (record: MirrorRecord) => MirrorRecord = (r) => r,
+    range: { readonly from: number; readonly to: number },
+    offsetOf: (unit: T) => number,
   ) {
-    this.#map = map;
-    this.#reader = reader;
+    this.#read = read;
     this.#tp = tp;
-    this.#nextOffset = from;
-    this.#to = to;
+    this.#nextOffset = range.from;
+    this.#to = range.to;
+    this.#offsetOf = offsetOf;
   }
 
-  /** The record `ahead` places after the next one (0: the next), or undefined past the range's end. */
-  async peek(ahead = 0): Promise<MirrorRecord | undefined> {
+  /** The unit `ahead` places after the next one (0: the next), or undefined past the range's end. */
+  async peek(ahead = 0): Promise<T | undefined> {
     while (this.#buffer.length - this.#head <= ahead && this.#nextOffset < this.#to) {
       this.#buffer = this.#buffer.slice(this.#head);
       this.#head = 0;
-      const fetched = await this.#reader.fetch(this.#tp, this.#nextOffset, LIMITS);
+      const fetched = await this.#read(this.#nextOffset, LIMITS);
       if (fetched.nextOffset <= this.#nextOffset && fetched.highWatermark <= this.#nextOffset) {
         // Read read_committed, the readable end is the last stable offset: records behind a
         // transaction still open are not committed (yet), so the comparison ends here.
@@ -50,17 +64,43 @@ export class PartitionCursor {
           `no progress reading ${this.#tp.topic}/${this.#tp.partition} at offset ${this.#nextOffset}`,
         );
       }
-      // Records appended after the range was fixed are not part of this comparison.
-      for (const record of fetched.records)
-        if (record.offset < this.#to) this.#buffer.push(this.#map(record));
+      // Units appended after the range was fixed are not part of this comparison.
+      for (const unit of fetched.units) if (this.#offsetOf(unit) < this.#to) this.#buffer.push(unit);
       this.#nextOffset = fetched.nextOffset;
     }
     return this.#buffer[this.#head + ahead];
   }
 
-  async next(): Promise<MirrorRecord | undefined> {
-    const record = await this.peek();
-    if (record !== undefined) this.#head++;
-    return record;
+  async next(): Promise<T | undefined> {
+    const unit = await this.peek();
+    if (unit !== undefined) this.#head++;
+    return unit;
   }
+}
+
+/** The records of [from, to); `map` rewrites each as it is read (verify drops the mirror's own header). */
+export function recordCursor(
+  reader: SourceReader,
+  tp: TopicPartition,
+  range: { readonly from: number; readonly to: number },
+  map: (record: MirrorRecord) => MirrorRecord = (r) => r,
+): PartitionCursor<MirrorRecord> {
+  const read = async (offset: number, limits: FetchLimits) => {
+    const fetched: FetchedRecords = await reader.fetch(tp, offset, limits);
+    return { ...fetched, units: fetched.records.map(map) };
+  };
+  return new PartitionCursor(read, tp, range, (r) => r.offset);
+}
+
+/** The data batches that begin in [from, to) (target.copy "batches"). */
+export function batchCursor(
+  reader: SourceReader,
+  tp: TopicPartition,
+  range: { readonly from: number; readonly to: number },
+): PartitionCursor<SourceBatch> {
+  const read = async (offset: number, limits: FetchLimits) => {
+    const fetched: FetchedBatches = await reader.fetchBatches(tp, offset, limits);
+    return { ...fetched, units: fetched.batches };
+  };
+  return new PartitionCursor(read, tp, range, (b) => b.baseOffset);
 }

@@ -1,7 +1,9 @@
 /**
- * `kafka-mirror verify`: every partition of every selected topic, source against target. Pure
- * over our ports, so the CLI runs it on real clusters and the unit tests on fakes.
+ * `kafka-mirror verify`: every partition of every selected topic, source against target, record
+ * by record or (target.copy "batches") batch by batch. Pure over our ports, so the CLI runs it on
+ * real clusters and the unit tests on fakes.
  */
+import type { CopyMode } from "../core/model.js";
 import type { TopicSelector } from "../topics/selection.js";
 import { selectTopics } from "../topics/selection.js";
 import { type ClusterSide, comparePartition, type PartitionComparison } from "./compare-partition.js";
@@ -30,6 +32,8 @@ export interface VerifyOptions {
   readonly fromOffset?: number;
   /** See CompareOptions.mirrorHeader. */
   readonly mirrorHeader?: Buffer;
+  /** target.copy: how the copies were made, so how they are compared. @default "records" */
+  readonly copy?: CopyMode;
   /** Called after each partition, for progress output. */
   readonly onPartition?: (comparison: PartitionComparison) => void;
   readonly signal?: AbortSignal;
@@ -71,6 +75,7 @@ export async function verifyMirror(options: VerifyOptions): Promise<VerifyReport
         {
           ...(options.fromOffset === undefined ? {} : { fromOffset: options.fromOffset }),
           ...(options.mirrorHeader === undefined ? {} : { mirrorHeader: options.mirrorHeader }),
+          ...(options.copy === undefined ? {} : { copy: options.copy }),
         },
       );
       partitions.push(comparison);

@@ -190,9 +190,12 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     return this.#topics.get(topic)?.id;
   }
 
-  /** Appends data records, as one batch of another producer; returns their offsets. */
-  append(tp: TopicPartition, records: readonly NewRecord[]): number[] {
-    return this.#log(tp).appendBatch(records, -1n);
+  /**
+   * Appends data records, as one batch of another producer (a plain one, or the idempotent or
+   * transactional `producerId`); returns their offsets.
+   */
+  append(tp: TopicPartition, records: readonly NewRecord[], producerId = -1n): number[] {
+    return this.#log(tp).appendBatch(records, producerId);
   }
 
   /** Appends `count` offsets that carry no data record (a transaction marker, a compacted gap). */

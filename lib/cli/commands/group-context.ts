@@ -1,12 +1,14 @@
 /**
  * What `offsets` and `failover` need beyond the clusters: both sides' group admins (retried by
- * the command's policy), the lease table (its offset maps) and the translation settings.
+ * the command's policy), the lease table (its offset maps) and the translation settings: the
+ * provenance header (target.copy "records") or the source's reader (target.copy "batches").
  */
 
 import { partitionKey } from "../../core/model.js";
 import type { GroupAdmin, Lease } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
 import type { GroupOffsetsDeps } from "../../offsets/group-offsets.js";
+import type { TranslateDeps } from "../../offsets/model.js";
 import { retryingGroups } from "../../offsets/retrying-groups.js";
 import { clusterSide } from "../../wiring.js";
 import type { CliIo } from "../console.js";
@@ -27,16 +29,9 @@ export interface GroupContext {
 export async function openGroupContext(options: GlobalOptions, io: CliIo): Promise<GroupContext> {
   const clusters = await openClusters(options, io);
   const { config, logger, security, retry } = clusters;
-  const header = mirrorHeaderOf(config);
   const opened: GroupAdmin[] = [];
   try {
-    if (header === undefined) {
-      throw new ReplicatorError(
-        "OFFSETS_UNTRANSLATABLE",
-        "provenance.enabled is false: copies carry no provenance, so group offsets cannot be translated exactly",
-        { details: { field: "provenance.enabled" } },
-      );
-    }
+    const translate = translation(clusters);
     const group = (side: "source" | "target"): GroupAdmin => {
       const admin = clusterSide(config, side, { logger, security: security[side] }).groups();
       opened.push(admin);
@@ -47,13 +42,7 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
       sourceGroups: group("source"),
       targetGroups: group("target"),
       sourceAdmin: clusters.source.admin,
-      translate: {
-        reader: clusters.target.reader,
-        admin: clusters.target.admin,
-        header,
-        sourceAlias: config.source.alias,
-        retry,
-      },
+      translate,
       mapping: clusters.mapping,
     };
     return {
@@ -70,4 +59,23 @@ export async function openGroupContext(options: GlobalOptions, io: CliIo): Promi
     await Promise.allSettled([...opened.map((g) => g.close()), clusters.close()]);
     throw error;
   }
+}
+
+/**
+ * How the translation tells our copies: by provenance (target.copy "records"), or by matching
+ * them to the source's batches ("batches", which needs no header). Refuses records without one.
+ */
+function translation(clusters: Clusters): TranslateDeps {
+  const { config, retry } = clusters;
+  const target = { reader: clusters.target.reader, admin: clusters.target.admin, retry };
+  if (config.target.copy === "batches") return { ...target, copy: "batches", source: clusters.source.reader };
+  const header = mirrorHeaderOf(config);
+  if (header === undefined) {
+    throw new ReplicatorError(
+      "OFFSETS_UNTRANSLATABLE",
+      "provenance.enabled is false: copies carry no provenance, so group offsets cannot be translated exactly",
+      { details: { field: "provenance.enabled" } },
+    );
+  }
+  return { ...target, header, sourceAlias: config.source.alias };
 }

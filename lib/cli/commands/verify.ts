@@ -21,6 +21,7 @@ export async function verifyCommand(options: VerifyCommandOptions, io: CliIo): P
       target: clusters.target,
       mapping: clusters.mapping,
       mirrorHeader: mirrorHeaderOf(clusters.config),
+      copy: clusters.config.target.copy,
       ...(options.fromOffset === undefined ? {} : { fromOffset: options.fromOffset }),
       signal: options.signal,
       onPartition: () => {

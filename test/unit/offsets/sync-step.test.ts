@@ -1,6 +1,7 @@
 /**
  * runGroupSync, the lag function's step: a failure of the whole step is counted, never thrown;
- * a group whose commit is refused for good fails at the first attempt, the others go on.
+ * a group whose commit is refused for good fails at the first attempt, the others go on; in
+ * target.copy "batches" it translates by the source's batches.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -136,5 +137,63 @@ describe("runGroupSync", () => {
       ["synced", "synced"],
     );
     assert.equal(targetGroups.calls.get("commitOffsets"), 4);
+  });
+
+  it('in target.copy "batches" commits the copy of the first record each group had not consumed', async () => {
+    // Prepare: source batches 0-2, 3-5, 6-9, copied one per write into A.orders/0 after another
+    // producer's record: copies at 1-3, 5-7 and 9-12, each write followed by its marker.
+    const clock = new FakeClock();
+    const source = new InMemoryCluster(clock);
+    const target = new InMemoryCluster(clock);
+    const tp = { topic: "orders", partition: 0 };
+    const copyTp = { topic: "A.orders", partition: 0 };
+    source.createTopic("orders", 1);
+    target.createTopic("A.orders", 1);
+    for (const [i, size] of [3, 3, 4].entries()) source.append(tp, makeRecords(size, i));
+    target.append(copyTp, makeRecords(1, 9));
+    const all = { maxRecords: 100, maxBytes: 1 << 20, maxWaitMs: 0 };
+    for (const batch of (await source.fetchBatches(tp, 0, all)).batches) {
+      await target.write(copyTp, [batch]);
+      target.appendNonData(copyTp);
+    }
+    const lease = leaseOf(tp, {
+      checkpoint: 10,
+      targetOffset: 14,
+      offsetMap: [{ source: 0, target: 1, origin: true }],
+    });
+    const sourceGroups = new FakeGroupAdmin();
+    sourceGroups.setCommitted("billing", "orders", 0, 4);
+    sourceGroups.setCommitted("audit", "orders", 0, 7);
+    const targetGroups = new FakeGroupAdmin();
+    targetGroups.setPartitions("A.orders", 1);
+    const step = {
+      sourceGroups,
+      targetGroups,
+      targetReader: target,
+      targetAdmin: target,
+      selector: createGroupSelector({ whitelist: ".*" }),
+      sourceAlias: "A",
+      copy: "batches" as const,
+      sourceReader: source,
+    };
+
+    // Act
+    const report = await runGroupSync(step, {
+      sourceAdmin: source,
+      leases: { list: async () => [lease] },
+      mapping: fakeMapping({ rename: (t) => `A.${t}` }),
+      logger: new CapturingLogger(),
+      retry: { clock, deadline: () => clock.now() + 60_000 },
+    });
+
+    // Assess: billing's 4 is the second record of the copy at 5, audit's 7 the second of the one at 9.
+    assert.equal(report.synced, 2);
+    assert.deepEqual(
+      targetGroups.commits.map((c) => [c.groupId, c.offsets.map((o) => o.offset)]),
+      [
+        ["audit", [10]],
+        ["billing", [6]],
+      ],
+    );
   });
 });
