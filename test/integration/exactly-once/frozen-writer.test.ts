@@ -360,18 +360,31 @@ describe("a worker frozen past its lease mid-write", () => {
     const { copied, inLog, a, b } = result;
     assert.deepEqual(copied, everyOffset, a.story());
     const refused = a.lines.filter((l) => l.message === "write refused");
-    assert.deepEqual(
-      refused.map((l) => l.code),
-      ["PRODUCER_FENCED"],
-      `A's write was not refused as fenced:\n${a.story()}`,
-    );
-    // A fenced writer has lost the partition: a lease loss, not a partition error.
     const stops = a.lines.filter((l) => String(l.message).endsWith("partition stopped"));
-    assert.deepEqual(
-      stops.map((l) => l.message),
-      ["lease lost, partition stopped"],
-      a.story(),
-    );
+    // In flight, the answer to A's request may come after its timeout once it wakes: its write
+    // then ends uncertain with no lease left to look or resend in, and nothing of it lands either.
+    // Seen about 1 run in 3 on a loaded machine, in both copy modes, before target.copy existed.
+    const uncertain =
+      point === "in-flight" && refused.length === 0 && a.lines.some((l) => l.message === "write failed");
+    if (uncertain) {
+      assert.deepEqual(
+        stops.filter((l) => l.code !== undefined),
+        [],
+        `A stopped on an error:\n${a.story()}`,
+      );
+    } else {
+      assert.deepEqual(
+        refused.map((l) => l.code),
+        ["PRODUCER_FENCED"],
+        `A's write was not refused as fenced:\n${a.story()}`,
+      );
+      // A fenced writer has lost the partition: a lease loss, not a partition error.
+      assert.deepEqual(
+        stops.map((l) => l.message),
+        ["lease lost, partition stopped"],
+        a.story(),
+      );
+    }
     if (point !== "before-send") {
       // A's batch did reach the log before the takeover: it is there, aborted.
       assert.ok(inLog.length > RECORDS + MORE, `A's open batch is not in the log: ${inLog.length} records`);
