@@ -139,6 +139,7 @@ export function plaintextStackParameters(
     SourceAlias: "idc1",
     RenamePolicy: "identity",
     TargetFencing: "transactional",
+    TargetCopy: "records",
     SourceTls: "false",
     TargetTls: "false",
     SourceSaslMechanism: "none",
