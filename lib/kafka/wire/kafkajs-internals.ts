@@ -10,6 +10,7 @@ import type { Logger } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
 import { DEFAULT_CLIENT_ID, type KafkaConnectionOptions } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
+import { framedSocketFactory, type SocketFactory } from "./framed-socket.js";
 import { tolerateLeaderlessPartitions } from "./kafkajs-metadata.js";
 import {
   COORDINATOR_TYPE,
@@ -45,7 +46,7 @@ export const Encoder = require("kafkajs/src/protocol/encoder.js") as EncoderCons
 export const Decoder = require("kafkajs/src/protocol/decoder.js") as DecoderConstructor;
 
 const Cluster = require("kafkajs/src/cluster/index.js") as ClusterConstructor;
-const createSocketFactory = require("kafkajs/src/network/socketFactory.js") as () => unknown;
+const createSocketFactory = require("kafkajs/src/network/socketFactory.js") as () => SocketFactory;
 const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
   createLogger(options: {
     level: number;
@@ -56,9 +57,12 @@ const { createLogger, LEVELS } = require("kafkajs/src/loggers/index.js") as {
 
 interface ConnectionPrototype {
   connect(this: object): Promise<boolean>;
+  processData(this: { chunks: Buffer[] }, data: Buffer): void;
   [CONNECT_ONCE]?: true;
+  [WHOLE_FRAMES]?: true;
 }
 const CONNECT_ONCE = Symbol.for("kafka-mirror.connect-once");
+const WHOLE_FRAMES = Symbol.for("kafka-mirror.whole-frames");
 const Connection = require("kafkajs/src/network/connection.js") as { prototype: ConnectionPrototype };
 
 /**
@@ -85,11 +89,27 @@ function connectOnce(prototype: ConnectionPrototype): void {
 }
 connectOnce(Connection.prototype);
 
+/**
+ * kafkajs 2.2.4's Connection.processData keeps the empty rest of each response as a chunk, so the
+ * next response, even one that arrives whole (framed-socket.ts), is copied by Buffer.concat: a
+ * copy of every fetched byte. The empty rest is dropped before the next chunk is added.
+ */
+function wholeFrames(prototype: ConnectionPrototype): void {
+  if (prototype[WHOLE_FRAMES]) return;
+  const processData = prototype.processData;
+  prototype.processData = function (this: { chunks: Buffer[] }, data: Buffer): void {
+    if (this.chunks.length === 1 && this.chunks[0]?.length === 0) this.chunks = [];
+    processData.call(this, data);
+  };
+  prototype[WHOLE_FRAMES] = true;
+}
+wholeFrames(Connection.prototype);
+
 export function createKafkaCluster(options: KafkaConnectionOptions): KafkajsCluster {
   tolerateLeaderlessPartitions();
   return new Cluster({
     logger: kafkajsLogger(options.logger),
-    socketFactory: createSocketFactory(),
+    socketFactory: framedSocketFactory(createSocketFactory()),
     brokers: [...options.brokers],
     clientId: options.clientId ?? DEFAULT_CLIENT_ID,
     ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
@@ -234,6 +254,16 @@ export interface BodyApi {
 }
 
 /**
+ * A request body laid out already: one buffer, or parts written one after the other, so a body
+ * can share the bytes of a fetched batch instead of copying them (a produce of a source batch).
+ */
+export type RequestBody = Buffer | readonly Buffer[];
+
+export function bodyLength(body: RequestBody): number {
+  return Buffer.isBuffer(body) ? body.length : body.reduce((n, part) => n + part.length, 0);
+}
+
+/**
  * Sends a request whose body is already laid out in one buffer, e.g. a produce request around
  * record batches. kafkajs frames a body by copying it twice, each time into a fresh zero-filled
  * buffer of the next power of two: for 1 MiB of records, 4 MiB allocated and 2 MiB copied per
@@ -246,7 +276,7 @@ export interface BodyApi {
 export async function sendBody<T>(
   broker: KafkajsBroker,
   api: BodyApi,
-  body: Buffer,
+  body: RequestBody,
   decode: (payload: Buffer) => T,
   requestTimeout: number,
 ): Promise<T> {
@@ -268,7 +298,7 @@ export async function readyConnection(broker: KafkajsBroker, api: BodyApi): Prom
 export function enqueueBody<T>(
   connection: KafkajsConnection,
   api: BodyApi,
-  body: Buffer,
+  body: RequestBody,
   decode: (payload: Buffer) => T,
   requestTimeout: number,
 ): Promise<T> {
@@ -277,7 +307,7 @@ export function enqueueBody<T>(
     const clientId = Buffer.from(connection.clientId, "utf8");
     const header = Buffer.allocUnsafe(4 + 2 + 2 + 4 + 2 + clientId.length);
     const correlationId = connection.nextCorrelationId();
-    let at = header.writeInt32BE(header.length - 4 + body.length, 0);
+    let at = header.writeInt32BE(header.length - 4 + bodyLength(body), 0);
     at = header.writeInt16BE(api.apiKey, at);
     at = header.writeInt16BE(api.apiVersion, at);
     at = header.writeInt32BE(correlationId, at);
@@ -291,7 +321,8 @@ export function enqueueBody<T>(
         const { socket } = connection;
         socket.cork();
         socket.write(header);
-        socket.write(body);
+        if (Buffer.isBuffer(body)) socket.write(body);
+        else for (const part of body) socket.write(part);
         socket.uncork();
       },
     });

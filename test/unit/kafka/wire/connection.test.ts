@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 import kafkajs from "kafkajs";
 import { isReplicatorError, ReplicatorError } from "../../../../lib/errors.js";
@@ -196,5 +197,38 @@ describe("kafkajsLogger", () => {
         ["warn", "kafkajs: Response Fetch(key: 1, version: 11)"],
       ],
     );
+  });
+});
+
+describe("kafkajs Connection.processData, as kafkajs-internals.ts leaves it", () => {
+  it("hands on a response that arrives whole without copying it, also after an earlier response", () => {
+    // Prepare: kafkajs's own processData on the state a connection keeps between responses.
+    const { prototype } = createRequire(import.meta.url)("kafkajs/src/network/connection.js") as {
+      prototype: { processData(this: object, data: Buffer): void };
+    };
+    const payloads: Buffer[] = [];
+    const connection = {
+      chunks: [] as Buffer[],
+      bytesBuffered: 0,
+      bytesNeeded: 4,
+      authHandlers: null,
+      requestQueue: { fulfillRequest: ({ payload }: { payload: Buffer }) => payloads.push(payload) },
+    };
+    const frames = [1, 2].map((n) => {
+      const frame = Buffer.alloc(4 + 4 + 100_000, n);
+      frame.writeInt32BE(frame.length - 4, 0);
+      frame.writeInt32BE(n, 4); // correlation id
+      return frame;
+    });
+
+    // Act
+    for (const frame of frames) prototype.processData.call(connection, frame);
+
+    // Assess: each payload is a view of its frame (kafkajs concatenated the second onto an empty rest).
+    assert.equal(payloads.length, 2);
+    for (const [i, payload] of payloads.entries()) {
+      assert.equal(payload.buffer, frames[i]?.buffer, `response ${i + 1} was copied`);
+      assert.equal(payload.length, 100_000);
+    }
   });
 });
