@@ -7,6 +7,7 @@
 import { partitionKey, type TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
+import type { RequestBody } from "../wire/cluster-client.js";
 import { KafkaErrorCode } from "../wire/error-codes.js";
 import { type ProduceBatch, recordsIn } from "./produce-batch.js";
 import { isLanded, isUncertain } from "./produce-outcome.js";
@@ -58,7 +59,7 @@ export async function sendPipelined(
   }
   const key = partitionKey(tp);
   const sequences: number[] = [];
-  const bodies: Buffer[] = [];
+  const bodies: RequestBody[] = [];
   let sequence = session.state(tp).nextSequence(key, identity);
   for (const batch of group) {
     sequences.push(sequence);

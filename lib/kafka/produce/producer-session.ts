@@ -16,7 +16,13 @@ import { backoffDelay } from "../../core/retry.js";
 import { ReplicatorError } from "../../errors.js";
 import { rewriteForProduce } from "../codec/pass-through.js";
 import { encodeRecordBatch } from "../codec/record-batch.js";
-import type { BodyApi, Broker, BrokerConnection, KafkaClusterClient } from "../wire/cluster-client.js";
+import type {
+  BodyApi,
+  Broker,
+  BrokerConnection,
+  KafkaClusterClient,
+  RequestBody,
+} from "../wire/cluster-client.js";
 import { isTransient, translateKafkajsError } from "../wire/connection.js";
 import { brokerRequests } from "../wire/kafkajs-internals.js";
 import {
@@ -119,8 +125,9 @@ export class ProducerSession {
   }
 
   /**
-   * A produce request's body: its head, then the batch, laid out once in one buffer: records
-   * encoded, or a source batch copied with our producer fields (codec/pass-through.ts).
+   * A produce request's body: its head, then the batch: records encoded into one buffer after
+   * the head, or a source batch's records as fetched after the head and its rewritten header
+   * (codec/pass-through.ts).
    */
   async body(
     tp: TopicPartition,
@@ -128,7 +135,7 @@ export class ProducerSession {
     stamp: ProvenanceStamp | null,
     identity: ProducerIdentity,
     baseSequence: number,
-  ): Promise<Buffer> {
+  ): Promise<RequestBody> {
     const topic = Buffer.from(tp.topic, "utf8");
     const head = { acks: -1, timeoutMs: this.#client.requestTimeoutMs, topic, partition: tp.partition };
     const transactionalId = this.transactions?.transactionalIdOf(tp);
@@ -155,7 +162,7 @@ export class ProducerSession {
    * Queues one request on the leader's connection without awaiting anything first, so requests
    * queued in one turn reach the broker in order (pipelining relies on it).
    */
-  send(leader: Leader, tp: TopicPartition, body: Buffer): Promise<ProducePartitionResponse> {
+  send(leader: Leader, tp: TopicPartition, body: RequestBody): Promise<ProducePartitionResponse> {
     const { apiVersion } = leader.api;
     return this.#client.enqueue(leader.connection, leader.api, body, (payload) =>
       partitionAnswer(decodeProduceResponse(apiVersion, payload), tp),
@@ -163,7 +170,7 @@ export class ProducerSession {
   }
 
   /** One attempt of a produce request whose body is laid out already. */
-  async attempt(tp: TopicPartition, body: Buffer, baseSequence: number): Promise<Attempt> {
+  async attempt(tp: TopicPartition, body: RequestBody, baseSequence: number): Promise<Attempt> {
     let leader: Leader;
     try {
       leader = await this.leader(tp);

@@ -30,6 +30,7 @@ import {
   negotiateVersion,
   partitionLeader,
   partitionLeaders,
+  type RequestBody,
   readyConnection,
   sendBody,
   sendRequest,
@@ -52,7 +53,7 @@ export interface ClusterClientOptions extends KafkaConnectionOptions {
 /** A broker handle from the client; pass it back to the client's request methods. */
 export type Broker = KafkajsBroker;
 export type BrokerConnection = KafkajsConnection;
-export type { BodyApi, PartitionRoute };
+export type { BodyApi, PartitionRoute, RequestBody };
 
 /**
  * Answers meaning "this broker is not the partition's leader (any more)": look it up again. The
@@ -222,7 +223,7 @@ export class KafkaClusterClient {
   }
 
   /** A request whose body is laid out already (kafkajs-internals.ts, sendBody). */
-  sendBody<T>(broker: Broker, api: BodyApi, body: Buffer, decode: (payload: Buffer) => T): Promise<T> {
+  sendBody<T>(broker: Broker, api: BodyApi, body: RequestBody, decode: (payload: Buffer) => T): Promise<T> {
     return sendBody(broker, api, body, decode, this.requestTimeoutMs);
   }
 
@@ -232,7 +233,7 @@ export class KafkaClusterClient {
   }
 
   /** Queues a body on `connection` without awaiting first (kafkajs-internals.ts, enqueueBody). */
-  enqueue<T>(connection: BrokerConnection, api: BodyApi, body: Buffer, decode: (payload: Buffer) => T) {
+  enqueue<T>(connection: BrokerConnection, api: BodyApi, body: RequestBody, decode: (payload: Buffer) => T) {
     return enqueueBody(connection, api, body, decode, this.requestTimeoutMs);
   }
 

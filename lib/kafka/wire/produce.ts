@@ -4,7 +4,7 @@
  * same in v3..v7; the response gains log_start_offset in v5. One partition per request: a write
  * is ordered per partition and acknowledged on its own.
  */
-import { Decoder } from "./kafkajs-internals.js";
+import { bodyLength, Decoder, type RequestBody } from "./kafkajs-internals.js";
 
 export const PRODUCE_API_KEY = 0;
 export const PRODUCE_VERSIONS = [7, 6, 5, 4, 3] as const;
@@ -26,22 +26,40 @@ export function produceHeadSize(topic: Buffer): number {
 }
 
 /**
- * Writes the head of a produce body into the first produceHeadSize(topic) bytes of `body`; the
- * rest of `body` is the record set.
+ * Writes the head of a produce body into the first produceHeadSize(topic) bytes of `body` (of its
+ * first part); the rest of `body` is the record set.
  */
-export function writeProduceHead(body: Buffer, head: ProduceHead): Buffer {
+export function writeProduceHead<B extends RequestBody>(body: B, head: ProduceHead): B {
   const headSize = produceHeadSize(head.topic);
-  if (body.length < headSize) throw new RangeError("produce body shorter than its head");
-  let at = body.writeInt16BE(-1, 0); // transactional_id: idempotent, not transactional
-  at = body.writeInt16BE(head.acks, at);
-  at = body.writeInt32BE(head.timeoutMs, at);
-  at = body.writeInt32BE(1, at);
-  at = body.writeInt16BE(head.topic.length, at);
-  at += head.topic.copy(body, at);
-  at = body.writeInt32BE(1, at);
-  at = body.writeInt32BE(head.partition, at);
-  body.writeInt32BE(body.length - headSize, at);
+  const first = firstPart(body, headSize);
+  const at = first.writeInt16BE(-1, 0); // transactional_id: idempotent, not transactional
+  writePartitionHead(first, at, head, bodyLength(body) - headSize);
   return body;
+}
+
+/** The head's fields after the transactional id, from `at` of `first` on. */
+export function writePartitionHead(
+  first: Buffer,
+  at: number,
+  head: ProduceHead,
+  recordSetSize: number,
+): void {
+  at = first.writeInt16BE(head.acks, at);
+  at = first.writeInt32BE(head.timeoutMs, at);
+  at = first.writeInt32BE(1, at);
+  at = first.writeInt16BE(head.topic.length, at);
+  at += head.topic.copy(first, at);
+  at = first.writeInt32BE(1, at);
+  at = first.writeInt32BE(head.partition, at);
+  first.writeInt32BE(recordSetSize, at);
+}
+
+/** The part of `body` a head of `headSize` bytes is written into. */
+export function firstPart(body: RequestBody, headSize: number): Buffer {
+  const first = Buffer.isBuffer(body) ? body : body[0];
+  if (first === undefined || first.length < headSize)
+    throw new RangeError("produce body shorter than its head");
+  return first;
 }
 
 export interface ProducePartitionResponse {

@@ -5,7 +5,8 @@
  * and ties the batch's offsets to that id's open transaction. The response is decoded by
  * decodeProduceResponse.
  */
-import type { ProduceHead } from "./produce.js";
+import { bodyLength, type RequestBody } from "./kafkajs-internals.js";
+import { firstPart, type ProduceHead, writePartitionHead } from "./produce.js";
 
 /** Kafka's limit on a protocol string (int16 length). */
 const MAX_STRING_BYTES = 32_767;
@@ -25,7 +26,10 @@ export function transactionalProduceHeadSize(topic: Buffer, transactionalId: Buf
  * Writes the head into the first transactionalProduceHeadSize(...) bytes of `body`; the rest of
  * `body` is the record set, which must hold batches encoded with `isTransactional: true`.
  */
-export function writeTransactionalProduceHead(body: Buffer, head: TransactionalProduceHead): Buffer {
+export function writeTransactionalProduceHead<B extends RequestBody>(
+  body: B,
+  head: TransactionalProduceHead,
+): B {
   const { transactionalId, topic } = head;
   if (transactionalId.length === 0 || transactionalId.length > MAX_STRING_BYTES) {
     throw new RangeError(
@@ -33,16 +37,9 @@ export function writeTransactionalProduceHead(body: Buffer, head: TransactionalP
     );
   }
   const headSize = transactionalProduceHeadSize(topic, transactionalId);
-  if (body.length < headSize) throw new RangeError("produce body shorter than its head");
-  let at = body.writeInt16BE(transactionalId.length, 0);
-  at += transactionalId.copy(body, at);
-  at = body.writeInt16BE(head.acks, at);
-  at = body.writeInt32BE(head.timeoutMs, at);
-  at = body.writeInt32BE(1, at);
-  at = body.writeInt16BE(topic.length, at);
-  at += topic.copy(body, at);
-  at = body.writeInt32BE(1, at);
-  at = body.writeInt32BE(head.partition, at);
-  body.writeInt32BE(body.length - headSize, at);
+  const first = firstPart(body, headSize);
+  let at = first.writeInt16BE(transactionalId.length, 0);
+  at += transactionalId.copy(first, at);
+  writePartitionHead(first, at, head, bodyLength(body) - headSize);
   return body;
 }

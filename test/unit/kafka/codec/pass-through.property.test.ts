@@ -111,12 +111,15 @@ describe("pass-through header rewrites (property)", () => {
           const stored = await storedBatch(records, codec, source, baseOffset, leaderEpoch);
 
           // Act
-          const out = rewriteForProduce(stored, target, headroom);
+          const [head, recordsPart] = rewriteForProduce(stored, target, headroom);
+          const out = Buffer.concat([head, recordsPart]);
 
           // Assess: the expected copy is the stored batch with the fields set and a CRC over all bytes.
           const expected = recomputed(stored, target);
           expected.writeBigInt64BE(0n, 0);
           expected.writeInt32BE(-1, 12);
+          assert.equal(head.length, headroom + 61, "the new buffer: headroom and the batch header");
+          assert.equal(recordsPart.buffer, stored.buffer, "the records are not copied");
           assert.equal(out.length, headroom + stored.length);
           assert.deepEqual(out.subarray(headroom), expected);
           assert.deepEqual(out.subarray(headroom + 61), stored.subarray(61), "records: the source's bytes");
@@ -136,7 +139,7 @@ describe("pass-through header rewrites (property)", () => {
       fc.asyncProperty(caseArb, async ({ records, codec, source, target, baseOffset, leaderEpoch }) => {
         // Prepare: the copy as the target's broker stores it (its own offset and leader epoch).
         const stored = await storedBatch(records, codec, source, baseOffset, leaderEpoch);
-        const copy = rewriteForProduce(stored, target);
+        const copy = Buffer.concat(rewriteForProduce(stored, target));
         copy.writeBigInt64BE(baseOffset + 17n, 0);
         copy.writeInt32BE(leaderEpoch ^ 5, 12);
 
