@@ -149,6 +149,11 @@ async function runBothLanes(rest) {
     .flat()
     .filter((r) => r.code !== 0)
     .map((r) => r.name);
+  // A log's tail is often all a CI run keeps: what failed, from either lane, goes last.
+  if (failed.length > 0) {
+    console.log("run-tests: what failed (the lines around each ✖ and each lane's failed files):");
+    for (const line of failureLines) console.log(line);
+  }
   console.log(
     `run-tests: both lanes in ${seconds} s; ${failed.length === 0 ? "all passed" : `failed: ${failed.join(", ")}`}`,
   );
@@ -173,6 +178,12 @@ async function runSteps(steps) {
   return results;
 }
 
+/** Lines of the lanes' output that say what failed, repeated at the end (at most MAX_FAILURE_LINES). */
+const failureLines = [];
+const MAX_FAILURE_LINES = 120;
+/** Lines kept after a ✖ line: the assertion's message and where it was raised. */
+const LINES_AFTER_FAILURE = 8;
+
 /** One lane: this script with the lane's options, each line of its output prefixed with its name. */
 function runLane({ name, args: laneArgs }) {
   return new Promise((resolveLane) => {
@@ -182,10 +193,16 @@ function runLane({ name, args: laneArgs }) {
     const prefix = (stream, out) => {
       let pending = "";
       stream.setEncoding("utf8");
+      let keep = 0;
       stream.on("data", (chunk) => {
         const lines = (pending + chunk).split("\n");
         pending = lines.pop() ?? "";
-        for (const line of lines) out.write(`[${name}] ${line}\n`);
+        for (const line of lines) {
+          out.write(`[${name}] ${line}\n`);
+          if (line.includes("✖") || line.startsWith("run-tests: failed:")) keep = LINES_AFTER_FAILURE + 1;
+          if (keep > 0 && failureLines.length < MAX_FAILURE_LINES) failureLines.push(`[${name}] ${line}`);
+          keep = Math.max(0, keep - 1);
+        }
       });
       stream.on("end", () => pending !== "" && out.write(`[${name}] ${pending}\n`));
     };

@@ -222,7 +222,20 @@ describe("replication: three workers over two clusters", () => {
     const heldPerRound: number[][] = [];
     while (!(await caughtUp())) {
       rounds++;
-      assert.ok(rounds <= 40, "not caught up after 40 rounds");
+      if (rounds > 40) {
+        // What a flaky failure needs: which partitions were behind, and what the workers said.
+        const behind = (await leaseView.list())
+          .filter((l) => l.checkpoint !== logEnds.get(`${l.topic}:${l.partition}`))
+          .map(
+            (l) =>
+              `${l.topic}/${l.partition} at ${l.checkpoint} of ${logEnds.get(`${l.topic}:${l.partition}`)}`,
+          );
+        const said = logger.entries
+          .filter((e) => e.level === "warn" || e.level === "error")
+          .slice(-30)
+          .map((e) => `${e.level} ${e.message} ${JSON.stringify(e.fields)}`.slice(0, 400));
+        assert.fail(`not caught up after 40 rounds; behind: ${behind.join(", ")}\n${said.join("\n")}`);
+      }
       const summaries = await Promise.all(workers.map((w) => w.worker.replicate(Date.now() + 5_000)));
       heldPerRound.push(summaries.map((s) => s.partitions.length));
     }
