@@ -238,9 +238,8 @@ export function contentCrc(bytes: Buffer): number {
  * The v2 batch `bytes` as a producer sends it: `fields` written, baseOffset 0 and
  * partitionLeaderEpoch -1, the CRC updated; everything else as it came. In two parts, written one
  * after the other: a new buffer of `headroom` free bytes (for the request around it) and the
- * rewritten header, then the records, which stay `bytes`' own memory. Copying a batch of a
- * megabyte into a fresh buffer per produce cost more than the rest of the copy loop: the copy,
- * the page faults of new memory, and V8's full collections that each megabyte of buffers starts.
+ * rewritten header, then the records, which stay `bytes`' own memory: no copy of each fetched
+ * megabyte into fresh memory per produce.
  */
 export function rewriteForProduce(bytes: Buffer, fields: ProducerFields, headroom = 0): [Buffer, Buffer] {
   if (bytes.length < HEADER_SIZE) throw new RangeError("a batch shorter than its header");
