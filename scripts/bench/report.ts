@@ -11,6 +11,8 @@ export interface BenchSummary {
   readonly rss_mb: number;
   readonly verified: boolean;
   readonly cpu_s_per_gib: number;
+  /** The kcat pipeline's CPU per GiB (both processes), null when skipped. */
+  readonly kcat_cpu_s_per_gib: number | null;
   readonly usd_per_gib: number;
   /** Records/s the latency run's producer achieved (the run fails below 95% of --rate). */
   readonly achieved_rps: number | null;
@@ -30,6 +32,7 @@ export function summarize(result: BenchResult): BenchSummary {
     rss_mb: Math.round(result.mirror.maxRssMb),
     verified: result.mirror.verified,
     cpu_s_per_gib: round(result.cpuSecondsPerGib, 2),
+    kcat_cpu_s_per_gib: result.kcatCpuSecondsPerGib === null ? null : round(result.kcatCpuSecondsPerGib, 2),
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
     copy: result.options.copy,
@@ -64,6 +67,12 @@ export function formatTable(result: BenchResult): string {
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
     ["worker CPU per GiB copied", `${result.cpuSecondsPerGib.toFixed(2)} s`],
+    [
+      "kcat pipeline CPU per GiB copied",
+      result.kcatCpuSecondsPerGib === null
+        ? "skipped"
+        : `${result.kcatCpuSecondsPerGib.toFixed(2)} s (both processes)`,
+    ],
     [
       "latency (source timestamp -> target arrival)",
       latency === null

@@ -22,7 +22,13 @@ export interface BenchResult {
   readonly records: number;
   readonly payloadBytes: number;
   readonly produceRps: number;
-  readonly kcat: { readonly elapsedMs: number; readonly rps: number; readonly copied: number } | null;
+  readonly kcat: {
+    readonly elapsedMs: number;
+    readonly rps: number;
+    readonly copied: number;
+    /** User + system CPU of the pipeline's two kcat processes over their whole run. */
+    readonly cpuSeconds: number;
+  } | null;
   readonly mirror: WorkerReport & {
     readonly rps: number;
     readonly verified: boolean;
@@ -30,6 +36,8 @@ export interface BenchResult {
   };
   readonly latency: LatencyResult | null;
   readonly cpuSecondsPerGib: number;
+  /** kcat's CPU over the same payload: the floor a C client on this machine sets. */
+  readonly kcatCpuSecondsPerGib: number | null;
   readonly prices: PriceInputs;
   readonly cost: CostEstimate;
 }
@@ -64,7 +72,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {
       log("kcat -C -e | kcat -P");
-      const { elapsedMs } = await runKcatPipeline({
+      const { elapsedMs, cpuSeconds } = await runKcatPipeline({
         sourceBrokers: source.bootstrapServers,
         targetBrokers: target.bootstrapServers,
         sourceTopic: DATA_TOPIC,
@@ -72,7 +80,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       });
       const copied = await countRecords(target, KCAT_TOPIC, partitions);
       if (copied !== options.records) throw new Error(`kcat copied ${copied} of ${options.records} records`);
-      kcat = { elapsedMs, rps: options.records / (elapsedMs / 1000), copied };
+      kcat = { elapsedMs, rps: options.records / (elapsedMs / 1000), copied, cpuSeconds };
       // Each copy starts from a target that holds no other copy: librdkafka's mock spends more
       // per produce request the more it holds (measured: 1.8 s of the target mock's CPU during
       // the mirror's copy with kcat's copy still there, 0.4 s with it deleted), which would
@@ -157,6 +165,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       mirror,
       latency,
       cpuSecondsPerGib: report.cpuMs / 1000 / gib,
+      kcatCpuSecondsPerGib: kcat === null ? null : kcat.cpuSeconds / gib,
       prices: DEFAULT_PRICES,
       cost: estimateCost(bytesPerSecond, report.batches / gib, options.lambdaMemoryMb),
     };

@@ -51,7 +51,8 @@ describe("npm run bench (tiny)", () => {
     assert.ok(result.latency !== null && result.latency.produced === 1000);
     assert.equal(result.latency.received, result.latency.produced);
     assert.equal(line.achieved_rps, Math.round(result.latency.producedRate));
-    for (const key of ["mirror_rps", "kcat_rps", "ratio", "p50_ms", "p99_ms", "rss_mb", "achieved_rps"]) {
+    const numbers = ["mirror_rps", "kcat_rps", "ratio", "p50_ms", "p99_ms", "rss_mb", "achieved_rps"];
+    for (const key of [...numbers, "cpu_s_per_gib", "kcat_cpu_s_per_gib"]) {
       assert.ok(typeof line[key] === "number" && (line[key] as number) > 0, `${key} is a positive number`);
     }
     assert.match(formatTable(result), /kafka-mirror run --once/);
