@@ -183,6 +183,21 @@ describe("real Kafka test bed: one broker with SSL and SASL_SSL listeners", () =
     await assertReadBack(kafka.bootstrapServers, topic, records);
   });
 
+  it("deletes two topics at once, both of them known to its admin (the real bench deletes so)", async () => {
+    // Prepare: two topics whose metadata the admin has read (listOffsets), as after a copy.
+    const topics = [`real-delete-a-${randomUUID()}`, `real-delete-b-${randomUUID()}`];
+    for (const topic of topics) {
+      await kafka.createTopic(topic, 1);
+      await kafka.listOffsets(topic);
+    }
+
+    // Act
+    await Promise.all(topics.map((topic) => kafka.deleteTopic(topic)));
+
+    // Assess
+    for (const topic of topics) assert.equal((await kcatLeaders(kafka.bootstrapServers, topic)).size, 0);
+  });
+
   it("creates no topic that nobody asked for (auto.create.topics.enable=false)", async () => {
     const topic = `real-missing-${randomUUID()}`;
 
