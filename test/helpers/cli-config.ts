@@ -11,6 +11,8 @@ export function cliConfigYaml(o: {
   readonly sourceAlias?: string;
   /** The source's request timeout; the commands retry a call for 3 of the slower side's. */
   readonly sourceRequestTimeoutMs?: number;
+  /** target.copy. @default records (the setting left out) */
+  readonly copy?: "records" | "batches";
 }): string {
   return [
     "source:",
@@ -19,6 +21,7 @@ export function cliConfigYaml(o: {
     ...(o.sourceRequestTimeoutMs === undefined ? [] : [`  requestTimeoutMs: ${o.sourceRequestTimeoutMs}`]),
     "target:",
     `  brokers: ${o.target.join(",")}`,
+    ...(o.copy === undefined ? [] : [`  copy: ${o.copy}`]),
     ...testBedSettings(o.whitelist, 2000),
     "",
   ].join("\n");

@@ -40,11 +40,16 @@ describe("kafka-mirror run, verify and status", () => {
   let sourceWriter: KafkaPartitionWriter;
   let targetWriter: KafkaPartitionWriter;
 
-  const configFile = async (name: string, whitelist: string): Promise<string> => {
+  const configFile = async (name: string, whitelist: string, copy?: "batches"): Promise<string> => {
     const path = join(dir, name);
     await writeFile(
       path,
-      cliConfigYaml({ source: source.bootstrapServers, target: target.bootstrapServers, whitelist }),
+      cliConfigYaml({
+        source: source.bootstrapServers,
+        target: target.bootstrapServers,
+        whitelist,
+        ...(copy === undefined ? {} : { copy }),
+      }),
     );
     return path;
   };
@@ -207,6 +212,45 @@ describe("kafka-mirror run, verify and status", () => {
     const text = await cli(["plan", "--config", config]);
     assert.match(text.stdout, /^NARROW-TOPIC\s+NARROW-TOPIC\s+4\s+2\s+grow\s+0$/m);
     assert.match(text.stdout, /SCRIPT-BI-TOPIC: does not match the whitelist/);
+  });
+
+  it("target.copy batches: run --once copies source batches, verify compares them batch by batch and finds another writer's batch", async () => {
+    // Prepare: a topic of several source batches per partition (one per write of 50 records).
+    const topic = "BATCHES-TOPIC";
+    await source.createTopic(topic, 2);
+    for (let p = 0; p < 2; p++) {
+      for (let i = 0; i < 4; i++) {
+        const batch = records(50, 10 * p + i).map((r, j) => ({ ...r, offset: 50 * i + j }));
+        await sourceWriter.write({ topic, partition: p }, batch);
+      }
+    }
+    const config = await configFile("batches.yaml", topic, "batches");
+
+    // Act
+    const run = await spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir]);
+    const verify = await cli(["verify", "--config", config, "--json"]);
+
+    // Assess
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    const report = JSON.parse(verify.stdout) as VerifyReport;
+    assert.equal(report.partitions.length, 2);
+    for (const p of report.partitions) {
+      assert.equal(p.mismatch, null);
+      assert.equal(p.sourceRecords, 200);
+      assert.equal(p.targetRecords, 200);
+      assert.equal(p.sourceDigest, p.targetDigest);
+    }
+
+    // Act: another writer's batch after the copies of partition 1.
+    await targetWriter.write({ topic, partition: 1 }, records(3, 99));
+    const after = await cli(["verify", "--config", config, "--json"]);
+
+    // Assess
+    assert.equal(after.code, 1, after.stdout + after.stderr);
+    const failed = JSON.parse(after.stdout) as VerifyReport;
+    const second = failed.partitions.find((p) => p.target.partition === 1);
+    assert.equal(second?.mismatch?.kind, "extra", JSON.stringify(second));
   });
 
   /** A source topic of 20 records and a target copy edited by `edit`. */
