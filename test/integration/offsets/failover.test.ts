@@ -51,7 +51,7 @@ describe("kafka-mirror failover with real consumer groups", () => {
   });
 
   /** A mirror from `source` (alias) into `central`, with its own lease store. */
-  async function mirrorOf(source: TestKafka, alias: string, topics: string) {
+  async function mirrorOf(source: TestKafka, alias: string, topics: string, copy?: "batches") {
     const name = `${alias}-${randomUUID().slice(0, 8)}`;
     const stateDir = join(dir, name);
     stateDirs.push(stateDir);
@@ -63,6 +63,7 @@ describe("kafka-mirror failover with real consumer groups", () => {
         target: central.bootstrapServers,
         whitelist: topics,
         sourceAlias: alias,
+        ...(copy === undefined ? {} : { copy }),
       }),
     );
     const common = ["--config", config, "--state-dir", stateDir];
@@ -117,72 +118,74 @@ describe("kafka-mirror failover with real consumer groups", () => {
     );
   }
 
-  it("the group resumes on the target at the copy of its first unconsumed record, between another source's records", async () => {
-    const topic = `orders-${randomUUID().slice(0, 8)}`;
-    await Promise.all([a, b, central].map((c) => c.createTopic(topic, PARTITIONS)));
-    const fromA = await mirrorOf(a, "idc1", topic);
-    const fromB = await mirrorOf(b, "idc2", topic);
-    const group = `billing-${randomUUID().slice(0, 8)}`;
+  for (const copy of [undefined, "batches"] as const) {
+    it(`the group resumes on the target at the copy of its first unconsumed record, between another source's records (target.copy ${copy ?? "records"})`, async () => {
+      const topic = `orders-${randomUUID().slice(0, 8)}`;
+      await Promise.all([a, b, central].map((c) => c.createTopic(topic, PARTITIONS)));
+      const fromA = await mirrorOf(a, "idc1", topic, copy);
+      const fromB = await mirrorOf(b, "idc2", topic, copy);
+      const group = `billing-${randomUUID().slice(0, 8)}`;
 
-    await produce(a, topic, "A", 0, 10);
-    await produce(b, topic, "B", 0, 4);
-    // Prepare: the group reads A's first 10 of each partition and commits.
-    assert.deepEqual(values(await consume(a, group, topic, 3 * 10), "A"), expected("A", 0, 10));
-    // The central topic interleaves: A 0..9, B 0..3, A 10..19, B 4..7.
-    await fromA.run();
-    await fromB.run();
-    await produce(a, topic, "A", 10, 10);
-    await fromA.run();
-    await produce(b, topic, "B", 4, 4);
-    await fromB.run();
+      await produce(a, topic, "A", 0, 10);
+      await produce(b, topic, "B", 0, 4);
+      // Prepare: the group reads A's first 10 of each partition and commits.
+      assert.deepEqual(values(await consume(a, group, topic, 3 * 10), "A"), expected("A", 0, 10));
+      // The central topic interleaves: A 0..9, B 0..3, A 10..19, B 4..7.
+      await fromA.run();
+      await fromB.run();
+      await produce(a, topic, "A", 10, 10);
+      await fromA.run();
+      await produce(b, topic, "B", 4, 4);
+      await fromB.run();
 
-    const out = await fromA.failover(group);
-    assert.equal(out.code, 0, out.stdout + out.stderr);
-    assert.match(out.stdout, /RPO: 0 record\(s\)/);
-    assert.match(out.stdout, /source offset 10/);
+      const out = await fromA.failover(group);
+      assert.equal(out.code, 0, out.stdout + out.stderr);
+      assert.match(out.stdout, /RPO: 0 record\(s\)/);
+      assert.match(out.stdout, /source offset 10/);
 
-    // Assess: on the target the group reads A 10..19 (and B's records after them), nothing else of A.
-    const got = await consume(central, group, topic, 3 * (10 + 4));
-    assert.deepEqual(values(got, "A"), expected("A", 10, 20));
-    assert.deepEqual(values(got, "B"), expected("B", 4, 8));
-  });
+      // Assess: on the target the group reads A 10..19 (and B's records after them), nothing else of A.
+      const got = await consume(central, group, topic, 3 * (10 + 4));
+      assert.deepEqual(values(got, "A"), expected("A", 10, 20));
+      assert.deepEqual(values(got, "B"), expected("B", 4, 8));
+    });
 
-  it("steps over the source's transaction markers and aborted records", async () => {
-    const topic = `ledger-${randomUUID().slice(0, 8)}`;
-    await Promise.all([a, central].map((c) => c.createTopic(topic, 1)));
-    const mirror = await mirrorOf(a, "idc1", topic);
-    const group = `ledger-${randomUUID().slice(0, 8)}`;
-    const producer = new ScriptedProducer(a.bootstrapServers, topic);
-    try {
-      await producer.init();
-      await producer.transaction("c1", 5, "commit");
-      await producer.transaction("x1", 5, "abort");
-      await producer.transaction("c2", 5, "commit");
-      // The group (read_committed, librdkafka's default) reads the 10 committed records.
-      const first = await consume(a, group, topic, 10);
+    it(`steps over the source's transaction markers and aborted records (target.copy ${copy ?? "records"})`, async () => {
+      const topic = `ledger-${randomUUID().slice(0, 8)}`;
+      await Promise.all([a, central].map((c) => c.createTopic(topic, 1)));
+      const mirror = await mirrorOf(a, "idc1", topic, copy);
+      const group = `ledger-${randomUUID().slice(0, 8)}`;
+      const producer = new ScriptedProducer(a.bootstrapServers, topic);
+      try {
+        await producer.init();
+        await producer.transaction("c1", 5, "commit");
+        await producer.transaction("x1", 5, "abort");
+        await producer.transaction("c2", 5, "commit");
+        // The group (read_committed, librdkafka's default) reads the 10 committed records.
+        const first = await consume(a, group, topic, 10);
+        assert.deepEqual(
+          first.map((c) => c.value),
+          [0, 1, 2, 3, 4].map((i) => `c1-${i}`).concat([0, 1, 2, 3, 4].map((i) => `c2-${i}`)),
+        );
+        await producer.transaction("x2", 3, "abort");
+        await producer.transaction("c3", 5, "commit");
+      } finally {
+        await producer.close();
+      }
+      // c3's COMMIT marker (offset 27) is written after the commit returned; until then the mirror
+      // would read the source only to c3's first record and stop there, caught up.
+      await stableOffsetReaches(a.bootstrapServers, { topic, partition: 0 }, 28);
+      await mirror.run();
+
+      const out = await mirror.failover(group);
+      assert.equal(out.code, 0, out.stdout + out.stderr);
+
+      const got = await consume(central, group, topic, 5);
       assert.deepEqual(
-        first.map((c) => c.value),
-        [0, 1, 2, 3, 4].map((i) => `c1-${i}`).concat([0, 1, 2, 3, 4].map((i) => `c2-${i}`)),
+        got.map((c) => c.value),
+        [0, 1, 2, 3, 4].map((i) => `c3-${i}`),
       );
-      await producer.transaction("x2", 3, "abort");
-      await producer.transaction("c3", 5, "commit");
-    } finally {
-      await producer.close();
-    }
-    // c3's COMMIT marker (offset 27) is written after the commit returned; until then the mirror
-    // would read the source only to c3's first record and stop there, caught up.
-    await stableOffsetReaches(a.bootstrapServers, { topic, partition: 0 }, 28);
-    await mirror.run();
-
-    const out = await mirror.failover(group);
-    assert.equal(out.code, 0, out.stdout + out.stderr);
-
-    const got = await consume(central, group, topic, 5);
-    assert.deepEqual(
-      got.map((c) => c.value),
-      [0, 1, 2, 3, 4].map((i) => `c3-${i}`),
-    );
-  });
+    });
+  }
 
   it("a group ahead of the mirror resumes right after the last copy, and exactly once the mirror caught up", async () => {
     const topic = `clicks-${randomUUID().slice(0, 8)}`;
