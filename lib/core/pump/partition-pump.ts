@@ -13,8 +13,7 @@
  * that was not acknowledged, so whatever of an interrupted or uncertain write already landed is
  * never written again. Records that came from the target cluster (active-active) are skipped,
  * their offsets checkpointed all the same. target.copy "batches" passes source batches through
- * (copy-units.ts), exactly-once by fenced writes alone (target-tail.ts). Source leader epochs:
- * source-epochs.ts.
+ * (copy-units.ts), exactly-once by fenced writes alone (target-tail.ts). Epochs: source-epochs.ts.
  *
  * Without provenance delivery is at-least-once (what a crash repeats: checkpointer.ts).
  */
@@ -92,7 +91,7 @@ export interface PumpStatus {
   readonly nextOffset: number | null;
   /** The last offset the store accepted as checkpoint. */
   readonly checkpoint: number | null;
-  /** The last fetch reached the high watermark and everything it returned is written and checkpointed. */
+  /** All up to the last fetch's high watermark is written; once the pump stopped, also checkpointed. */
   readonly caughtUp: boolean;
   readonly stopReason: PumpStopReason | null;
   readonly error: ReplicatorError | null;
@@ -177,6 +176,7 @@ export class PartitionPump {
       if (this.#stopReason !== "error") this.#fail(error);
     }
     await this.#checkpoints.flush(this.#nextOffset);
+    if (this.#checkpoints.checkpoint !== this.#nextOffset) this.#caughtUp = false;
     await this.#guard.endOpenTransaction(this.#deps.target);
     if (this.#stopReason === "lease-lost") {
       this.#deps.logger.warn("lease lost, partition stopped", this.#held.logFields());
@@ -267,7 +267,8 @@ export class PartitionPump {
       // batches instead of one; in exactly-once mode the target tail makes either harmless.
       if ((atEnd || held.signal.aborted || this.#tail === null) && (await checkpoints.settled()) === "lost")
         return "lease-lost";
-      this.#caughtUp = atEnd && checkpoints.checkpoint === fetched.nextOffset;
+      // A run that stops when caught up need not wait out the checkpoint interval: the stop flushes.
+      this.#caughtUp = atEnd;
       if (held.signal.aborted) return held.end();
     }
   }
