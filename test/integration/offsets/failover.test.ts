@@ -5,7 +5,7 @@
  * and commits its offsets on the target; the same group id reading the target starts exactly at
  * the copy of the first record it had not consumed, none skipped, none repeated. Also with the
  * target partitions interleaving a second source, with transaction markers and aborted records
- * in the source, and with the group ahead of the mirror. Which side is ours: the consumers, the
+ * in the source (these two in both target.copy modes), and with the group ahead of the mirror. Which side is ours: the consumers, the
  * group coordinator (the mock's, patched to empty groups at once) and the transactional source
  * producer are librdkafka's; the replicator, translation and commit are ours.
  */
