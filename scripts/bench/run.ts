@@ -36,7 +36,7 @@ export interface BenchResult {
   };
   readonly latency: LatencyResult | null;
   readonly cpuSecondsPerGib: number;
-  /** kcat's CPU over the same payload: the floor a C client on this machine sets. */
+  /** kcat's CPU over the same payload: what a C client spends on this machine, for comparison. */
   readonly kcatCpuSecondsPerGib: number | null;
   readonly prices: PriceInputs;
   readonly cost: CostEstimate;
