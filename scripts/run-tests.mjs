@@ -27,6 +27,13 @@ import { CONTRACT_TESTS, REAL_KAFKA_ONLY_TESTS } from "./contract-tests.mjs";
  */
 const FILE_TIMEOUT_MS = 15 * 60_000;
 
+// Before the --both dispatch below, which uses them (a const is not there until its line ran).
+/** Lines of the lanes' output that say what failed, repeated at the end (at most MAX_FAILURE_LINES). */
+const failureLines = [];
+const MAX_FAILURE_LINES = 120;
+/** Lines kept after a ✖ line: the assertion's message and where it was raised. */
+const LINES_AFTER_FAILURE = 8;
+
 const args = process.argv.slice(2);
 if (args.includes("--both")) await runBothLanes(args.filter((a) => a !== "--both"));
 const ours = (a) => a === "--contract" || a.startsWith("--testbed=");
@@ -177,12 +184,6 @@ async function runSteps(steps) {
   for (const step of steps) results.push({ name: step.name, code: await runLane(step) });
   return results;
 }
-
-/** Lines of the lanes' output that say what failed, repeated at the end (at most MAX_FAILURE_LINES). */
-const failureLines = [];
-const MAX_FAILURE_LINES = 120;
-/** Lines kept after a ✖ line: the assertion's message and where it was raised. */
-const LINES_AFTER_FAILURE = 8;
 
 /** One lane: this script with the lane's options, each line of its output prefixed with its name. */
 function runLane({ name, args: laneArgs }) {

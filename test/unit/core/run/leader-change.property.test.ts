@@ -358,13 +358,23 @@ for (const copy of ["records", "batches"] as const) {
       );
     });
 
-    it("unclean elections too: what the source holds is copied once, what it lost is reported", async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(termArb(true), { minLength: 1, maxLength: 6 }), (terms) =>
-          scenario(copy, terms),
-        ),
-        { numRuns: Math.ceil(RUNS / 2), timeout: 30_000, ...SEED },
-      );
-    });
+    // Batches mode has a known counterexample (LEADER_CHANGE_SEED=1522485820 LEADER_CHANGE_RUNS=5000,
+    // on the code before this note too): a copy landed past the checkpoint, then an unclean
+    // election replaces that record. Marked todo so it runs and shows, without failing the suite,
+    // until it is fixed (issue 26's note).
+    const known =
+      copy === "batches" ? { todo: "unclean election over an uncheckpointed copy (seed 1522485820)" } : {};
+    it(
+      "unclean elections too: what the source holds is copied once, what it lost is reported",
+      known,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(fc.array(termArb(true), { minLength: 1, maxLength: 6 }), (terms) =>
+            scenario(copy, terms),
+          ),
+          { numRuns: Math.ceil(RUNS / 2), timeout: 30_000, ...SEED },
+        );
+      },
+    );
   });
 }
