@@ -126,8 +126,6 @@ export class PartitionPump {
   /** Our provenance header for this partition's records; null when not exactly-once. */
   readonly #stamp: ProvenanceStamp | null;
   readonly #copyMode: CopyMode;
-  /** Batches mode: how far copies reach at least, when a mismatch turned out a truncation. */
-  #mismatchReadTo = 0;
 
   constructor(deps: PumpDeps, settings: PumpSettings, held: HeldLease) {
     this.#deps = deps;
@@ -143,7 +141,7 @@ export class PartitionPump {
       ...(settings.retry === undefined ? {} : { retry: settings.retry }),
     });
     this.#checkpoints = new Checkpointer(deps, this.#guard, this.#tail, settings.checkpointIntervalMs ?? 0);
-    this.#epochs = new EpochWatch(deps, this.#guard, this.#checkpoints);
+    this.#epochs = new EpochWatch(deps, this.#guard, this.#checkpoints, this.#tail);
   }
 
   get status(): PumpStatus {
@@ -225,7 +223,7 @@ export class PartitionPump {
         feed.close();
       }
       if (ended !== "diverged") return ended;
-      divergedAt = Math.max(this.#nextOffset ?? 0, this.#mismatchReadTo);
+      divergedAt = Math.max(this.#nextOffset ?? 0, this.#epochs.takeDivergedReadTo());
       // Stored where we got to, the start-up sees how far the copy went past the truncation
       // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
       const stored = await this.#checkpoints.storeNow(this.#nextOffset);
@@ -248,7 +246,9 @@ export class PartitionPump {
         if (part.units.length > 0) {
           const gate = await this.#guard.allowsWrite();
           if (gate !== "ok") return gate;
-          const written = await this.#write(this.#outgoing(part.units)).catch((e) => this.#mismatch(e));
+          const written = await this.#write(this.#outgoing(part.units)).catch((e) =>
+            this.#epochs.mismatch(e, part.from),
+          );
           if (written !== "ok") return written;
         }
         this.#nextOffset = part.nextOffset;
@@ -271,14 +271,6 @@ export class PartitionPump {
       this.#caughtUp = atEnd;
       if (held.signal.aborted) return held.end();
     }
-  }
-
-  /** Batches mode: a copy matching no source batch may be a truncation under it (EpochWatch.mismatch). */
-  async #mismatch(error: unknown): Promise<Gate | "diverged"> {
-    const readTo = (this.#checkpoints.checkpoint ?? 0) + (this.#tail?.unmatchedRecords ?? 0);
-    const found = await this.#epochs.mismatch(error, readTo);
-    if (found === "diverged") this.#mismatchReadTo = readTo;
-    return found;
   }
 
   #copied(fetched: FetchedUnits, fetchedAt: number): void {

@@ -68,15 +68,21 @@ export class EpochWatch {
   readonly #deps: { readonly source: SourceReader; readonly logger: Logger };
   readonly #guard: LeaseGuard;
   readonly #checkpoints: Checkpointer;
+  /** Batches mode's target tail: copies a look found that are not matched to source batches yet. */
+  readonly #tail: { readonly unmatchedRecords: number } | null;
+  /** How far copies reached at least when the last "diverged" was found (#copiedTo). */
+  #divergedReadTo = 0;
 
   constructor(
     deps: { readonly source: SourceReader; readonly logger: Logger },
     guard: LeaseGuard,
     checkpoints: Checkpointer,
+    tail: { readonly unmatchedRecords: number } | null,
   ) {
     this.#deps = deps;
     this.#guard = guard;
     this.#checkpoints = checkpoints;
+    this.#tail = tail;
   }
 
   /**
@@ -84,10 +90,11 @@ export class EpochWatch {
    * one begins? A clean leader change (a restart, a preferred-leader election) ends it exactly
    * there; an end below is an unclean election that truncated records we already copied, and the
    * pump's start-up (run again) reports and resets it. Then the checkpoint moves to the new epoch.
+   * In batches mode copies a look found may reach past `part.from`: the last epoch must reach them.
    */
   async enter(part: EpochPart): Promise<Gate | "diverged"> {
     if (part.epoch === undefined || part.epoch === this.#checkpoints.epoch) return "ok";
-    const diverged = await this.diverged(part.from);
+    const diverged = await this.#divergedUnder(part.from);
     if (diverged === true) return "diverged";
     if (diverged !== false) return diverged;
     const last = this.#checkpoints.epoch;
@@ -116,16 +123,37 @@ export class EpochWatch {
   }
 
   /**
-   * Batches mode: our copies in the target match no source batch (TARGET_COPY_MISMATCH). Copies
-   * cover at least as many offsets as records, so past `readTo` (the checkpoint plus the records
-   * found): when the epoch we copy in ended below that, an unclean election took records under
-   * them and the start-up resets it ("diverged"); else the error stands.
+   * Batches mode: our copies in the target match no source batch (TARGET_COPY_MISMATCH) of a
+   * part from `from` on. When the epoch we copy in ended below where the copies reach, an unclean
+   * election took records under them and the start-up resets it ("diverged"); else the error stands.
    */
-  async mismatch(error: unknown, readTo: number): Promise<Gate | "diverged"> {
+  async mismatch(error: unknown, from: number): Promise<Gate | "diverged"> {
     if (!isReplicatorError(error, "TARGET_COPY_MISMATCH")) throw error;
-    const diverged = await this.diverged(readTo);
+    const diverged = await this.#divergedUnder(from);
     if (diverged === false) throw error;
     return diverged === true ? "diverged" : diverged;
+  }
+
+  /**
+   * How far copies reached at least when the last divergence was found, then forgotten: the
+   * start-up that follows must resume below it, or the truncation is unexplained.
+   */
+  takeDivergedReadTo(): number {
+    const readTo = this.#divergedReadTo;
+    this.#divergedReadTo = 0;
+    return readTo;
+  }
+
+  /**
+   * `diverged` below where the copies reach, writing from source offset `from` on: batches mode
+   * matches the copies a look found to the source batches from there on, lazily, and each covers
+   * at least as many offsets as it has records.
+   */
+  async #divergedUnder(from: number): Promise<boolean | LeaseEnd> {
+    const readTo = from + (this.#tail?.unmatchedRecords ?? 0);
+    const diverged = await this.diverged(readTo);
+    if (diverged === true) this.#divergedReadTo = readTo;
+    return diverged;
   }
 
   /** Whether OffsetForLeaderEpoch proves the epoch we copy in ended below `readTo` (false when unknown). */
