@@ -29,6 +29,8 @@ export interface BenchOptions {
   readonly lingerMs: number;
   /** Lambda memory size the cost estimate assumes. */
   readonly lambdaMemoryMb: number;
+  /** Mock only: every target broker answers this much later (a target in another region). */
+  readonly targetRttMs: number;
   /** Skip the kcat pipeline (ratio is then null). */
   readonly skipKcat: boolean;
   /** Skip the latency run (p50/p99 are then null). */
@@ -54,6 +56,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   latencySeconds: 20,
   lingerMs: 5,
   lambdaMemoryMb: 1769,
+  targetRttMs: 0,
   skipKcat: false,
   skipLatency: false,
   cpuProfDir: null,
@@ -69,6 +72,7 @@ const NUMERIC = {
   "--latency-seconds": "latencySeconds",
   "--linger-ms": "lingerMs",
   "--lambda-memory-mb": "lambdaMemoryMb",
+  "--target-rtt-ms": "targetRttMs",
 } as const satisfies Record<string, keyof BenchOptions>;
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -80,6 +84,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --latency-seconds N     latency run: seconds of production (default ${DEFAULT_OPTIONS.latencySeconds})
   --linger-ms N           latency run: producer linger (default ${DEFAULT_OPTIONS.lingerMs})
   --lambda-memory-mb N    memory size for the cost estimate (default ${DEFAULT_OPTIONS.lambdaMemoryMb})
+  --target-rtt-ms N       mock only: target brokers answer N ms later, as in another region (default 0)
   --kafka mock|real       librdkafka's mock clusters (default; kcat vs kafka-mirror), or real Apache
                           Kafka 4.1.2 (kcat, MirrorMaker 2 and kafka-mirror on the same clusters)
   --brokers N             --kafka real: brokers per cluster, 1 or 3 (default ${DEFAULT_OPTIONS.brokers})
@@ -117,12 +122,18 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       const key = NUMERIC[arg as keyof typeof NUMERIC];
       const raw = argv[++i];
       const value = Number(raw);
-      if (raw === undefined || !Number.isSafeInteger(value) || value < (key === "lingerMs" ? 0 : 1)) {
+      if (
+        raw === undefined ||
+        !Number.isSafeInteger(value) ||
+        value < (key === "lingerMs" || key === "targetRttMs" ? 0 : 1)
+      ) {
         problems.push(`${arg} needs a positive integer, got ${raw ?? "nothing"}`);
       } else options[key] = value;
     } else problems.push(`unknown option ${arg}`);
   }
   if (brokersGiven && options.kafka !== "real") problems.push("--brokers applies to --kafka real only");
+  if (options.targetRttMs > 0 && options.kafka !== "mock")
+    problems.push("--target-rtt-ms applies to the mock bench only");
   if (options.kafka === "real" && (options.skipKcat || options.skipLatency || options.cpuProfDir !== null)) {
     // The real bench's point is the three tools side by side in one run.
     problems.push("--skip-kcat, --skip-latency and --cpu-prof apply to the mock bench only");

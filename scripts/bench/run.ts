@@ -60,6 +60,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
     ]);
     started.push(source, target);
+    // The mock's brokers are 1..3.
+    if (options.targetRttMs > 0)
+      for (const broker of [1, 2, 3]) await target.setRtt(broker, options.targetRttMs);
     const { partitions } = options;
     await source.createTopic(DATA_TOPIC, partitions);
     await source.createTopic(LATENCY_TOPIC, partitions);

@@ -26,6 +26,9 @@ describe("npm run bench (tiny)", () => {
       "500",
       "--latency-seconds",
       "2",
+      // Exercises the target's RTT on the way (the mock's brokers 1..3).
+      "--target-rtt-ms",
+      "2",
     ]);
 
     // Act
@@ -64,6 +67,11 @@ describe("npm run bench (tiny)", () => {
     assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
     assert.throws(() => parseBenchOptions(["--copy", "bytes"]), /--copy needs records or batches, got bytes/);
     assert.equal(parseBenchOptions(["--copy", "batches"]).copy, "batches");
+    assert.equal(parseBenchOptions(["--target-rtt-ms", "20"]).targetRttMs, 20);
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--target-rtt-ms", "20"]),
+      /--target-rtt-ms applies to the mock bench only/,
+    );
     assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
     assert.throws(
       () => parseBenchOptions(["--kafka", "real", "--brokers", "2"]),
