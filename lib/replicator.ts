@@ -5,7 +5,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { DEFAULT_SOURCE_ALIAS, type MirrorConfig, writeSafetyMarginMs } from "./config/schema.js";
+import {
+  DEFAULT_SOURCE_ALIAS,
+  type MirrorConfig,
+  writeMaxBytes,
+  writeSafetyMarginMs,
+} from "./config/schema.js";
 import { systemClock } from "./core/clock.js";
 import type { ConfigSyncPolicy } from "./core/plan/config-sync.js";
 import type { Clock, Logger, ReplicationMetrics, TargetWriter } from "./core/ports.js";
@@ -88,6 +93,7 @@ export function workerSettings(config: MirrorConfig): WorkerSettings {
     startFrom: config.worker.startFrom,
     replicationFactor: config.target.replicationFactor,
     writeSafetyMarginMs: writeSafetyMarginMs(config),
+    writeMaxBytes: writeMaxBytes(config),
     provenance: provenanceSettings(config),
     copy: config.target.copy,
     readAheadBytes: config.batch.readAheadBytes,

@@ -20,6 +20,7 @@ export {
   LEASE_STORE_MAX_ATTEMPTS,
   largestWriteGroups,
   leaseRequestTimeoutMs,
+  writeMaxBytes,
   writeSafetyMarginMs,
 } from "./timings.js";
 

@@ -60,3 +60,28 @@ export function largestWriteGroups(config: {
   );
   return Math.ceil(batches / config.target.maxInFlightBatches);
 }
+
+/** What one write takes at most of fetches read ahead already (writeMaxBytes). */
+export const MERGED_WRITE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The most bytes one write takes along (SourceFeed.withReady): a partition that is behind is
+ * copied in fewer, larger writes, each a transaction with its own requests (bench: 1,249 writes
+ * of 1 MiB against 256 of 4 MiB, 6.6 against 4.0-4.6 worker CPU-s/GiB). At least one full fetch,
+ * at most MERGED_WRITE_BYTES, and no more target batches than the rounds the check above allows
+ * a full fetch (the write window of largestWriteGroups).
+ */
+export function writeMaxBytes(config: {
+  readonly batch: { readonly maxBytes: number };
+  readonly target: {
+    readonly maxBatchBytes: number;
+    readonly maxInFlightBatches: number;
+    readonly requestTimeoutMs: number;
+  };
+}): number {
+  const { target } = config;
+  const rounds = Math.floor(writeSafetyMarginMs(config) / target.requestTimeoutMs);
+  // largestWriteGroups counts up to 2 target batches per target.maxBatchBytes of a write.
+  const byRounds = Math.floor((rounds * target.maxInFlightBatches) / 2) * target.maxBatchBytes;
+  return Math.max(config.batch.maxBytes, Math.min(MERGED_WRITE_BYTES, byRounds));
+}

@@ -36,6 +36,31 @@ function isBatch(unit: Unit): unit is SourceBatch {
   return "contentCrc" in unit;
 }
 
+/**
+ * Whether `b` is the fetch right after `a` and both say where their leader epochs begin, so they
+ * can be written as one (mergeFetched): the pump cuts a write where the epoch changes.
+ */
+export function canMerge(a: FetchedUnits, b: FetchedUnits): boolean {
+  const first = b.epochs?.[0];
+  return a.epochs?.at(-1) !== undefined && first !== undefined && first.offset === a.nextOffset;
+}
+
+/** `a` and then `b` as one fetch (canMerge): what a write takes when `b` was read ahead already. */
+export function mergeFetched(a: FetchedUnits, b: FetchedUnits): FetchedUnits {
+  const last = a.epochs?.at(-1);
+  const first = b.epochs?.[0];
+  if (last === undefined || first === undefined || !canMerge(a, b))
+    throw new RangeError(`fetch from ${first?.offset} does not continue the one ending at ${a.nextOffset}`);
+  const epochs = b.epochs ?? [];
+  return {
+    ...b,
+    units: [...(a.units as readonly Unit[]), ...(b.units as readonly Unit[])] as CopyUnits,
+    bytes: a.bytes + b.bytes,
+    // b's first entry continues a's last epoch, or a new one begins where a ended.
+    epochs: [...(a.epochs ?? []), ...(first.epoch === last.epoch ? epochs.slice(1) : epochs)],
+  };
+}
+
 /** The source offset of the unit's first record. */
 export function firstOffset(unit: Unit): number {
   return isBatch(unit) ? unit.baseOffset : unit.offset;

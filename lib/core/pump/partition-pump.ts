@@ -53,6 +53,8 @@ export interface PumpSettings {
   readonly startFrom: StartFrom;
   /** A write starts only this long before the lease expiry: at least a request timeout, retries included. */
   readonly writeSafetyMarginMs: number;
+  /** A write takes along fetches already read while together they hold at most this (SourceFeed.withReady). @default 0 (one fetch per write) */
+  readonly writeMaxBytes?: number;
   /** At most one routine checkpoint per this many ms (Checkpointer). @default 0 (one per batch) */
   readonly checkpointIntervalMs?: number;
   /** Back-off for retryable failures. @default { initialMs: 100, maxMs: 5000 } */
@@ -238,7 +240,7 @@ export class PartitionPump {
       const outcome = await feed.next();
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
       if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
-      const { fetched } = outcome;
+      const fetched = feed.withReady(outcome.fetched, this.#settings.writeMaxBytes ?? 0);
       const fetchedAt = this.#deps.clock.now();
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
         const entered = await this.#epochs.enter(part);

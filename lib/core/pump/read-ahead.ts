@@ -46,6 +46,8 @@ export class ReadAheadBudget {
 
 interface Waiting<T> {
   readonly link: Promise<ChainLink<T>>;
+  /** The result, once it is in. */
+  settled: ChainLink<T> | null;
   /** Bytes charged to the budget once the result is in; null before. */
   charged: number | null;
 }
@@ -75,6 +77,25 @@ export class ReadAhead<T> {
 
   /** The oldest result not taken yet, in offset order. */
   next(): Promise<T> {
+    const oldest = this.#take();
+    return oldest.link.then((link) => {
+      this.#release(oldest);
+      return link.value;
+    });
+  }
+
+  /**
+   * The oldest result when it is in already and `accept` takes it; else null, and it stays. Its
+   * bytes stay charged to the budget until `release`: taken along into a write, it is still held.
+   */
+  takeReady(accept: (value: T) => boolean): { readonly value: T; release(): void } | null {
+    const settled = this.#queue[0]?.settled;
+    if (settled == null || !accept(settled.value)) return null;
+    const taken = this.#take();
+    return { value: settled.value, release: () => this.#release(taken) };
+  }
+
+  #take(): Waiting<T> {
     const oldest = this.#queue.shift();
     if (oldest === undefined) throw new Error("read-ahead chain has ended");
     const pausedAt = this.#pausedAt;
@@ -82,10 +103,7 @@ export class ReadAhead<T> {
       this.#pausedAt = null;
       this.#issue(pausedAt);
     }
-    return oldest.link.then((link) => {
-      this.#release(oldest);
-      return link.value;
-    });
+    return oldest;
   }
 
   /** Stops the chain; results not taken give their bytes back to the budget. */
@@ -96,9 +114,10 @@ export class ReadAhead<T> {
   }
 
   #issue(offset: number): void {
-    const waiting: Waiting<T> = { link: this.#fetch(offset), charged: null };
+    const waiting: Waiting<T> = { link: this.#fetch(offset), settled: null, charged: null };
     this.#queue.push(waiting);
     void waiting.link.then((link) => {
+      waiting.settled = link;
       if (this.#closed) return;
       // Only a result that waits is charged; one its pump took already is being written.
       if (this.#queue.includes(waiting)) {

@@ -6,7 +6,7 @@
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
 import type { CopyMode, FetchLimits, PartitionOffsets, TopicPartition } from "../model.js";
 import type { Clock, ClusterAdmin, Logger, ReplicationMetrics, SourceReader } from "../ports.js";
-import { type FetchedUnits, unitsOfBatches, unitsOfRecords } from "./copy-units.js";
+import { canMerge, type FetchedUnits, mergeFetched, unitsOfBatches, unitsOfRecords } from "./copy-units.js";
 import type { LeaseGuard } from "./held-lease.js";
 import type { LeaseEnd } from "./model.js";
 import { logBounds } from "./pump-start.js";
@@ -41,6 +41,8 @@ export class SourceFeed {
   readonly #limits: FetchLimits;
   readonly #ahead: ReadAhead<FetchOutcome>;
   readonly #copy: CopyMode;
+  /** Gives back the budget of results withReady took along (ReadAhead.takeReady). */
+  readonly #takenAlong: (() => void)[] = [];
 
   constructor(deps: SourceFeedDeps, guard: LeaseGuard, limits: FetchLimits, start: number, copy: CopyMode) {
     this.#deps = deps;
@@ -57,6 +59,8 @@ export class SourceFeed {
 
   /** The next fetch result in offset order. A caught-up fetch may long-poll for maxWaitMs; a stop must not wait for it. */
   next(): Promise<FetchOutcome> {
+    // The write of what withReady took along is over.
+    this.#releaseTaken();
     const signal = this.#guard.held.signal;
     if (signal.aborted) return Promise.resolve({ kind: "stopped" });
     const pending = this.#ahead.next();
@@ -70,8 +74,32 @@ export class SourceFeed {
     });
   }
 
+  /**
+   * `fetched` and the results read after it that are in already, as one fetch, while together
+   * they hold at most `maxBytes`: a write takes them along, so a partition that is behind is
+   * copied in fewer, larger writes (each a transaction and a round of requests of its own). What
+   * it takes stays charged to the read-ahead budget until the pump asks for more (or closes).
+   */
+  withReady(fetched: FetchedUnits, maxBytes: number): FetchedUnits {
+    let merged = fetched;
+    while (merged.units.length > 0 && !this.#guard.held.signal.aborted) {
+      const fits = (f: FetchedUnits) =>
+        f.units.length > 0 && merged.bytes + f.bytes <= maxBytes && canMerge(merged, f);
+      const taken = this.#ahead.takeReady((o) => o.kind === "fetched" && fits(o.fetched));
+      if (taken?.value.kind !== "fetched") return merged;
+      this.#takenAlong.push(taken.release);
+      merged = mergeFetched(merged, taken.value.fetched);
+    }
+    return merged;
+  }
+
   close(): void {
+    this.#releaseTaken();
     this.#ahead.close();
+  }
+
+  #releaseTaken(): void {
+    for (const release of this.#takenAlong.splice(0)) release();
   }
 
   /**

@@ -31,6 +31,8 @@ export interface WorkerSettings {
   readonly replicationFactor: number;
   /** At least the target writer's request timeout; see PumpSettings.writeSafetyMarginMs. */
   readonly writeSafetyMarginMs: number;
+  /** PumpSettings.writeMaxBytes. @default 0 (one fetch per write) */
+  readonly writeMaxBytes?: number;
   /** Exactly-once mode (needs WorkerOptions.targetReader); null or absent: at-least-once. */
   readonly provenance?: ProvenanceSettings | null;
   /** target.copy (PumpSettings.copy; "batches" needs WorkerOptions.targetReader). @default "records" */
@@ -123,6 +125,7 @@ export function pumpSettings(settings: WorkerSettings): PumpSettings {
     batch: settings.batch,
     startFrom: settings.startFrom,
     writeSafetyMarginMs: settings.writeSafetyMarginMs,
+    writeMaxBytes: settings.writeMaxBytes ?? 0,
     provenance: settings.provenance ?? null,
     copy: settings.copy ?? "records",
     checkpointIntervalMs: settings.leases.checkpointIntervalMs ?? 0,

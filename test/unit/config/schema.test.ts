@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { largestWriteGroups, leaseRequestTimeoutMs, parseConfig } from "../../../lib/config/schema.js";
+import {
+  largestWriteGroups,
+  leaseRequestTimeoutMs,
+  parseConfig,
+  writeMaxBytes,
+} from "../../../lib/config/schema.js";
 import { DEFAULT_SYNCED_CONFIGS } from "../../../lib/core/plan/config-sync.js";
 import { isReplicatorError, type ReplicatorError } from "../../../lib/errors.js";
 
@@ -116,6 +121,16 @@ describe("parseConfig: valid input", () => {
 
     assert.equal(largestWriteGroups(config), 2);
     assert.equal(config.target.maxInFlightBatches, 1);
+  });
+
+  it("lets a write take along fetches read ahead up to 4 MiB, no more than a full fetch's rounds allow", () => {
+    const MIB = 1024 * 1024;
+    const at = (batch: object, target: object = {}) =>
+      writeMaxBytes(parseConfig({ ...minimal(), batch, target: { brokers: "t:9092", ...target } }));
+    assert.equal(at({}), 4 * MIB, "defaults: 2 rounds x 5 in flight hold 5 target batches of 1 MiB");
+    assert.equal(at({}, { maxInFlightBatches: 1 }), MIB, "2 rounds of 1: one full fetch only");
+    assert.equal(at({ maxBytes: 8 * MIB }, { maxBatchBytes: 4 * MIB }), 8 * MIB, "never less than a fetch");
+    assert.equal(at({ maxBytes: 256 * 1024 }, { maxBatchBytes: 128 * 1024 }), 640 * 1024);
   });
 
   it("accepts numbers and booleans in their string form", () => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MirrorRecord, TopicPartition } from "../../../../lib/core/model.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
-import { PartitionPump, type PumpSettings } from "../../../../lib/core/pump/partition-pump.js";
+import { PartitionPump, type PumpDeps, type PumpSettings } from "../../../../lib/core/pump/partition-pump.js";
+import { ReadAheadBudget } from "../../../../lib/core/pump/read-ahead.js";
 import { ReplicatorError } from "../../../../lib/errors.js";
 import { until } from "../../../helpers/fake-clock.js";
 import { makeRecords } from "../../../helpers/fake-cluster.js";
@@ -42,9 +43,14 @@ async function hold(
   );
 }
 
-function pumpFor(e: Env, held: HeldLease, settings: Partial<PumpSettings> = {}): PartitionPump {
+function pumpFor(
+  e: Env,
+  held: HeldLease,
+  settings: Partial<PumpSettings> = {},
+  deps: Partial<PumpDeps> = {},
+): PartitionPump {
   return new PartitionPump(
-    pumpDeps(e),
+    { ...pumpDeps(e), ...deps },
     {
       batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
       startFrom: "earliest",
@@ -277,6 +283,39 @@ describe("PartitionPump", () => {
       "acked 10",
       "write 20",
     ]);
+  });
+
+  it("a write takes along the fetches read ahead already, up to writeMaxBytes, every record once", async () => {
+    const sizes = async (writeMaxBytes: number) => {
+      const e = env();
+      e.source.append(src(0), makeRecords(60, 0));
+      const budget = new ReadAheadBudget(1 << 20);
+      const writes: number[] = [];
+      const held: number[] = [];
+      e.target.hooks.beforeWrite = async (_tp, records) => {
+        writes.push(records.length);
+        held.push(budget.used);
+        await e.clock.sleep(100); // a slow target: the next fetches are in before it answers
+      };
+      const pump = pumpFor(e, await hold(e, 0), { writeMaxBytes }, { readAheadBudget: budget });
+      await runUntilCaughtUp(e.clock, pump);
+      assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
+      assert.equal(e.store.get(src(0))?.checkpoint, 60);
+      assert.equal(budget.used, 0);
+      return { writes, held, fetchBytes: e.metrics.batches.map((b) => b.bytes) };
+    };
+    const one = await sizes(0);
+    assert.deepEqual(one.writes, [10, 10, 10, 10, 10, 10], "0: one fetch per write");
+    // Room for two fetches of ten records: each write after the first takes the two read ahead.
+    const twoFetches = 2 * Math.max(...one.fetchBytes);
+    const merged = await sizes(twoFetches);
+    assert.deepEqual(merged.writes, [10, 20, 20, 10]);
+    // What a write took along stays charged to the read-ahead budget until it is written: during
+    // each write of 20, its second fetch (120 bytes) and the one read since (120), not 120 alone.
+    assert.deepEqual(one.fetchBytes, [120, 120, 120, 120, 120, 120]);
+    assert.deepEqual(merged.held, [240, 240, 240, 0]);
+    assert.deepEqual((await sizes(twoFetches - 1)).writes, one.writes, "no room for a second fetch");
+    assert.deepEqual((await sizes(1 << 20)).writes, [10, 20, 20, 10], "never more than was read ahead");
   });
 
   it("never starts a write that could end after the lease expiry minus the margin", async () => {

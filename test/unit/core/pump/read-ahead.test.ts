@@ -84,6 +84,47 @@ describe("ReadAhead", () => {
     assert.equal(budget.used, 0, "a closed chain gives back what waited");
   });
 
+  it("hands out a result that is in already, only when it is accepted, held until released", async () => {
+    const budget = new ReadAheadBudget(1_000);
+    const { calls, fetch } = manualFetch();
+    const ahead = new ReadAhead(fetch, 0, 2, budget);
+    assert.equal(
+      ahead.takeReady(() => true),
+      null,
+      "nothing is in yet",
+    );
+    calls[0]?.answer({ next: 4, bytes: 100, value: "0..3" });
+    await settle();
+    calls[1]?.answer({ next: 9, bytes: 50, value: "4..8" });
+    await settle();
+    assert.equal(calls.length, 2, "two results wait: the chain pauses");
+    assert.equal(budget.used, 150);
+
+    assert.equal(
+      ahead.takeReady((v) => v === "not this one"),
+      null,
+      "refused: it stays",
+    );
+    const taken = ahead.takeReady((v) => v === "0..3");
+    assert.equal(taken?.value, "0..3");
+    assert.equal(budget.used, 150, "taken along into a write, it is still held");
+    taken?.release();
+    taken?.release();
+    assert.equal(budget.used, 50, "released (once) when the write is over");
+    await settle();
+    assert.deepEqual(
+      calls.map((c) => c.offset),
+      [0, 4, 9],
+      "taking one resumes the chain where it paused",
+    );
+    assert.equal(await ahead.next(), "4..8", "next() goes on in order");
+    assert.equal(
+      ahead.takeReady(() => true),
+      null,
+      "the fetch from 9 is not in",
+    );
+  });
+
   it("ends the chain at a result without a next offset", async () => {
     const { calls, fetch } = manualFetch();
     const ahead = new ReadAhead(fetch, 0, 3);

@@ -121,6 +121,8 @@ async function scenario(terms: readonly Term[]): Promise<void> {
       },
       {
         batch: { maxRecords: 7, maxBytes: 1 << 20, maxWaitMs: 100 },
+        // As in production: a write takes along what was read ahead already (SourceFeed.withReady).
+        writeMaxBytes: 4 << 20,
         startFrom: "earliest",
         writeSafetyMarginMs: 500,
         retry: { initialMs: 20, maxMs: 200 },

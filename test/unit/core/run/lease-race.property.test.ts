@@ -36,6 +36,8 @@ const SETTINGS: WorkerSettings = {
   startFrom: "earliest",
   replicationFactor: 1,
   writeSafetyMarginMs: MARGIN_MS,
+  // As in production: a write takes along what was read ahead already (SourceFeed.withReady).
+  writeMaxBytes: 4 << 20,
   provenance: PROVENANCE,
 };
 /** How long the racing fleet runs, in virtual ms. */
