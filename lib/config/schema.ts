@@ -137,7 +137,7 @@ const targetSchema = section({
   copy: oneOf(["records", "batches"])
     .default("records")
     .describe(
-      'How records reach the target. "records": each is decoded and written again with the provenance header (target.compression applies; loops prevented by alias). "batches": each source batch is written as it came, byte for byte but for its producer id, epoch, sequence, transactional bit and CRC: no header, no decoding or encoding of records; exactly-once by fenced writes alone. It needs target.fencing "transactional", target.compression "none" (batches keep their codec), no target.alias (no header to stop a loop), and to be the target partitions\' only writer for exact failover. Change it on a stopped or drained mirror.',
+      'How records reach the target. "records": each is decoded and written again with the provenance header (target.compression applies; loops prevented by alias). "batches": each source batch is written as it came, byte for byte but for its producer id, epoch, sequence, transactional bit and CRC: no header, no decoding or encoding of records; exactly-once by fenced writes alone. It needs target.fencing "transactional", target.compression "none" (batches keep their codec), and no target.alias (no header to stop a loop); another producer\'s batches in a target partition are skipped and counted (OtherWriterBatches). Change it on a stopped or drained mirror.',
     ),
   fencing: oneOf(["transactional", "none"])
     .default("transactional")

@@ -370,6 +370,13 @@ export interface ReplicationMetrics {
    * edit): its partition, if it is one, is not copied until the item is fixed.
    */
   leaseItemSkipped?(event: { leaseKey: string; attribute: string }): void;
+  /**
+   * target.copy "batches": a look at the target partition found batches of another producer
+   * (another writer, or several sources into one topic). They are skipped, so exactly-once and
+   * failover translation hold, but the target is no longer a copy of the source alone (`verify`
+   * reports them). Once per look that met any, with how many.
+   */
+  otherWriterSeen?(event: { topic: string; partition: number; targetTopic: string; batches: number }): void;
 }
 
 /** Which source topics are mirrored and under which name they land in the target. */

@@ -29,6 +29,7 @@ interface TopicTally {
   bytes: number;
   lost: number;
   errors: number;
+  otherWriterBatches: number;
 }
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
@@ -66,6 +67,10 @@ export class EmfMetrics implements ReplicationMetrics {
     this.#failed.set(event.code, failed);
   }
 
+  otherWriterSeen(event: Parameters<NonNullable<ReplicationMetrics["otherWriterSeen"]>>[0]): void {
+    this.#tally(event.topic).otherWriterBatches += event.batches;
+  }
+
   /** Counted per scan that met the item, so a lasting bad item shows in every period. */
   leaseItemSkipped(): void {
     this.#leaseItemsSkipped += 1;
@@ -95,6 +100,9 @@ export class EmfMetrics implements ReplicationMetrics {
         add(metrics, MetricName.BytesCopied, MetricUnit.Bytes, tally.bytes);
         add(metrics, MetricName.LostRecords, MetricUnit.Count, tally.lost);
         add(metrics, MetricName.Errors, MetricUnit.Count, tally.errors);
+        // Only when it happened, as LeaseItemsSkipped: records mode never has it.
+        if (tally.otherWriterBatches > 0)
+          add(metrics, MetricName.OtherWriterBatches, MetricUnit.Count, tally.otherWriterBatches);
         lost += tally.lost;
         errors += tally.errors;
       }
@@ -180,7 +188,7 @@ export class EmfMetrics implements ReplicationMetrics {
   #tally(topic: string): TopicTally {
     let tally = this.#topics.get(topic);
     if (tally === undefined) {
-      tally = { records: 0, bytes: 0, lost: 0, errors: 0 };
+      tally = { records: 0, bytes: 0, lost: 0, errors: 0, otherWriterBatches: 0 };
       this.#topics.set(topic, tally);
     }
     return tally;

@@ -46,6 +46,11 @@ export const MetricName = {
   PartitionsFailed: "PartitionsFailed",
   /** Lease table items a scan could not read as leases (another app's, hand-edited); `service` only. */
   LeaseItemsSkipped: "LeaseItemsSkipped",
+  /**
+   * target.copy "batches": batches of another producer that looks found in target partitions
+   * (ReplicationMetrics.otherWriterSeen); per topic, only when it happened.
+   */
+  OtherWriterBatches: "OtherWriterBatches",
   /** Consumer groups whose target offsets the lag function's sync left at the translation (`service` only). */
   GroupsSynced: "GroupsSynced",
   /** Groups the sync skipped because they have members on the target. */

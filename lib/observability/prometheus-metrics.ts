@@ -38,6 +38,11 @@ export const PrometheusMetric = {
     "Records deleted from the source before they were copied",
   ],
   errors: ["kafka_mirror_partition_errors_total", "counter", "Partitions stopped by a non-retryable error"],
+  otherWriter: [
+    "kafka_mirror_other_writer_batches_total",
+    "counter",
+    'target.copy "batches": batches of another producer found in the target partitions (skipped)',
+  ],
   held: ["kafka_mirror_partitions_held", "gauge", "Partitions whose lease this process holds"],
 } as const satisfies Record<string, readonly [string, "counter" | "gauge", string]>;
 
@@ -58,7 +63,7 @@ export interface PrometheusMetricsOptions {
 export class PrometheusMetrics implements ReplicationMetrics {
   readonly #clock: Clock;
   readonly #partitionsHeld: (() => Promise<number>) | undefined;
-  readonly #topics = new Map<string, { records: number; bytes: number; lost: number }>();
+  readonly #topics = new Map<string, { records: number; bytes: number; lost: number; otherWriter: number }>();
   /** By topic, then partition: label sets stay sorted and small (one per partition copied). */
   readonly #partitions = new Map<string, Map<number, PartitionGauges>>();
   /** By "topic\0code": the code is a closed list, so a few series at most. */
@@ -91,6 +96,10 @@ export class PrometheusMetrics implements ReplicationMetrics {
     this.#errors.set(key, (this.#errors.get(key) ?? 0) + 1);
   }
 
+  otherWriterSeen(event: Parameters<NonNullable<ReplicationMetrics["otherWriterSeen"]>>[0]): void {
+    this.#tally(event.topic).otherWriter += event.batches;
+  }
+
   /** The exposition of everything so far: counters since the start, gauges as last seen. */
   async render(): Promise<string> {
     const out: string[] = [];
@@ -109,6 +118,12 @@ export class PrometheusMetrics implements ReplicationMetrics {
       out,
       "lost",
       topics.map(([topic, t]) => [{ topic }, t.lost]),
+    );
+    // Only topics that met one: records mode never does.
+    family(
+      out,
+      "otherWriter",
+      topics.flatMap(([topic, t]) => (t.otherWriter > 0 ? [[{ topic }, t.otherWriter]] : [])),
     );
     const partitions = [...this.#partitions]
       .sort(([a], [b]) => compare(a, b))
@@ -134,10 +149,10 @@ export class PrometheusMetrics implements ReplicationMetrics {
     return `${out.join("\n")}\n`;
   }
 
-  #tally(topic: string): { records: number; bytes: number; lost: number } {
+  #tally(topic: string): { records: number; bytes: number; lost: number; otherWriter: number } {
     let tally = this.#topics.get(topic);
     if (tally === undefined) {
-      tally = { records: 0, bytes: 0, lost: 0 };
+      tally = { records: 0, bytes: 0, lost: 0, otherWriter: 0 };
       this.#topics.set(topic, tally);
     }
     return tally;

@@ -33,6 +33,7 @@ export class CapturingMetrics implements ReplicationMetrics {
   readonly lost: Parameters<ReplicationMetrics["recordsLost"]>[0][] = [];
   readonly errors: Parameters<ReplicationMetrics["partitionError"]>[0][] = [];
   readonly skipped: { leaseKey: string; attribute: string }[] = [];
+  readonly otherWriter: Parameters<NonNullable<ReplicationMetrics["otherWriterSeen"]>>[0][] = [];
   batchCopied(event: Parameters<ReplicationMetrics["batchCopied"]>[0]): void {
     this.batches.push(event);
   }
@@ -44,5 +45,8 @@ export class CapturingMetrics implements ReplicationMetrics {
   }
   leaseItemSkipped(event: { leaseKey: string; attribute: string }): void {
     this.skipped.push(event);
+  }
+  otherWriterSeen(event: Parameters<NonNullable<ReplicationMetrics["otherWriterSeen"]>>[0]): void {
+    this.otherWriter.push(event);
   }
 }

@@ -43,7 +43,7 @@ import {
   type SourceBatch,
   type TopicPartition,
 } from "../model.js";
-import type { ClusterAdmin, Logger, SourceReader, TargetWriter } from "../ports.js";
+import type { ClusterAdmin, Logger, ReplicationMetrics, SourceReader, TargetWriter } from "../ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../provenance.js";
 import { sliceUnits, unitsAfter } from "./copy-units.js";
 import type { HeldLease } from "./held-lease.js";
@@ -55,6 +55,7 @@ export interface TargetTailDeps {
   /** Admin of the TARGET cluster. */
   readonly admin: ClusterAdmin;
   readonly logger: Logger;
+  readonly metrics?: Pick<ReplicationMetrics, "otherWriterSeen">;
 }
 
 /** How the tail tells our copies in the target: by provenance, or (batches) by producer id and content. */
@@ -285,21 +286,26 @@ export class TargetTail {
       );
     }
     for (const batch of batches) {
-      if (batch.producerId === ours) {
-        this.#found.push({
-          count: batch.count,
-          contentCrc: batch.contentCrc,
-          targetOffset: batch.baseOffset,
-        });
-      } else if (!this.#otherWriterSeen) {
-        this.#otherWriterSeen = true;
-        this.#deps.logger.warn("another producer writes to the target partition; its batches are not ours", {
-          ...this.#fields(),
-          producerId: String(batch.producerId),
-          targetOffset: batch.baseOffset,
-        });
-      }
+      if (batch.producerId !== ours) continue;
+      this.#found.push({ count: batch.count, contentCrc: batch.contentCrc, targetOffset: batch.baseOffset });
     }
+    const others = batches.filter((b) => b.producerId !== ours);
+    const other = others[0];
+    if (other === undefined) return;
+    const { topic, partition } = this.#source;
+    this.#deps.metrics?.otherWriterSeen?.({
+      topic,
+      partition,
+      targetTopic: this.#target.topic,
+      batches: others.length,
+    });
+    if (this.#otherWriterSeen) return;
+    this.#otherWriterSeen = true;
+    this.#deps.logger.warn("another producer writes to the target partition; its batches are not ours", {
+      ...this.#fields(),
+      producerId: String(other.producerId),
+      targetOffset: other.baseOffset,
+    });
   }
 
   #mismatch(found: FoundCopy, batch: SourceBatch): ReplicatorError {

@@ -156,7 +156,7 @@ export function pumpDeps(o: PumpPorts, readAheadBudget: ReadAheadBudget): PumpDe
     metrics,
     ...(targetReader === undefined
       ? {}
-      : { targetTail: { reader: targetReader, admin: targetAdmin, logger } }),
+      : { targetTail: { reader: targetReader, admin: targetAdmin, logger, metrics } }),
     readAheadBudget,
   };
 }

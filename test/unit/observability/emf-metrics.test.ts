@@ -181,6 +181,29 @@ describe("EmfMetrics", () => {
     assert.equal(next[0]?.LeaseItemsSkipped, undefined);
   });
 
+  it("publishes another producer's batches per topic, only for a period that had some", () => {
+    const metrics = new EmfMetrics({ serviceName: "svc" });
+    metrics.batchCopied({ topic: "A", partition: 0, records: 1, bytes: 10, nextOffset: 1 });
+    metrics.batchCopied({ topic: "B", partition: 0, records: 1, bytes: 10, nextOffset: 1 });
+    metrics.otherWriterSeen({ topic: "A", partition: 0, targetTopic: "A", batches: 2 });
+    metrics.otherWriterSeen({ topic: "A", partition: 3, targetTopic: "A", batches: 1 });
+
+    const docs = captureEmf(() => metrics.flush());
+    const next = captureEmf(() => {
+      metrics.batchCopied({ topic: "A", partition: 0, records: 1, bytes: 10, nextOffset: 2 });
+      metrics.flush();
+    });
+
+    assert.deepEqual(
+      docs.filter((d) => d.Topic !== undefined).map((d) => [d.Topic, d.OtherWriterBatches]),
+      [
+        ["A", 3],
+        ["B", undefined],
+      ],
+    );
+    assert.equal(next.find((d) => d.Topic === "A")?.OtherWriterBatches, undefined);
+  });
+
   it("publishes the group offset sync's counts with the totals, zeros included, once per flush", () => {
     const metrics = new EmfMetrics({ serviceName: "svc" });
     metrics.groupSyncMeasured({ synced: 3, failed: 1, active: 2, maxNotCopied: 40 });

@@ -42,6 +42,8 @@ describe("PrometheusMetrics", () => {
       highWatermark: 5,
     });
     metrics.partitionError({ topic: "A", partition: 0, code: "RECORD_REJECTED" });
+    metrics.otherWriterSeen({ topic: "A", partition: 1, targetTopic: "A", batches: 2 });
+    metrics.batchCopied({ topic: "B", partition: 0, records: 1, bytes: 10, nextOffset: 1 });
     const text = await metrics.render();
 
     // Assess
@@ -54,6 +56,8 @@ describe("PrometheusMetrics", () => {
     assert.equal(values.get('kafka_mirror_record_age_ms{topic="A",partition="1"}'), 800);
     assert.equal(values.get('kafka_mirror_partition_errors_total{topic="A",code="RECORD_REJECTED"}'), 1);
     assert.equal(values.get("kafka_mirror_partitions_held"), 3);
+    assert.equal(values.get('kafka_mirror_other_writer_batches_total{topic="A"}'), 2);
+    assert.equal(values.has('kafka_mirror_other_writer_batches_total{topic="B"}'), false);
     assert.match(text, /^# TYPE kafka_mirror_records_total counter$/m);
     assert.match(text, /^# TYPE kafka_mirror_lag_records gauge$/m);
     assert.equal(values.has('kafka_mirror_replication_latency_ms{topic="A",partition="0"}'), false);

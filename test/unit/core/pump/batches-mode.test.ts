@@ -40,7 +40,7 @@ function pump(w: World, held: HeldLease, fenced = true): PartitionPump {
     {
       ...pumpDeps(w),
       target: fenced ? new FencedWriter(w.target) : w.target,
-      targetTail: { reader: w.target, admin: w.target, logger: w.logger },
+      targetTail: { reader: w.target, admin: w.target, logger: w.logger, metrics: w.metrics },
     },
     {
       batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
@@ -95,6 +95,7 @@ describe("PartitionPump, target.copy batches", () => {
     assert.ok(
       w.logger.entries.some((e) => e.message.startsWith("another producer writes to the target partition")),
     );
+    assert.deepEqual(w.metrics.otherWriter, [{ topic: "src", partition: 0, targetTopic: "dst", batches: 1 }]);
   });
 
   it("a copy the source batch no longer matches stops the partition, writing nothing", async () => {
