@@ -28,6 +28,15 @@ import {
   type IsolationLevelValue,
 } from "../wire/fetch.js";
 
+/**
+ * The most one combined request asks for, as Kafka's consumer (fetch.max.bytes, 50 MiB), or one
+ * partition's limit when that is larger: however many partitions it carries, an answer stays far
+ * below MAX_FRAME_BYTES (framed-socket.ts), which a broker with a raised fetch.max.bytes would
+ * otherwise pass and fail every fetch with. Partitions the answer has no room for come back
+ * empty and are asked again in the next request.
+ */
+export const MAX_REQUEST_BYTES = 50 * 1024 * 1024;
+
 /** Sends one Fetch request to one broker. */
 export type FetchSender = (brokerId: number, request: FetchRequest) => Promise<FetchResponse>;
 
@@ -126,6 +135,7 @@ export function buildRequest(
 ): FetchRequest {
   const topics = new Map<string, FetchPartitionRequest[]>();
   let maxBytes = 0;
+  let largest = 0;
   for (const w of round) {
     const partitions = topics.get(w.tp.topic) ?? [];
     partitions.push({
@@ -136,7 +146,9 @@ export function buildRequest(
     });
     topics.set(w.tp.topic, partitions);
     maxBytes = Math.min(MAX_INT32, maxBytes + w.limits.maxBytes);
+    largest = Math.max(largest, w.limits.maxBytes);
   }
+  maxBytes = Math.min(maxBytes, Math.max(MAX_REQUEST_BYTES, largest));
   return {
     // The shortest wait wins: a caller that asked not to wait must not be held by another's long poll.
     maxWaitMs: Math.min(...round.map((w) => w.limits.maxWaitMs)),

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { FetchCoalescer, type FetchSender } from "../../../../lib/kafka/read/fetch-coalescer.js";
+import {
+  buildRequest,
+  FetchCoalescer,
+  type FetchSender,
+  MAX_REQUEST_BYTES,
+} from "../../../../lib/kafka/read/fetch-coalescer.js";
 import type { KafkaClusterClient } from "../../../../lib/kafka/wire/cluster-client.js";
 import { KafkaErrorCode, KafkaPartitionError } from "../../../../lib/kafka/wire/error-codes.js";
 import {
@@ -47,6 +52,30 @@ function recordingSender(hold?: Promise<void>) {
 }
 
 describe("FetchCoalescer", () => {
+  it("asks at most MAX_REQUEST_BYTES in one request, or one partition's limit when larger", () => {
+    const MIB = 1024 * 1024;
+    const round = (count: number, maxBytes: number) =>
+      Array.from({ length: count }, (_, partition) => ({
+        tp: { topic: "a", partition },
+        leaderEpoch: -1,
+        offset: 0,
+        limits: { ...LIMITS, maxBytes },
+        resolve: () => undefined,
+        reject: () => undefined,
+      }));
+    assert.equal(buildRequest(round(3, MIB)).maxBytes, 3 * MIB, "the sum of a few partitions' limits");
+    assert.equal(buildRequest(round(500, MIB)).maxBytes, MAX_REQUEST_BYTES, "500 partitions of 1 MiB");
+    const large = [...round(2, MIB), ...round(1, 100 * MIB)];
+    assert.equal(buildRequest(large).maxBytes, 100 * MIB, "room for the largest partition's limit");
+    // A partition's own limit is its own: only the request's total is bounded.
+    assert.deepEqual(
+      buildRequest(round(500, MIB))
+        .topics[0]?.partitions.map((p) => p.maxBytes)
+        .slice(0, 2),
+      [MIB, MIB],
+    );
+  });
+
   it("sends calls made together for one broker as one request, per-partition limits and leader epochs kept", async () => {
     const { requests, send } = recordingSender();
     const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
