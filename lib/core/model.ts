@@ -171,5 +171,10 @@ export type CopyUnits = readonly MirrorRecord[] | readonly SourceBatch[];
 /** The units are source batches (an empty list reads as records: it copies nothing either way). */
 export function isBatches(units: CopyUnits): units is readonly SourceBatch[] {
   const first = units[0];
-  return first !== undefined && "contentCrc" in first;
+  return first !== undefined && isBatch(first);
+}
+
+/** A unit of CopyUnits: a source batch, or else a record. */
+export function isBatch(unit: MirrorRecord | SourceBatch): unit is SourceBatch {
+  return "contentCrc" in unit;
 }

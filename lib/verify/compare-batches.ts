@@ -13,7 +13,7 @@
 import type { SourceBatch, TopicPartition } from "../core/model.js";
 import { BatchDigest, batchDifference, sameBatch } from "./digest.js";
 import type { ClusterSide, Mismatch, OffsetRange, PartitionComparison } from "./model.js";
-import { batchCursor, type PartitionCursor } from "./partition-cursor.js";
+import { batchCursor, type PartitionCursor, walkInStep } from "./partition-cursor.js";
 
 export async function compareBatches(
   source: ClusterSide,
@@ -25,25 +25,19 @@ export async function compareBatches(
   const right = batchCursor(target.reader, tps.target, ranges.target);
   const leftDigest = new BatchDigest();
   const rightDigest = new BatchDigest();
-  let mismatch: Mismatch | null = null;
-  let previous: SourceBatch | undefined;
   /** The producer of the copies before the first difference. */
   let ours: bigint | null = null;
-
-  for (;;) {
-    const s = await left.peek();
-    const t = await right.peek();
-    if (s === undefined && t === undefined) break;
-    if (mismatch === null) {
-      if (s !== undefined && t !== undefined && sameBatch(s, t)) ours ??= t.producerId;
-      else mismatch = await classify({ s, t, previous, ours }, left, tps.source);
-    }
-    if (s !== undefined) leftDigest.add(s);
-    if (t !== undefined) rightDigest.add(t);
-    previous = s ?? previous;
-    await left.next();
-    await right.next();
-  }
+  const mismatch = await walkInStep(
+    left,
+    right,
+    { left: leftDigest, right: rightDigest },
+    (s, t, previous) => {
+      if (s === undefined || t === undefined || !sameBatch(s, t))
+        return classify({ s, t, previous, ours }, left, tps.source);
+      ours ??= t.producerId;
+      return Promise.resolve(null);
+    },
+  );
   return {
     source: tps.source,
     target: tps.target,

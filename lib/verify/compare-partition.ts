@@ -13,7 +13,7 @@ import type { ClusterAdmin } from "../core/ports.js";
 import { compareBatches } from "./compare-batches.js";
 import { RecordDigest, sameContent } from "./digest.js";
 import type { ClusterSide, Mismatch, OffsetRange, PartitionComparison } from "./model.js";
-import { type PartitionCursor, recordCursor } from "./partition-cursor.js";
+import { type PartitionCursor, recordCursor, walkInStep } from "./partition-cursor.js";
 
 export type {
   ClusterSide,
@@ -59,22 +59,15 @@ export async function comparePartition(
   );
   const leftDigest = new RecordDigest();
   const rightDigest = new RecordDigest();
-  let mismatch: Mismatch | null = null;
-  let previous: MirrorRecord | undefined;
-
-  for (;;) {
-    const s = await left.peek();
-    const t = await right.peek();
-    if (s === undefined && t === undefined) break;
-    if (mismatch === null && (s === undefined || t === undefined || !sameContent(s, t))) {
-      mismatch = await classify(s, t, previous, left, sourceTp);
-    }
-    if (s !== undefined) leftDigest.add(s);
-    if (t !== undefined) rightDigest.add(t);
-    previous = s ?? previous;
-    await left.next();
-    await right.next();
-  }
+  const mismatch = await walkInStep(
+    left,
+    right,
+    { left: leftDigest, right: rightDigest },
+    (s, t, previous) =>
+      s === undefined || t === undefined || !sameContent(s, t)
+        ? classify(s, t, previous, left, sourceTp)
+        : Promise.resolve(null),
+  );
   return {
     source: sourceTp,
     target: targetTp,

@@ -13,6 +13,7 @@ import type {
   TopicPartition,
 } from "../core/model.js";
 import type { SourceReader } from "../core/ports.js";
+import type { Mismatch } from "./model.js";
 
 const LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 << 20, maxWaitMs: 0 };
 
@@ -103,4 +104,30 @@ export function batchCursor(
     return { ...fetched, units: fetched.batches };
   };
   return new PartitionCursor(read, tp, range, (b) => b.baseOffset);
+}
+
+/**
+ * Walks both sides to their ends in step, unit against unit, each unit added to its side's
+ * digest; `differs` is asked of each pair until it names the first difference (null: the same).
+ * `previous` is the last source unit before the pair.
+ */
+export async function walkInStep<T>(
+  left: PartitionCursor<T>,
+  right: PartitionCursor<T>,
+  digests: { readonly left: { add(unit: T): void }; readonly right: { add(unit: T): void } },
+  differs: (s: T | undefined, t: T | undefined, previous: T | undefined) => Promise<Mismatch | null>,
+): Promise<Mismatch | null> {
+  let mismatch: Mismatch | null = null;
+  let previous: T | undefined;
+  for (;;) {
+    const s = await left.peek();
+    const t = await right.peek();
+    if (s === undefined && t === undefined) return mismatch;
+    mismatch ??= await differs(s, t, previous);
+    if (s !== undefined) digests.left.add(s);
+    if (t !== undefined) digests.right.add(t);
+    previous = s ?? previous;
+    await left.next();
+    await right.next();
+  }
 }

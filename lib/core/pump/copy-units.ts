@@ -8,6 +8,7 @@ import {
   type FetchedBatches,
   type FetchedRecords,
   type FetchProgress,
+  isBatch,
   isBatches,
   type MirrorRecord,
   type SourceBatch,
@@ -31,10 +32,6 @@ export function unitsOfBatches(fetched: FetchedBatches): FetchedUnits {
 }
 
 type Unit = MirrorRecord | SourceBatch;
-
-function isBatch(unit: Unit): unit is SourceBatch {
-  return "contentCrc" in unit;
-}
 
 /**
  * Whether `b` is the fetch right after `a` and both say where their leader epochs begin, so they
