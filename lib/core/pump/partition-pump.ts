@@ -205,8 +205,7 @@ export class PartitionPump {
       const found = await findStart(start);
       if (typeof found === "string") return found;
       // The start-up found no truncation where the reads saw one: never go round again.
-      if (divergedAt !== null && found.offset >= divergedAt)
-        throw unexplainedDivergence(this.#held, divergedAt);
+      if (divergedAt !== null && !found.reset) throw unexplainedDivergence(this.#held, divergedAt);
       this.#nextOffset = found.offset;
       const pinned = await pinStart(start, found);
       if (pinned !== "ok") return pinned;
@@ -225,7 +224,7 @@ export class PartitionPump {
         feed.close();
       }
       if (ended !== "diverged") return ended;
-      divergedAt = Math.max(this.#nextOffset ?? 0, this.#epochs.takeDivergedReadTo());
+      divergedAt = this.#nextOffset ?? 0;
       // Stored where we got to, the start-up sees how far the copy went past the truncation
       // (at-least-once too) and reports it, as for a holder that finds it on taking the lease.
       const stored = await this.#checkpoints.storeNow(this.#nextOffset);
@@ -243,15 +242,17 @@ export class PartitionPump {
       const fetched = feed.withReady(outcome.fetched, this.#settings.writeMaxBytes ?? 0);
       const fetchedAt = this.#deps.clock.now();
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
-        const entered = await this.#epochs.enter(part);
+        // Where the copies a look found begin: after everything written so far.
+        const written = this.#nextOffset ?? part.from;
+        const entered = await this.#epochs.enter(part, written);
         if (entered !== "ok") return entered;
         if (part.units.length > 0) {
           const gate = await this.#guard.allowsWrite();
           if (gate !== "ok") return gate;
-          const written = await this.#write(this.#outgoing(part.units)).catch((e) =>
-            this.#epochs.mismatch(e, part.from),
+          const wrote = await this.#write(this.#outgoing(part.units)).catch((e) =>
+            this.#epochs.mismatch(e, written),
           );
-          if (written !== "ok") return written;
+          if (wrote !== "ok") return wrote;
         }
         this.#nextOffset = part.nextOffset;
       }

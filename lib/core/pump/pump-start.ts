@@ -37,6 +37,8 @@ export interface Start {
   readonly offset: number;
   /** A write of ours found in the target moved the start past the checkpoint. */
   readonly recovered: boolean;
+  /** The source log diverged from the checkpoint, which was reset (source-continuity.ts). */
+  readonly reset: boolean;
 }
 
 /** Steps 1-4: where to start reading, or how the lease ended first. */
@@ -51,9 +53,9 @@ export async function findStart(p: PumpStart): Promise<Start | LeaseEnd> {
   if (looked !== "ok") return looked;
   // Before anything is read: is what we copied still in the log the source has now?
   const retry = <T>(what: string, attempt: () => Promise<T>) => p.guard.retry(what, attempt);
-  const identity = await resumeContinuity(p.deps, held.route.source, held, retry, p.tail);
-  if (typeof identity === "string") return identity;
-  p.checkpointer.sourceTopicId = identity.topicId;
+  const continuity = await resumeContinuity(p.deps, held.route.source, held, retry, p.tail);
+  if (typeof continuity === "string") return continuity;
+  p.checkpointer.sourceTopicId = continuity.identity.topicId;
   p.checkpointer.reload();
   const start = held.lease.checkpoint ?? (await initialOffset(p));
   if (typeof start === "string") return start;
@@ -66,7 +68,7 @@ export async function findStart(p: PumpStart): Promise<Start | LeaseEnd> {
       resumeAt: resume,
     });
   }
-  return { offset: resume, recovered: resume > start };
+  return { offset: resume, recovered: resume > start, reset: continuity.reset };
 }
 
 /**

@@ -96,13 +96,15 @@ export class ReadAhead<T> {
   }
 
   #take(): Waiting<T> {
-    const oldest = this.#queue.shift();
-    if (oldest === undefined) throw new Error("read-ahead chain has ended");
+    // Resumed first: a chain can pause with nothing waiting (the budget spent when the result
+    // its pump had taken already came in), and then the fetch it resumes with is the next one.
     const pausedAt = this.#pausedAt;
     if (pausedAt !== null) {
       this.#pausedAt = null;
       this.#issue(pausedAt);
     }
+    const oldest = this.#queue.shift();
+    if (oldest === undefined) throw new Error("read-ahead chain has ended");
     return oldest;
   }
 

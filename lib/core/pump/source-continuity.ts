@@ -165,8 +165,8 @@ export interface ResumeTarget {
  * reset with a fenced write before anything is read. In exactly-once mode the reset carries the
  * target's current end as the new target position and `tail.restartAt` moves the tail there: the
  * reset's offsets are reused by different records, so provenance headers written before it
- * must not count as landed. Returns the topic id to store with later checkpoints, or how the
- * lease ended first.
+ * must not count as landed. Returns the identity (its topic id is stored with later
+ * checkpoints) and whether the checkpoint was reset, or how the lease ended first.
  */
 export async function resumeContinuity(
   deps: ResumeDeps,
@@ -179,7 +179,7 @@ export async function resumeContinuity(
     targetEnd(): Promise<number>;
     restartAt(position: number): void;
   } | null,
-): Promise<PartitionIdentity | LeaseEnd> {
+): Promise<{ readonly identity: PartitionIdentity; readonly reset: boolean } | LeaseEnd> {
   const { checkpoint } = held.lease;
   // Batches mode knows how many records its look found past the checkpoint, not their offsets:
   // they cover at least as many offsets, so a truncation below that is one under copies.
@@ -191,7 +191,7 @@ export async function resumeContinuity(
     checkContinuity(deps, tp, held.lease, copiedTo),
   );
   if (typeof found === "string") return found;
-  if (found.kind === "same") return found.identity;
+  if (found.kind === "same") return { identity: found.identity, reset: false };
   const reset = found;
   // Truncation: the stored epoch ends at resumeAt, and the records from there on will enter a
   // newer one (Checkpointer.enterEpoch); after re-creation nothing of the new log is copied yet.
@@ -207,6 +207,6 @@ export async function resumeContinuity(
     if (tail !== null && targetOffset !== null) tail.restartAt(targetOffset);
     // Only now: the fenced write proved this holder's view of the checkpoint current.
     reportReset(deps, tp, reset);
-    return reset.identity;
+    return { identity: reset.identity, reset: true };
   });
 }

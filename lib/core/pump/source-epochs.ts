@@ -70,9 +70,6 @@ export class EpochWatch {
   readonly #checkpoints: Checkpointer;
   /** Batches mode's target tail: copies a look found that are not matched to source batches yet. */
   readonly #tail: { readonly unmatchedRecords: number } | null;
-  /** How far copies reached at least when the last "diverged" was found (#copiedTo). */
-  #divergedReadTo = 0;
-
   constructor(
     deps: { readonly source: SourceReader; readonly logger: Logger },
     guard: LeaseGuard,
@@ -90,11 +87,12 @@ export class EpochWatch {
    * one begins? A clean leader change (a restart, a preferred-leader election) ends it exactly
    * there; an end below is an unclean election that truncated records we already copied, and the
    * pump's start-up (run again) reports and resets it. Then the checkpoint moves to the new epoch.
-   * In batches mode copies a look found may reach past `part.from`: the last epoch must reach them.
+   * In batches mode copies a look found may reach past `part.from`: the last epoch must reach
+   * them too. `written`: the offset after everything written so far, where those copies begin.
    */
-  async enter(part: EpochPart): Promise<Gate | "diverged"> {
+  async enter(part: EpochPart, written: number): Promise<Gate | "diverged"> {
     if (part.epoch === undefined || part.epoch === this.#checkpoints.epoch) return "ok";
-    const diverged = await this.#divergedUnder(part.from);
+    const diverged = await this.diverged(Math.max(part.from, this.#copiedTo(written)));
     if (diverged === true) return "diverged";
     if (diverged !== false) return diverged;
     const last = this.#checkpoints.epoch;
@@ -123,37 +121,25 @@ export class EpochWatch {
   }
 
   /**
-   * Batches mode: our copies in the target match no source batch (TARGET_COPY_MISMATCH) of a
-   * part from `from` on. When the epoch we copy in ended below where the copies reach, an unclean
-   * election took records under them and the start-up resets it ("diverged"); else the error stands.
+   * Batches mode: our copies in the target match no source batch (TARGET_COPY_MISMATCH). When
+   * the epoch we copy in ended below where the copies reach (#copiedTo), an unclean election
+   * took records under them and the start-up resets it ("diverged"); else the error stands.
    */
-  async mismatch(error: unknown, from: number): Promise<Gate | "diverged"> {
+  async mismatch(error: unknown, written: number): Promise<Gate | "diverged"> {
     if (!isReplicatorError(error, "TARGET_COPY_MISMATCH")) throw error;
-    const diverged = await this.#divergedUnder(from);
+    const diverged = await this.diverged(this.#copiedTo(written));
     if (diverged === false) throw error;
     return diverged === true ? "diverged" : diverged;
   }
 
   /**
-   * How far copies reached at least when the last divergence was found, then forgotten: the
-   * start-up that follows must resume below it, or the truncation is unexplained.
+   * How far the target's copies reach at least: batches mode matches the copies a look found to
+   * the source batches after `written` (everything written so far), lazily and in order, and each
+   * covers at least as many offsets as it has records. Not from where a fetch began: after
+   * retention deleted records before they were read, the feed goes on past them.
    */
-  takeDivergedReadTo(): number {
-    const readTo = this.#divergedReadTo;
-    this.#divergedReadTo = 0;
-    return readTo;
-  }
-
-  /**
-   * `diverged` below where the copies reach, writing from source offset `from` on: batches mode
-   * matches the copies a look found to the source batches from there on, lazily, and each covers
-   * at least as many offsets as it has records.
-   */
-  async #divergedUnder(from: number): Promise<boolean | LeaseEnd> {
-    const readTo = from + (this.#tail?.unmatchedRecords ?? 0);
-    const diverged = await this.diverged(readTo);
-    if (diverged === true) this.#divergedReadTo = readTo;
-    return diverged;
+  #copiedTo(written: number): number {
+    return written + (this.#tail?.unmatchedRecords ?? 0);
   }
 
   /** Whether OffsetForLeaderEpoch proves the epoch we copy in ended below `readTo` (false when unknown). */

@@ -82,7 +82,7 @@ export class SourceFeed {
    */
   withReady(fetched: FetchedUnits, maxBytes: number): FetchedUnits {
     let merged = fetched;
-    while (merged.units.length > 0 && !this.#guard.held.signal.aborted) {
+    while (maxBytes > 0 && merged.units.length > 0 && !this.#guard.held.signal.aborted) {
       const fits = (f: FetchedUnits) =>
         f.units.length > 0 && merged.bytes + f.bytes <= maxBytes && canMerge(merged, f);
       const taken = this.#ahead.takeReady((o) => o.kind === "fetched" && fits(o.fetched));

@@ -125,6 +125,24 @@ describe("ReadAhead", () => {
     );
   });
 
+  it("goes on after pausing with nothing waiting: the budget spent when a taken result came in", async () => {
+    const { calls, fetch } = manualFetch();
+    const ahead = new ReadAhead(fetch, 0, 2, new ReadAheadBudget(0));
+    const first = ahead.next();
+    calls[0]?.answer({ next: 5, bytes: 100, value: "0..4" });
+    assert.equal(await first, "0..4");
+    await settle();
+    assert.equal(calls.length, 1, "paused: the budget is spent");
+
+    const second = ahead.next();
+    assert.deepEqual(
+      calls.map((c) => c.offset),
+      [0, 5],
+    );
+    calls[1]?.answer({ next: 9, bytes: 100, value: "5..8" });
+    assert.equal(await second, "5..8");
+  });
+
   it("ends the chain at a result without a next offset", async () => {
     const { calls, fetch } = manualFetch();
     const ahead = new ReadAhead(fetch, 0, 3);
