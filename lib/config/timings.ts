@@ -66,8 +66,8 @@ export const MERGED_WRITE_BYTES = 4 * 1024 * 1024;
 
 /**
  * The most bytes one write takes along (SourceFeed.withReady): a partition that is behind is
- * copied in fewer, larger writes, each a transaction with its own requests (bench: 1,249 writes
- * of 1 MiB against 256 of 4 MiB, 6.6 against 4.0-4.6 worker CPU-s/GiB). At least one full fetch,
+ * copied in fewer, larger writes, each a transaction with its own round trips (bench with the
+ * target 20 ms away: 376 writes -> 193-199, README Performance). At least one full fetch,
  * at most MERGED_WRITE_BYTES, and no more target batches than the rounds the check above allows
  * a full fetch (the write window of largestWriteGroups).
  */
