@@ -20,6 +20,8 @@ import { isFencedCode, KafkaErrorCode, kafkaError } from "../wire/error-codes.js
 import { brokerRequests, transactionCoordinatorId } from "../wire/kafkajs-internals.js";
 import { retryKafka } from "../wire/retry.js";
 
+/** The first retry pause of AddPartitionsToTxn (Kafka's producer: ADD_PARTITIONS_RETRY_BACKOFF_MS). */
+export const ADD_PARTITIONS_RETRY_BACKOFF_MS = 20;
 /** What InitProducerId gave a transactional.id: every batch and EndTxn of its transactions carries it. */
 export interface TransactionalProducer {
   readonly transactionalId: string;
@@ -111,7 +113,12 @@ export class TransactionCoordinator {
     return producer;
   }
 
-  /** AddPartitionsToTxn: must precede the transaction's first batch to `topic`/`partition`. */
+  /**
+   * AddPartitionsToTxn: must precede the transaction's first batch to `topic`/`partition`. Right
+   * after the last transaction's EndTxn the coordinator is still writing its markers and answers
+   * CONCURRENT_TRANSACTIONS, so the retries start at ADD_PARTITIONS_RETRY_BACKOFF_MS, as Kafka's
+   * producer does (KAFKA-5482): at the client's backoff, every write after a commit waited 100 ms.
+   */
   async addPartition(
     producer: TransactionalProducer,
     topic: string,
@@ -119,13 +126,18 @@ export class TransactionCoordinator {
     deadline: number,
   ): Promise<void> {
     this.#checkProducer(producer);
-    await this.#retrying(`AddPartitionsToTxn ${topic}/${partition}`, deadline, producer, (broker) =>
-      brokerRequests.addPartitionsToTxn(broker, {
-        transactionalId: this.transactionalId,
-        producerId: producer.producerId.toString(),
-        producerEpoch: producer.producerEpoch,
-        topics: [{ topic, partitions: [partition] }],
-      }),
+    await this.#retrying(
+      `AddPartitionsToTxn ${topic}/${partition}`,
+      deadline,
+      producer,
+      (broker) =>
+        brokerRequests.addPartitionsToTxn(broker, {
+          transactionalId: this.transactionalId,
+          producerId: producer.producerId.toString(),
+          producerEpoch: producer.producerEpoch,
+          topics: [{ topic, partitions: [partition] }],
+        }),
+      Math.min(this.#retryBackoffMs, ADD_PARTITIONS_RETRY_BACKOFF_MS),
     );
   }
 
@@ -151,6 +163,7 @@ export class TransactionCoordinator {
     deadline: number,
     producer: TransactionalProducer | undefined,
     call: (coordinator: Broker) => Promise<T>,
+    backoffMs = this.#retryBackoffMs,
   ): Promise<T> {
     // What the last failure allows: a retry here, or at a coordinator found again first.
     let last: "never" | "here" | "elsewhere" = "here";
@@ -176,7 +189,7 @@ export class TransactionCoordinator {
           throw failure.error;
         }
       },
-      this.#retryBackoffMs,
+      backoffMs,
       { clock: this.#clock, deadline, retryable: () => last !== "never" },
     );
   }

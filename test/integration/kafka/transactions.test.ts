@@ -300,6 +300,25 @@ describe("transactions", () => {
       assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 4);
     });
 
+    it("retries AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS after 20 ms, not the client's backoff", async () => {
+      // The last transaction's markers are still being written: Kafka's producer retries at 20 ms.
+      const clock = new FakeClock();
+      const logger = new CapturingLogger();
+      const txn = coordinator(`concurrent-${randomUUID()}`, { clock, logger, retryBackoffMs: 100 });
+      const topic = await newTopic();
+      const producer = await txn.initProducer(clock.now() + 60_000);
+      await mock().pushRequestErrors(ApiKey.AddPartitionsToTxn, [51, 51]);
+
+      const before = clock.now();
+      await txn.addPartition(producer, topic, 0, clock.now() + 60_000);
+
+      assert.equal(logger.entries.filter((e) => e.message === "transaction coordinator retry").length, 2);
+      // Pauses of 20 and 40 ms less jitter (30..60); the client's 100 ms would take 150..300.
+      const paused = clock.now() - before;
+      assert.ok(paused >= 30 && paused <= 60, `paused ${paused} ms`);
+      await txn.endTransaction(producer, "abort", clock.now() + 60_000);
+    });
+
     it("follows the transaction coordinator when it moves to another broker", async () => {
       // Prepare
       const topic = await newTopic();
