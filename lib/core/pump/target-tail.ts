@@ -285,11 +285,11 @@ export class TargetTail {
         { details: this.#fields() },
       );
     }
-    for (const batch of batches) {
-      if (batch.producerId !== ours) continue;
-      this.#found.push({ count: batch.count, contentCrc: batch.contentCrc, targetOffset: batch.baseOffset });
+    const others: SourceBatch[] = [];
+    for (const b of batches) {
+      if (b.producerId !== ours) others.push(b);
+      else this.#found.push({ count: b.count, contentCrc: b.contentCrc, targetOffset: b.baseOffset });
     }
-    const others = batches.filter((b) => b.producerId !== ours);
     const other = others[0];
     if (other === undefined) return;
     const { topic, partition } = this.#source;

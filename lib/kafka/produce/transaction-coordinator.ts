@@ -22,6 +22,7 @@ import { retryKafka } from "../wire/retry.js";
 
 /** The first retry pause of AddPartitionsToTxn (Kafka's producer: ADD_PARTITIONS_RETRY_BACKOFF_MS). */
 export const ADD_PARTITIONS_RETRY_BACKOFF_MS = 20;
+
 /** What InitProducerId gave a transactional.id: every batch and EndTxn of its transactions carries it. */
 export interface TransactionalProducer {
   readonly transactionalId: string;
