@@ -8,6 +8,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
+import { NODE_FLAGS_VARIABLE } from "../infra/node-flags.js";
 import { loadConfigFromEnv } from "../lib/config/load.js";
 import type { MirrorConfig } from "../lib/config/schema.js";
 import { ReplicatorError } from "../lib/errors.js";
@@ -24,6 +25,13 @@ import { FUNCTIONS, type FunctionName } from "./table.js";
 export const STALL_AFTER_VARIABLE = "KAFKA_MIRROR_STALL_AFTER_MS";
 /** The replication tick in seconds, set by the stack on `replicate`: when its runs drain. */
 export const TICK_SECONDS_VARIABLE = "KAFKA_MIRROR_TICK_SECONDS";
+/** The functions' `KAFKA_MIRROR_*` variables that name no config field (node's flags: the exec wrapper's). */
+export const NON_CONFIG_VARIABLES: readonly string[] = [
+  STALL_AFTER_VARIABLE,
+  TICK_SECONDS_VARIABLE,
+  NODE_FLAGS_VARIABLE,
+  ...ADAPTER_VARIABLES,
+];
 
 export interface Runtime {
   readonly config: MirrorConfig;
@@ -45,9 +53,7 @@ export async function createRuntime(
   logger: PowertoolsLoggerAdapter,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Runtime> {
-  const config = loadConfigFromEnv(env, {
-    otherVariables: [STALL_AFTER_VARIABLE, TICK_SECONDS_VARIABLE, ...ADAPTER_VARIABLES],
-  });
+  const config = loadConfigFromEnv(env, { otherVariables: NON_CONFIG_VARIABLES });
   requireSecretForPasswords(config);
   const region = env.AWS_REGION;
   const needsSecrets = config.source.secretArn !== undefined || config.target.secretArn !== undefined;

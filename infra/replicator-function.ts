@@ -1,6 +1,7 @@
 /**
  * One of the replicator's functions (`functions/<name>.ts`), bundled locally with esbuild, with a
- * role and log group of its own and, for private clusters, its VPC placement.
+ * role and log group of its own, started with infra/node-flags.ts's V8 flags and, for private
+ * clusters, placed in the VPC.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,6 +13,7 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from "aws-cdk-lib/
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import type { FunctionName } from "../functions/table.js";
+import { EXEC_WRAPPER_FILE, FUNCTION_NODE_FLAGS, NODE_FLAGS_VARIABLE } from "./node-flags.js";
 import { acknowledgeWildcard } from "./replicator-grants.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
 
@@ -62,6 +64,7 @@ const BUNDLING: BundlingOptions = {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (inputDir: string, outputDir: string) => [
+      `cp "${join(inputDir, "infra", EXEC_WRAPPER_FILE)}" "${outputDir}" && chmod 755 "${join(outputDir, EXEC_WRAPPER_FILE)}"`,
       ...COPIED_PACKAGES.map((pkg) => copyPackage(join(inputDir, "node_modules"), outputDir, pkg)),
       // Listed from this checkout: CDK also asks for the commands of a Docker bundling, with the
       // paths inside its container as inputDir.
@@ -134,7 +137,11 @@ export function replicatorFunction(
     memorySize: 1024,
     timeout: options.timeout,
     reservedConcurrentExecutions: options.reservedConcurrentExecutions,
-    environment: options.environment,
+    environment: {
+      ...options.environment,
+      AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${EXEC_WRAPPER_FILE}`,
+      [NODE_FLAGS_VARIABLE]: FUNCTION_NODE_FLAGS.join(" "),
+    },
     description: options.description,
     role,
     logGroup,

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { FUNCTION_NODE_FLAGS } from "../../infra/node-flags.js";
 import type { WorkerJob, WorkerReport } from "./mirror-worker.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("./mirror-worker.ts", import.meta.url));
@@ -19,8 +20,9 @@ export interface RunningWorker {
   kill(): void;
 }
 
+/** The worker runs with the V8 flags the Lambda functions start with. */
 export function startWorker(job: WorkerJob, cpuProfDir: string | null): RunningWorker {
-  const args = ["--import", "tsx"];
+  const args = ["--import", "tsx", ...FUNCTION_NODE_FLAGS];
   if (cpuProfDir !== null) args.push("--cpu-prof", "--cpu-prof-dir", cpuProfDir);
   args.push(WORKER_SCRIPT);
   const child = spawn(process.execPath, args, {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
+import { NON_CONFIG_VARIABLES } from "../../functions/runtime.js";
 import { KafkaMirrorStack } from "../../infra/kafka-mirror-stack.js";
 import { loadConfigFile } from "../../lib/cli/config-file.js";
 import { loadConfigFromEnv } from "../../lib/config/load.js";
@@ -126,7 +127,7 @@ describe("stack outputs", () => {
 
       // Act
       const cli = await loadConfigFile(file);
-      const functions = loadConfigFromEnv(env);
+      const functions = loadConfigFromEnv(env, { otherVariables: NON_CONFIG_VARIABLES });
 
       // Assess
       // JSON drops the keys an empty value leaves undefined (`blacklist: ''` is none, as an empty
