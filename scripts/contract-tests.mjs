@@ -23,6 +23,7 @@ export const CONTRACT_TESTS = [
   "test/integration/exactly-once/chaos.test.ts",
   "test/integration/cli/demo.test.ts",
   "test/integration/replication.test.ts",
+  "test/integration/testbed/fetch-wakeup.test.ts",
 ];
 
 // Tests of real Apache Kafka alone (its launcher, MirrorMaker 2, what only a real broker does):

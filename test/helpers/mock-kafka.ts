@@ -26,6 +26,12 @@ export interface MockKafkaOptions {
   readonly partitionMaxBytes?: number;
   /** Imitate auto.create.topics.enable=false: Metadata never creates topics. @default false */
   readonly disableAutoCreateTopics?: boolean;
+  /**
+   * Answer a Fetch held for its MaxWait as soon as its broker's log changes, as Kafka does
+   * (MOCK_KAFKA_FETCH_WAKEUP=1, testbed/mock-kafka/patch-fetch-wakeup.pl). Off: upstream's mock,
+   * which holds an empty answer for the whole MaxWait. @default false
+   */
+  readonly fetchWakeup?: boolean;
 }
 
 export interface InjectedError {
@@ -257,7 +263,7 @@ export async function startMockKafka(opts: MockKafkaOptions = {}): Promise<MockK
   }
   const args = ["--brokers", String(int(opts.brokers ?? 3))];
   if (opts.disableAutoCreateTopics) args.push("--no-auto-create-topics");
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, MOCK_KAFKA_FETCH_WAKEUP: opts.fetchWakeup ? "1" : "0" };
   if (opts.partitionMaxBytes !== undefined) {
     env.MOCK_KAFKA_PARTITION_MAX_BYTES = String(int(opts.partitionMaxBytes));
   }
