@@ -439,7 +439,14 @@ describe("target.copy batches: source batches copied as they came (independent p
       kafka.kind === "real" ? { "max.message.bytes": "2000" } : {},
     );
     const records = Array.from({ length: 30 }, (_, i) => ({ key: null, value: Buffer.alloc(100, i) }));
-    await kcatProduce({ brokers: kafka.bootstrapServers, ...source, records });
+    // A long linger keeps the 30 records in one batch: kcat reads its input in small pieces, and
+    // on a busy machine (CI: both lanes on 2 cores) the default 5 ms split them.
+    await kcatProduce({
+      brokers: kafka.bootstrapServers,
+      ...source,
+      records,
+      config: { "linger.ms": "1000" },
+    });
     const fetched = await newReader().fetchBatches(source, 0, LIMITS);
     const [unit] = fetched.batches;
     assert.ok(unit && unit.bytes.length > 2000, "one batch larger than the target takes");
