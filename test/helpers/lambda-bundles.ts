@@ -31,6 +31,8 @@ export interface BundleResult {
   readonly error?: string;
   /** What getRemainingTimeInMillis() said when the handler returned. */
   readonly remainingMs?: number;
+  /** The node flags the handler's process ran with. */
+  readonly execArgv?: readonly string[];
 }
 
 export interface SynthesizedBundles {
@@ -172,14 +174,22 @@ export function localInvocationVariables(dynamoDbEndpoint: string, region: strin
   };
 }
 
-/** Runs the handler once; resolves with its RESULT line and everything it wrote to stdout. */
+/**
+ * Runs the handler once; resolves with its RESULT line and everything it wrote to stdout. As
+ * Lambda does, through the bundle's exec wrapper when the environment names one
+ * (AWS_LAMBDA_EXEC_WRAPPER, a path under /var/task: here the bundle's directory).
+ */
 export function invokeBundle(
   bundle: Bundle,
   env: Readonly<Record<string, string>>,
   budgetMs: number,
 ): Promise<{ result: BundleResult; stdout: string }> {
+  const node = [process.execPath, INVOKER, bundle.dir, bundle.event, String(budgetMs)];
+  const wrapper = env.AWS_LAMBDA_EXEC_WRAPPER;
+  const [command, ...args] =
+    wrapper === undefined ? node : [join(bundle.dir, wrapper.replace(/^\/var\/task\//, "")), ...node];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [INVOKER, bundle.dir, bundle.event, String(budgetMs)], {
+    const child = spawn(command as string, args, {
       cwd: bundle.dir,
       env,
       stdio: ["ignore", "pipe", "pipe"],

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { FUNCTION_NODE_FLAGS } from "../../../infra/node-flags.js";
 import type { MirrorRecord } from "../../../lib/core/model.js";
 import { createDynamoDbClient } from "../../../lib/dynamodb/client.js";
 import { DynamoDbLeaseStore } from "../../../lib/dynamodb/lease-store.js";
@@ -21,6 +22,7 @@ import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
 import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../helpers/dynamodb-local.js";
 import {
+  type BundleResult,
   bundleEnvironment,
   invokeBundle,
   localInvocationVariables,
@@ -62,8 +64,7 @@ interface FunctionUnderTest {
 }
 
 interface Invocation {
-  /** remainingMs: what getRemainingTimeInMillis() said when the handler returned. */
-  result: { ok: boolean; result?: Record<string, number>; error?: string; remainingMs?: number };
+  result: BundleResult;
   emf: EmfDocument[];
   stdout: string;
 }
@@ -259,8 +260,9 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     // level for the worker's line on its CRC-32C.
     const copy = await invoke(functions.replicate, 25_000, { POWERTOOLS_LOG_LEVEL: "DEBUG" });
 
-    // Assess 2
+    // Assess 2: started as Lambda starts it, through the bundle's exec wrapper and its flags.
     assert.equal(copy.result.ok, true, copy.result.error);
+    assert.deepEqual(copy.result.execArgv, [...FUNCTION_NODE_FLAGS]);
     assert.equal(copy.result.result?.records, total);
     assert.equal(copy.result.result?.errors, 0);
     // Leases and checkpoints were settled before the invocation's time ran out, and nothing is held.

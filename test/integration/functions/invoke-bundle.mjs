@@ -27,7 +27,10 @@ const { handler } = await import(pathToFileURL(join(bundleDir, "index.mjs")).hre
 try {
   const result = await handler(JSON.parse(eventJson), context);
   const remainingMs = context.getRemainingTimeInMillis();
-  process.stdout.write(`RESULT ${JSON.stringify({ ok: true, result, remainingMs })}\n`);
+  // execArgv: the node flags it ran with (the exec wrapper's, when the bundle has one).
+  process.stdout.write(
+    `RESULT ${JSON.stringify({ ok: true, result, remainingMs, execArgv: process.execArgv })}\n`,
+  );
 } catch (error) {
   process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(error?.message ?? error) })}\n`);
 }
