@@ -122,11 +122,10 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       );
     }
     const mirror = { ...report, rps: report.records / (report.elapsedMs / 1000), verified, copied };
-    // The latency run, too, starts on clusters that hold no other data, for the reason above.
-    await Promise.all([source.deleteTopic(DATA_TOPIC), target.deleteTopic(DATA_TOPIC)]);
-
     let latency: LatencyResult | null = null;
     if (!options.skipLatency) {
+      // The latency run, too, starts on clusters that hold no other data, for the reason above.
+      await Promise.all([source.deleteTopic(DATA_TOPIC), target.deleteTopic(DATA_TOPIC)]);
       log(
         `latency: ${options.rate} records/s for ${options.latencySeconds} s with a continuously running worker`,
       );
