@@ -24,6 +24,7 @@ export const CONTRACT_TESTS = [
   "test/integration/cli/demo.test.ts",
   "test/integration/replication.test.ts",
   "test/integration/testbed/fetch-wakeup.test.ts",
+  "test/integration/testbed/msgset-find.test.ts",
 ];
 
 // Tests of real Apache Kafka alone (its launcher, MirrorMaker 2, what only a real broker does):

@@ -29,7 +29,8 @@ export interface MockKafkaOptions {
   /**
    * Answer a Fetch held for its MaxWait as soon as its broker's log changes, as Kafka does
    * (MOCK_KAFKA_FETCH_WAKEUP=1, testbed/mock-kafka/patch-fetch-wakeup.pl). Off: upstream's mock,
-   * which holds an empty answer for the whole MaxWait. @default false
+   * which holds an empty answer for the whole MaxWait. @default true, false when this process's
+   * environment has MOCK_KAFKA_FETCH_WAKEUP=0
    */
   readonly fetchWakeup?: boolean;
 }
@@ -263,7 +264,9 @@ export async function startMockKafka(opts: MockKafkaOptions = {}): Promise<MockK
   }
   const args = ["--brokers", String(int(opts.brokers ?? 3))];
   if (opts.disableAutoCreateTopics) args.push("--no-auto-create-topics");
-  const env: NodeJS.ProcessEnv = { ...process.env, MOCK_KAFKA_FETCH_WAKEUP: opts.fetchWakeup ? "1" : "0" };
+  // Unless told, MOCK_KAFKA_FETCH_WAKEUP=0 in the caller's environment turns it off for a whole run.
+  const wakeup = opts.fetchWakeup ?? process.env.MOCK_KAFKA_FETCH_WAKEUP !== "0";
+  const env: NodeJS.ProcessEnv = { ...process.env, MOCK_KAFKA_FETCH_WAKEUP: wakeup ? "1" : "0" };
   if (opts.partitionMaxBytes !== undefined) {
     env.MOCK_KAFKA_PARTITION_MAX_BYTES = String(int(opts.partitionMaxBytes));
   }

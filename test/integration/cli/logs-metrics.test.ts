@@ -16,7 +16,7 @@ import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.j
 import { CLI_BIN, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";
-import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
+import { ApiKey, type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[(warn|error|info|debug)\] /;
 
@@ -74,7 +74,9 @@ function keepProducing(
   const done = (async () => {
     for (let turn = 0; !stopped; turn++) {
       for (let p = 0; p < partitions; p++) {
-        const records = makeRecords(50, p, Date.now()).map((r, i) => ({ ...r, offset: turn * 50 + i }));
+        // makeRecords spaces timestamps 1 ms apart from its base: the newest one is now, not in
+        // the future, where a copy within the spread would show a latency of 0.
+        const records = makeRecords(50, p, Date.now() - 49).map((r, i) => ({ ...r, offset: turn * 50 + i }));
         await writer.write({ topic, partition: p }, records).catch(() => undefined);
       }
       await sleep(everyMs);
@@ -98,7 +100,7 @@ async function backlog(
   try {
     for (let p = 0; p < partitions; p++) {
       for (let from = 0; from < perPartition; from += 1_000) {
-        const records = makeRecords(1_000, p, Date.now()).map((r, i) => ({ ...r, offset: from + i }));
+        const records = makeRecords(1_000, p, Date.now() - 999).map((r, i) => ({ ...r, offset: from + i }));
         await writer.write({ topic, partition: p }, records);
       }
     }
@@ -233,7 +235,12 @@ describe("kafka-mirror logs and metrics", () => {
       };
       const first = await scrape();
 
-      // Act: a backlog while it runs, read a few KiB per batch, so each batch leaves lag behind
+      // Act: a backlog while it runs, 40 source batches of 1,000 records, each fetched on its
+      // own, so each copied batch leaves lag behind. The worker's next fetches are answered 3 s
+      // late while it is written: it would otherwise copy each write as it lands (a held fetch
+      // is answered when data arrives) and show no lag.
+      const late = Array.from({ length: 3 }, () => ({ code: 0, rttMs: 3_000 }));
+      await source.pushBrokerRequestErrors(1, ApiKey.Fetch, late);
       await backlog(source, topic, 2, 20_000);
       const lags: number[] = [];
       let second = first;
