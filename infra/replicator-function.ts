@@ -13,7 +13,12 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from "aws-cdk-lib/
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import type { FunctionName } from "../functions/table.js";
-import { EXEC_WRAPPER_FILE, FUNCTION_NODE_FLAGS, NODE_FLAGS_VARIABLE } from "./node-flags.js";
+import {
+  EXEC_WRAPPER_FILE,
+  FUNCTION_MALLOC_TUNABLES,
+  FUNCTION_NODE_FLAGS,
+  NODE_FLAGS_VARIABLE,
+} from "./node-flags.js";
 import { acknowledgeWildcard } from "./replicator-grants.js";
 import type { VpcPlacementProps } from "./replicator-props.js";
 
@@ -141,6 +146,7 @@ export function replicatorFunction(
       ...options.environment,
       AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${EXEC_WRAPPER_FILE}`,
       [NODE_FLAGS_VARIABLE]: FUNCTION_NODE_FLAGS.join(" "),
+      GLIBC_TUNABLES: FUNCTION_MALLOC_TUNABLES,
     },
     description: options.description,
     role,

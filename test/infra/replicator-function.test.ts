@@ -13,7 +13,12 @@ import { fileURLToPath } from "node:url";
 import { App, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { KafkaReplicator } from "../../infra/kafka-replicator.js";
-import { EXEC_WRAPPER_FILE, FUNCTION_NODE_FLAGS, NODE_FLAGS_VARIABLE } from "../../infra/node-flags.js";
+import {
+  EXEC_WRAPPER_FILE,
+  FUNCTION_MALLOC_TUNABLES,
+  FUNCTION_NODE_FLAGS,
+  NODE_FLAGS_VARIABLE,
+} from "../../infra/node-flags.js";
 import { CDK_CONTEXT } from "../helpers/cdk.js";
 
 const WRAPPER = fileURLToPath(new URL(`../../infra/${EXEC_WRAPPER_FILE}`, import.meta.url));
@@ -67,6 +72,7 @@ describe("replicatorFunction", () => {
     for (const { Properties: fn } of functions) {
       assert.equal(fn.Environment.Variables.AWS_LAMBDA_EXEC_WRAPPER, `/var/task/${EXEC_WRAPPER_FILE}`);
       assert.equal(fn.Environment.Variables[NODE_FLAGS_VARIABLE], FUNCTION_NODE_FLAGS.join(" "));
+      assert.equal(fn.Environment.Variables.GLIBC_TUNABLES, FUNCTION_MALLOC_TUNABLES);
       const assetHash = fn.Code.S3Key.replace(/\.zip$/, "");
       const mode = statSync(join(outdir, `asset.${assetHash}`, EXEC_WRAPPER_FILE)).mode;
       assert.equal(
