@@ -39,6 +39,13 @@ export interface WorkerReport {
   readonly lastBatchMs: number;
   /** User + system CPU time of the process during replicate(). */
   readonly cpuMs: number;
+  /**
+   * CPU time and bytes copied over the second half of the copy: from the batch that took the
+   * bytes copied past half their final sum to the last batch. A warm process's cost per byte,
+   * without start-up, the JIT's warm-up and the wind-down (a Lambda that stays warm pays those
+   * once, not per invocation). null when the last batch alone carries half the bytes or more.
+   */
+  readonly secondHalf: { readonly cpuMs: number; readonly bytes: number } | null;
   /** Peak resident set size of the whole process. */
   readonly maxRssMb: number;
 }
@@ -72,11 +79,23 @@ class CountingMetrics implements ReplicationMetrics {
   errors = 0;
   firstBatchAt = Number.NaN;
   lastBatchAt = Number.NaN;
-  batchCopied(): void {
+  /** After each batch: bytes copied so far and the process's CPU microseconds (user + system). */
+  readonly #progress: { bytes: number; cpuUs: number }[] = [];
+  batchCopied(event: { bytes: number }): void {
     this.batches++;
     const now = performance.now();
     if (this.batches === 1) this.firstBatchAt = now;
     this.lastBatchAt = now;
+    const { user, system } = process.cpuUsage();
+    const bytes = (this.#progress.at(-1)?.bytes ?? 0) + event.bytes;
+    this.#progress.push({ bytes, cpuUs: user + system });
+  }
+  /** WorkerReport.secondHalf. */
+  secondHalf(): WorkerReport["secondHalf"] {
+    const last = this.#progress.at(-1);
+    const half = this.#progress.find((p) => last !== undefined && p.bytes * 2 >= last.bytes);
+    if (last === undefined || half === undefined || half === last) return null;
+    return { cpuMs: (last.cpuUs - half.cpuUs) / 1000, bytes: last.bytes - half.bytes };
   }
   recordsLost(): void {
     this.errors++;
@@ -148,6 +167,7 @@ async function main(): Promise<void> {
       startupMs: metrics.firstBatchAt - started,
       lastBatchMs: metrics.lastBatchAt - started,
       cpuMs: (used.user + used.system) / 1000,
+      secondHalf: metrics.secondHalf(),
       maxRssMb: process.resourceUsage().maxRSS / 1024,
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);

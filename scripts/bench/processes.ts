@@ -1,14 +1,41 @@
 /**
- * Child processes of the bench: the mirror worker (scripts/bench/mirror-worker.ts) and the kcat
+ * Child processes of the bench: the mirror worker (scripts/bench/mirror-worker.ts, built) and the kcat
  * pipeline, once to the end of the source or continuously. All are started and awaited here so
  * the bench's own timing code stays small.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FUNCTION_NODE_FLAGS } from "../../infra/node-flags.js";
+import { FUNCTION_MALLOC_TUNABLES, FUNCTION_NODE_FLAGS } from "../../infra/node-flags.js";
 import type { WorkerJob, WorkerReport } from "./mirror-worker.js";
 
-const WORKER_SCRIPT = fileURLToPath(new URL("./mirror-worker.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** Inside node_modules, so that the bundle's package imports resolve as the package's dist/ does. */
+const BUILD_DIR = join(ROOT, "node_modules", ".cache", "kafka-mirror-bench");
+
+/**
+ * Builds the worker as the package builds the CLI (scripts/build.mjs: one ESM bundle of our code,
+ * packages imported), into a directory of its own (a bench and the bench test may run at once):
+ * the worker then runs on plain node, as `kafka-mirror run` and the functions do. Under tsx it
+ * also paid for tsx's loader thread and a larger heap to mark. Returns the directory, which the
+ * caller removes; the bundle is its `worker.js`.
+ */
+export function buildWorker(): string {
+  mkdirSync(BUILD_DIR, { recursive: true });
+  const dir = mkdtempSync(join(BUILD_DIR, "worker-"));
+  try {
+    execFileSync(
+      process.execPath,
+      ["scripts/build.mjs", "--outdir", dir, "--entry", "worker=scripts/bench/mirror-worker.ts"],
+      { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] },
+    );
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return dir;
+}
 
 export interface RunningWorker {
   /** The worker process's pid. */
@@ -20,16 +47,17 @@ export interface RunningWorker {
   kill(): void;
 }
 
-/** The worker runs with the V8 flags the Lambda functions start with. */
-export function startWorker(job: WorkerJob, cpuProfDir: string | null): RunningWorker {
-  const args = ["--import", "tsx", ...FUNCTION_NODE_FLAGS];
+/** The worker buildWorker() built into `build`, with the V8 flags and malloc settings of the Lambda functions. */
+export function startWorker(build: string, job: WorkerJob, cpuProfDir: string | null): RunningWorker {
+  const args: string[] = [...FUNCTION_NODE_FLAGS];
   if (cpuProfDir !== null) args.push("--cpu-prof", "--cpu-prof-dir", cpuProfDir);
-  args.push(WORKER_SCRIPT);
+  args.push(join(build, "worker.js"));
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,
       BENCH_WORKER: JSON.stringify(job),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      GLIBC_TUNABLES: FUNCTION_MALLOC_TUNABLES,
     },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -40,6 +40,8 @@ export interface ToolContext {
   readonly expected: readonly number[];
   readonly sourceDigests: readonly PartitionDigest[];
   readonly stateDir: string;
+  /** The worker's build (buildWorker()). */
+  readonly build: string;
   readonly log: (line: string) => void;
 }
 
@@ -156,7 +158,7 @@ export async function runMirror(ctx: ToolContext): Promise<ToolRun> {
     method: "lastKey",
     timeoutMs: COPY_TIMEOUT_MS,
   });
-  const once = startWorker({ ...job, mode: "once", topic: dataTopic }, null);
+  const once = startWorker(ctx.build, { ...job, mode: "once", topic: dataTopic }, null);
   let window: CopyWindow;
   let report: Awaited<typeof once.report>;
   try {
@@ -168,7 +170,7 @@ export async function runMirror(ctx: ToolContext): Promise<ToolRun> {
 
   ctx.log(`latency: kafka-mirror, ${options.rate} records/s for ${options.latencySeconds} s`);
   const topic = latencyTopic("mirror");
-  const continuous = startWorker({ ...job, mode: "continuous", topic }, null);
+  const continuous = startWorker(ctx.build, { ...job, mode: "continuous", topic }, null);
   let latency: LatencyResult;
   try {
     latency = await measureLatency(latencyOptions(ctx, topic));
@@ -186,7 +188,19 @@ export async function runMirror(ctx: ToolContext): Promise<ToolRun> {
     verified,
     latency,
     rssMb: report.maxRssMb,
-    own: { elapsedMs: report.elapsedMs, startupMs: report.startupMs, batches: report.batches },
+    own: {
+      elapsedMs: report.elapsedMs,
+      startupMs: report.startupMs,
+      batches: report.batches,
+      // The half's share of the bytes the worker counts (batch bytes in batches mode), so the
+      // report can take it of the payload, as every tool's CPU per GiB is.
+      ...(report.secondHalf === null
+        ? {}
+        : {
+            secondHalfCpuMs: report.secondHalf.cpuMs,
+            secondHalfShare: report.secondHalf.bytes / report.bytes,
+          }),
+    },
   };
 }
 

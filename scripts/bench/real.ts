@@ -25,6 +25,7 @@ import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { type RealKafka, startRealKafka } from "../../test/helpers/real-kafka.js";
 import { partitionShare, writeDataSet } from "./data.js";
 import type { BenchOptions } from "./options.js";
+import { buildWorker } from "./processes.js";
 import {
   latencyTopic,
   runKcat,
@@ -54,6 +55,8 @@ export async function runRealBench(
   log: (line: string) => void,
 ): Promise<RealBenchResult> {
   const clusters: RealKafka[] = [];
+  // Built first: a build that fails leaves nothing behind.
+  const build = buildWorker();
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-bench-"));
   try {
     const { brokers, partitions } = options;
@@ -81,6 +84,7 @@ export async function runRealBench(
       expected: Array.from({ length: partitions }, (_, p) => partitionShare(options.records, partitions, p)),
       sourceDigests,
       stateDir,
+      build,
       log,
     };
     const kcat = await runKcat(ctx);
@@ -98,6 +102,6 @@ export async function runRealBench(
     };
   } finally {
     await Promise.allSettled([...clusters.map((c) => c.stop()), stopLeaseServer(stateDir)]);
-    await rm(stateDir, { recursive: true, force: true });
+    await Promise.all([stateDir, build].map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }

@@ -26,6 +26,12 @@ export interface RealBenchSummary {
   readonly mm2_p99_ms: number;
   readonly mm2_achieved_rps: number;
   readonly cpu_s_per_gib: number;
+  /**
+   * The worker's over the second half of its copy (WorkerReport.secondHalf): a warm process.
+   * Per GiB of payload, as the others: the half's share of the payload is its share of the bytes
+   * the worker counted.
+   */
+  readonly cpu_s_per_gib_second_half: number | null;
   readonly kcat_cpu_s_per_gib: number;
   readonly mm2_cpu_s_per_gib: number;
   readonly rss_mb: number;
@@ -40,6 +46,7 @@ export function summarizeReal(result: RealBenchResult): RealBenchSummary {
   const { kcat, mm2, mirror } = result;
   const gib = result.payloadBytes / 2 ** 30;
   const perGib = (run: ToolRun): number => round(run.cpuSeconds / gib, 2);
+  const secondHalf = secondHalfCpuPerGib(result);
   return {
     kafka: "real",
     brokers: result.options.brokers,
@@ -58,6 +65,7 @@ export function summarizeReal(result: RealBenchResult): RealBenchSummary {
     mm2_p99_ms: mm2.latency.p99Ms,
     mm2_achieved_rps: Math.round(mm2.latency.producedRate),
     cpu_s_per_gib: perGib(mirror),
+    cpu_s_per_gib_second_half: secondHalf === undefined ? null : round(secondHalf, 2),
     kcat_cpu_s_per_gib: perGib(kcat),
     mm2_cpu_s_per_gib: perGib(mm2),
     rss_mb: Math.round(mirror.rssMb ?? Number.NaN),
@@ -82,6 +90,7 @@ export function formatRealTable(result: RealBenchResult): string {
       ...tools.map((t) => (t.verified === null ? "counted" : t.verified ? "yes" : "NO")),
     ],
     ["CPU s per GiB copied", ...tools.map((t) => (t.cpuSeconds / gib).toFixed(2))],
+    ["  over the copy's second half", "-", "-", secondHalfCpuPerGib(result)?.toFixed(2) ?? "n/a"],
     ["peak RSS (MB)", ...tools.map((t) => (t.rssMb === null ? "-" : String(Math.round(t.rssMb))))],
     [
       `latency at ${fmt(o.rate)} rec/s: p50 / p99 / max (ms)`,
@@ -115,4 +124,11 @@ export function formatRealTable(result: RealBenchResult): string {
 
 function num(n: number | undefined): number {
   return n ?? Number.NaN;
+}
+
+/** The worker's CPU seconds per GiB of payload over the second half of its copy, if it said. */
+function secondHalfCpuPerGib(result: RealBenchResult): number | undefined {
+  const { secondHalfCpuMs: cpuMs, secondHalfShare: share } = result.mirror.own;
+  if (cpuMs === undefined || share === undefined || share <= 0) return undefined;
+  return cpuMs / 1000 / ((result.payloadBytes / 2 ** 30) * share);
 }

@@ -11,6 +11,8 @@ export interface BenchSummary {
   readonly rss_mb: number;
   readonly verified: boolean;
   readonly cpu_s_per_gib: number;
+  /** The worker's CPU per GiB over the second half of its copy: warm, without start-up and wind-down. */
+  readonly cpu_s_per_gib_second_half: number | null;
   /** The kcat pipeline's CPU per GiB (both processes), null when skipped. */
   readonly kcat_cpu_s_per_gib: number | null;
   readonly usd_per_gib: number;
@@ -32,6 +34,8 @@ export function summarize(result: BenchResult): BenchSummary {
     rss_mb: Math.round(result.mirror.maxRssMb),
     verified: result.mirror.verified,
     cpu_s_per_gib: round(result.cpuSecondsPerGib, 2),
+    cpu_s_per_gib_second_half:
+      result.secondHalfCpuSecondsPerGib === null ? null : round(result.secondHalfCpuSecondsPerGib, 2),
     kcat_cpu_s_per_gib: result.kcatCpuSecondsPerGib === null ? null : round(result.kcatCpuSecondsPerGib, 2),
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
@@ -67,6 +71,12 @@ export function formatTable(result: BenchResult): string {
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
     ["worker CPU per GiB copied", `${result.cpuSecondsPerGib.toFixed(2)} s`],
+    [
+      "  over the copy's second half",
+      result.secondHalfCpuSecondsPerGib === null
+        ? "n/a"
+        : `${result.secondHalfCpuSecondsPerGib.toFixed(2)} s (warm: no start-up, JIT warm-up or wind-down)`,
+    ],
     [
       "kcat pipeline CPU per GiB copied",
       result.kcatCpuSecondsPerGib === null

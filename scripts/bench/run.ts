@@ -13,7 +13,7 @@ import { writeDataSet } from "./data.js";
 import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { WorkerReport } from "./mirror-worker.js";
 import type { BenchOptions } from "./options.js";
-import { type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
+import { buildWorker, type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
 import { countRecords, digestTopic, sameCopy } from "./verify.js";
 
 export interface BenchResult {
@@ -36,6 +36,8 @@ export interface BenchResult {
   };
   readonly latency: LatencyResult | null;
   readonly cpuSecondsPerGib: number;
+  /** The same over the second half of the copy (WorkerReport.secondHalf): the warm process. */
+  readonly secondHalfCpuSecondsPerGib: number | null;
   /** kcat's CPU over the same payload: what a C client spends on this machine, for comparison. */
   readonly kcatCpuSecondsPerGib: number | null;
   readonly prices: PriceInputs;
@@ -51,15 +53,17 @@ const LATENCY_TOPIC = "bench-latency";
 export async function runBench(options: BenchOptions, log: (line: string) => void): Promise<BenchResult> {
   const started: { stop(): Promise<void> }[] = [];
   const workers: RunningWorker[] = [];
+  // Built first: a build that fails leaves nothing behind.
+  const build = buildWorker();
   // The embedded lease store of `kafka-mirror run`: a dynalite server the first worker starts.
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-bench-"));
   try {
     log("starting two 3-broker mock Kafka clusters");
-    // Held fetches answered when data arrives, as Kafka does: else the latency run measures the
-    // mock holding an empty answer for the whole batch.maxWaitMs (500 ms) while records wait.
+    // Held fetches are answered when data arrives, as Kafka does (startMockKafka's default): else
+    // the latency run measures the mock holding an empty answer for batch.maxWaitMs (500 ms).
     const [source, target] = await Promise.all([
-      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES, fetchWakeup: true }),
-      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES, fetchWakeup: true }),
+      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
+      startMockKafka({ partitionMaxBytes: PARTITION_MAX_BYTES }),
     ]);
     started.push(source, target);
     // The mock's brokers are 1..3.
@@ -95,6 +99,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
 
     log("kafka-mirror worker (run --once: one process, stop when caught up, acks=all)");
     const once = startWorker(
+      build,
       {
         mode: "once",
         sourceBrokers: source.bootstrapServers,
@@ -130,6 +135,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
         `latency: ${options.rate} records/s for ${options.latencySeconds} s with a continuously running worker`,
       );
       const continuous = startWorker(
+        build,
         {
           mode: "continuous",
           sourceBrokers: source.bootstrapServers,
@@ -171,6 +177,10 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       mirror,
       latency,
       cpuSecondsPerGib: report.cpuMs / 1000 / gib,
+      secondHalfCpuSecondsPerGib:
+        report.secondHalf === null
+          ? null
+          : report.secondHalf.cpuMs / 1000 / (report.secondHalf.bytes / 2 ** 30),
       kcatCpuSecondsPerGib: kcat === null ? null : kcat.cpuSeconds / gib,
       prices: DEFAULT_PRICES,
       cost: estimateCost(bytesPerSecond, report.batches / gib, options.lambdaMemoryMb),
@@ -178,7 +188,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   } finally {
     for (const worker of workers) worker.kill();
     await Promise.allSettled([...started.map((s) => s.stop()), stopLeaseServer(stateDir)]);
-    await rm(stateDir, { recursive: true, force: true });
+    await Promise.all([stateDir, build].map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }
 

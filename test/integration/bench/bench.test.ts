@@ -55,9 +55,15 @@ describe("npm run bench (tiny)", () => {
     assert.equal(result.latency.received, result.latency.produced);
     assert.equal(line.achieved_rps, Math.round(result.latency.producedRate));
     const numbers = ["mirror_rps", "kcat_rps", "ratio", "p50_ms", "p99_ms", "rss_mb", "achieved_rps"];
-    for (const key of [...numbers, "cpu_s_per_gib", "kcat_cpu_s_per_gib"]) {
+    for (const key of [...numbers, "cpu_s_per_gib", "cpu_s_per_gib_second_half", "kcat_cpu_s_per_gib"]) {
       assert.ok(typeof line[key] === "number" && (line[key] as number) > 0, `${key} is a positive number`);
     }
+    const half = result.mirror.secondHalf;
+    assert.ok(
+      half !== null && half.bytes > 0 && half.bytes * 2 <= result.mirror.bytes,
+      "the copy's second half",
+    );
+    assert.ok(half.cpuMs > 0 && half.cpuMs < result.mirror.cpuMs, "the half's CPU, in the run's unit");
     assert.match(formatTable(result), /kafka-mirror run --once/);
   });
 
