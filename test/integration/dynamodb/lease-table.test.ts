@@ -9,7 +9,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { DeleteTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { setTimeout as sleep } from "node:timers/promises";
+import { DeleteTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
 import { createEmbeddedLeaseClient } from "../../../lib/dynamodb/embedded/client.js";
 import { stopLeaseServer } from "../../../lib/dynamodb/embedded/ensure.js";
 import { createLeaseTable } from "../../../lib/dynamodb/lease-table.js";
@@ -17,6 +18,23 @@ import { isReplicatorError } from "../../../lib/errors.js";
 
 /** One look, one pause of 1 s while DELETING, one more look. */
 const AT_ONCE_MS = 5_000;
+
+/**
+ * Deletes `table`, trying again while it is still CREATING: dynalite refuses DeleteTable then with
+ * ResourceInUseException (its CREATING lasts until a 0 ms timer fires), which, thrown from the
+ * middleware, createLeaseTable would take for "someone else created it" and find it ACTIVE.
+ */
+async function deleteOnceCreated(client: DynamoDBClient, table: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(new DeleteTableCommand({ TableName: table }));
+      return;
+    } catch (error) {
+      if (!(error instanceof ResourceInUseException) || attempt === 50) throw error;
+      await sleep(10);
+    }
+  }
+}
 
 describe("createLeaseTable", () => {
   let dir: string;
@@ -40,9 +58,7 @@ describe("createLeaseTable", () => {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const out = await next(args);
-        if (context.commandName === "CreateTableCommand") {
-          await client.send(new DeleteTableCommand({ TableName: table }));
-        }
+        if (context.commandName === "CreateTableCommand") await deleteOnceCreated(client, table);
         return out;
       },
       { step: "initialize", name: "deleteRightAfterCreate" },
