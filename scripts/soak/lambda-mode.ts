@@ -7,6 +7,7 @@ import { replicateTimeoutSeconds } from "../../functions/timing.js";
 import {
   bundleEnvironment,
   invokeBundle,
+  plaintextStackParameters,
   type SynthesizedBundles,
   synthesizeBundles,
 } from "../../test/helpers/lambda-bundles.js";
@@ -38,22 +39,12 @@ export async function runLambdaMode(
     ...bundleEnvironment(
       bundle,
       {
-        Whitelist: rig.topicPattern,
-        Blacklist: "",
-        // The stack's defaults: no consumer-group sync (the lag function's, not replicate's).
-        GroupWhitelist: "",
-        GroupBlacklist: "",
+        // The bundle tests' parameter set, so a new stack parameter reaches the soak too.
+        ...plaintextStackParameters(
+          { source: rig.source.bootstrapServers, target: rig.target.bootstrapServers },
+          rig.topicPattern,
+        ),
         SourceAlias: "soak",
-        RenamePolicy: "identity",
-        TargetFencing: "transactional",
-        SourceBootstrapServers: rig.source.bootstrapServers.join(","),
-        TargetBootstrapServers: rig.target.bootstrapServers.join(","),
-        SourceTls: "false",
-        TargetTls: "false",
-        SourceSaslMechanism: "",
-        TargetSaslMechanism: "",
-        SourceSecretArn: "",
-        TargetSecretArn: "",
         KAFKA_MIRROR_TICK_SECONDS: String(options.tickSeconds),
       },
       rig.table,
