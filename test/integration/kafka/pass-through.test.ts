@@ -272,7 +272,14 @@ describe("target.copy batches: source batches copied as they came (independent p
         key: Buffer.from(`${codec}-${i}`),
         value: Buffer.from(`${codec} value ${i}`),
       }));
-      await kcatProduce({ brokers: kafka.bootstrapServers, ...source, compression: codec, records });
+      // The linger keeps each call one batch (see the MESSAGE_TOO_LARGE test below).
+      await kcatProduce({
+        brokers: kafka.bootstrapServers,
+        ...source,
+        compression: codec,
+        records,
+        config: { "linger.ms": "1000" },
+      });
     }
     const [first, ...rest] = await rawBatches(kafka.bootstrapServers, source.topic);
     assert.ok(first && first.batch.records.length >= 3, "kcat wrote the gzip records as one batch");
@@ -488,7 +495,13 @@ describe("target.copy batches: source batches copied as they came (independent p
       key: Buffer.from([i]),
       value: Buffer.from(`v${i}`),
     }));
-    await kcatProduce({ brokers: kafka.bootstrapServers, ...source, compression: "zstd", records });
+    await kcatProduce({
+      brokers: kafka.bootstrapServers,
+      ...source,
+      compression: "zstd",
+      records,
+      config: { "linger.ms": "1000" },
+    });
     const writer = newWriter(false);
 
     // Act
