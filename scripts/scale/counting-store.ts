@@ -117,6 +117,7 @@ export class CountingStore {
         leaseWrite("resetCheckpoint", h, () => s.resetCheckpoint(h, n, now, r, p)),
       release: (h) => leaseWrite("release", h, () => s.release(h)),
       requestHandoff: (o, r) => leaseWrite("requestHandoff", o, () => s.requestHandoff(o, r)),
+      withdrawHandoff: (o, r) => leaseWrite("withdrawHandoff", o, () => s.withdrawHandoff(o, r)),
       handOver: (h, e) => leaseWrite("handOver", h, () => s.handOver(h, e)),
     };
   }

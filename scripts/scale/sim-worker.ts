@@ -70,7 +70,8 @@ export class SimWorker {
       for (const l of acquired) this.held.set(partitionKey(l), l);
     }
     if ((this.draining && this.held.size === 0) || now >= this.deadline) {
-      await this.#coordinator.leave(now);
+      // Cut off at its deadline: what it holds is left to expire; only its requests are withdrawn.
+      await this.#coordinator.leave(now, new Set(this.held.keys()));
       this.gone = true;
     }
   }

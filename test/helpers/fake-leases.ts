@@ -41,6 +41,7 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
       store.resetCheckpoint(held, next, now, reason, position),
     release: (held) => store.release(held),
     requestHandoff: (observed, requester) => store.requestHandoff(observed, requester),
+    withdrawHandoff: (observed, requester) => store.withdrawHandoff(observed, requester),
     handOver: (held, expiresAt) => store.handOver(held, expiresAt),
     ...overrides,
   };

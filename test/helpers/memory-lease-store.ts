@@ -38,6 +38,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     resetCheckpoint: 0,
     release: 0,
     requestHandoff: 0,
+    withdrawHandoff: 0,
     handOver: 0,
   };
 
@@ -62,6 +63,8 @@ export class InMemoryLeaseStore implements LeaseStore {
   release: LeaseStore["release"] = (...a) => this.#call("release", () => this.#store.release(...a));
   requestHandoff: LeaseStore["requestHandoff"] = (...a) =>
     this.#call("requestHandoff", () => this.#store.requestHandoff(...a));
+  withdrawHandoff: LeaseStore["withdrawHandoff"] = (...a) =>
+    this.#call("withdrawHandoff", () => this.#store.withdrawHandoff(...a));
   handOver: LeaseStore["handOver"] = (...a) => this.#call("handOver", () => this.#store.handOver(...a));
 
   /** Every lease, by topic and partition, for assertions. */

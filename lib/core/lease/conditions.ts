@@ -134,6 +134,18 @@ export const LeaseConditions = {
    * handoffRequestedBy makes sure the lease goes to the worker that asked, not a stale asker.
    */
   handOver: (held: Holding, to: string): Condition => allOf(heldBy(held), handoffRequestedBy(to)),
+
+  /**
+   * withdrawHandoff: the asker's run ends before the lease came. Timeline it prevents:
+   *   t0  B asks A for the lease; B's run reaches its deadline and winds down
+   *   t1  A reads B's heartbeat (still live: B writes its last one after its pumps stop)
+   *   t2  A hands over: B, gone, holds the lease and nobody copies the partition until it expires.
+   * With the request withdrawn before t2, A's handOver is refused (handoffRequestedBy) and A
+   * releases instead. heldBy: only the holding B asked; handed over meanwhile, the lease is B's
+   * and B releases it.
+   */
+  withdrawHandoff: (observed: Holding, requester: string): Condition =>
+    allOf(heldBy(observed), handoffRequestedBy(requester)),
 } as const;
 
 /**

@@ -228,6 +228,13 @@ export interface LeaseStore {
    */
   requestHandoff(observed: Lease, requester: string): Promise<boolean>;
   /**
+   * Takes back `requester`'s request on `observed` (its run is ending), so that a handover
+   * landing later is refused and the holder releases the lease instead. Succeeds only if the
+   * lease is still held as observed and the request is still `requester`'s; false otherwise
+   * (then it may have been handed over already: read it).
+   */
+  withdrawHandoff(observed: Lease, requester: string): Promise<boolean>;
+  /**
    * Passes a held lease straight to the worker that asked for it (`held.handoffTo`), keeping its
    * checkpoint, bumping the counter (which fences the old holder) and giving the taker a fresh
    * expiry `expiresAt`: the giver's expiry may be about to run out, and the taker learns of the

@@ -217,6 +217,16 @@ export class TableLeaseStore implements LeaseStore {
     return (await this.#write(observed, "requestHandoff", changes, condition, [])).ok;
   }
 
+  async withdrawHandoff(observed: Lease, requester: string): Promise<boolean> {
+    requireWorkerId("withdrawHandoff", "requester", requester);
+    if (observed.owner === null || observed.owner === requester || observed.handoffTo !== requester)
+      return false;
+    const holding = { owner: observed.owner, counter: observed.counter };
+    const changes = new ChangeSet().without("handoffTo").with("updatedAt", this.#clock.now());
+    const condition = LeaseConditions.withdrawHandoff(holding, requester);
+    return (await this.#write(observed, "withdrawHandoff", changes, condition, [])).ok;
+  }
+
   async handOver(held: Lease, expiresAt: number): Promise<boolean> {
     requireEpochMs("handOver", "expiresAt", expiresAt);
     if (held.owner === null || held.handoffTo === null) return false;

@@ -6,6 +6,7 @@
  *   worker.ts                  Worker.replicate(deadline): the run loop
  *   worker-settings.ts         its settings, their checks, and what each pump gets of them
  *   lease-coordinator.ts       who claims what, and when (claims, handoffs, releases)
+ *   lease-handoffs.ts          handoffs no pump acts on: passed on, or withdrawn at the run's end
  *   lease-leader.ts, lease-assignment.ts   the leader's role and its assignment of partitions
  *   lease-round.ts             one logged coordination round; ended-terms.ts the pumps that ended
  *   run-leases.ts              the leases held in this run: renewals and release

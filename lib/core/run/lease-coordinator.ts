@@ -17,6 +17,7 @@
 import { describeError } from "../../errors.js";
 import { parseKey, partitionKey, type TopicPartition } from "../model.js";
 import type { Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
+import { passOn, withdrawRequests } from "./lease-handoffs.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
 import { heartbeatTtlMs, isExpired, leaseExpiry } from "./lease-timing.js";
 import type { LeaseHeldElsewhere } from "./lease-wait.js";
@@ -292,7 +293,7 @@ export class LeaseCoordinator {
           const lease = await this.#o.store.lease(a.tp);
           const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
           if (mine !== null) acquired.push(mine);
-          if (lease !== null && mine === null) await this.#passOn(lease, now);
+          if (lease !== null && mine === null) await passOn(this.#o, lease, now);
           const stillAsked = lease !== null && mine === null && lease.handoffTo === this.#o.workerId;
           if (stillAsked && !isExpired(lease, now)) {
             a.nextPollAt =
@@ -314,17 +315,23 @@ export class LeaseCoordinator {
 
   /**
    * The end of a run: the heartbeat says we are gone (expired, draining), so the leader moves
-   * our partitions at once, and the leader item is given up if we held it.
+   * our partitions at once, and the leader item is given up if we held it. Then the requests
+   * standing for us are withdrawn (lease-handoffs.ts): on the leases we asked for and those the
+   * leader assigned us (it asks on our behalf), but for `released`, which this run held.
    */
-  async leave(now: number): Promise<void> {
+  async leave(now: number, released: ReadonlySet<string> = new Set()): Promise<void> {
+    const asked = [...this.#awaited.keys()];
     this.#awaited.clear();
     this.#checkAt = null;
     await this.#leader.resign();
+    let me: WorkerRecord | null = null;
     try {
-      await this.#o.store.heartbeat({ ...this.#beat(now, now, true), expiresAt: now });
+      me = await this.#o.store.heartbeat({ ...this.#beat(now, now, true), expiresAt: now });
     } catch (error) {
       this.#o.logger?.warn("final heartbeat failed; the worker item will expire", describeError(error));
     }
+    const assigned = (me?.assignment ?? this.#assignment ?? []).filter((key) => !released.has(key));
+    await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY }, [...asked, ...assigned]);
   }
 
   #beat(now: number, hardDeadline: number, draining: boolean, backoff?: ReadonlyMap<string, number>) {
@@ -349,7 +356,7 @@ export class LeaseCoordinator {
     if (mine !== null) return { kind: "acquired", lease: mine };
     if (lease.owner === workerId) {
       // Ours, asked for by another worker, and no pump of ours on it to see that: pass it on.
-      await this.#passOn(lease, now);
+      await passOn(this.#o, lease, now);
       return { kind: "busy" };
     }
     if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
@@ -362,19 +369,6 @@ export class LeaseCoordinator {
     const holder = { owner: lease.owner ?? "", expiresAt: lease.expiresAt };
     this.#awaited.set(partitionKey(tp), { tp, fastUntil, nextPollAt: now + AWAIT_POLL_MS, holder });
     return { kind: "requested", lease };
-  }
-
-  /**
-   * A lease handed to us (or still ours) that another worker asked for before any pump of ours
-   * ran on it: no pump will see the request, so hand it over now rather than leave it idle until
-   * its expiry. Only for leases without a pump here (awaited, or not excluded from the round).
-   */
-  async #passOn(lease: Lease, now: number): Promise<void> {
-    const { workerId, store, durationMs } = this.#o;
-    if (lease.owner !== workerId || isExpired(lease, now) || lease.handoffTo === null) return;
-    if (lease.handoffTo === workerId) return;
-    if (await store.handOver(lease, now + durationMs))
-      this.#o.logger?.info("lease handed over", { key: partitionKey(lease), to: lease.handoffTo });
   }
 
   /**

@@ -53,11 +53,16 @@ export class RunLeases {
     return this.#giving.size > 0;
   }
 
-  /** The run's end: releases every lease kept, and waits for those being given back. */
-  async finish(): Promise<void> {
+  /**
+   * The run's end: releases every lease kept, and waits for those being given back. Returns the
+   * keys of the leases it released.
+   */
+  async finish(): Promise<ReadonlySet<string>> {
+    const released = new Set(this.#kept.keys());
     await Promise.all([...this.#kept.values()].map((held) => this.release(held)));
     this.#kept.clear();
     await Promise.all([...this.#giving]);
+    return released;
   }
 
   /** Renewals run side by side so one slow store call does not let other leases run out. */
@@ -99,10 +104,13 @@ export class RunLeases {
       // (HeldLease.expiresAt) and renews it from there.
       const expiresAt = this.#o.clock.now() + this.#o.durationMs;
       const handed = await this.#o.store.handOver(held.lease, expiresAt);
-      this.#o.logger.info(handed ? "lease handed over" : "lease handover refused; it will expire", {
+      this.#o.logger.info(handed ? "lease handed over" : "lease handover refused; releasing it", {
         ...held.route.source,
         to: held.lease.handoffTo,
       });
+      // Refused: the asker withdrew (its run ended: LeaseCoordinator.leave) or the lease moved
+      // (then the release is refused too). Our pump has stopped, so nobody would copy it.
+      if (!handed) await this.release(held);
     } catch (error) {
       this.#o.logger.warn("handing lease over failed; it will expire", {
         ...held.route.source,

@@ -391,7 +391,7 @@ class Run {
     for (const term of terms)
       if (!this.#finished.includes(term) && this.#active.has(term.key)) this.#finished.push(term);
     this.#reap();
-    await this.#leases.finish();
-    await this.#coordinator.leave(this.#o.clock.now());
+    const released = await this.#leases.finish();
+    await this.#coordinator.leave(this.#o.clock.now(), released);
   }
 }

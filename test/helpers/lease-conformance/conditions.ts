@@ -52,6 +52,8 @@ function conditions(): Record<string, Condition> {
   all["requestHandoff a5"] = LeaseConditions.requestHandoff(a);
   all["handOver a5 to b"] = LeaseConditions.handOver(a, "b");
   all["handOver a5 to c"] = LeaseConditions.handOver(a, "c");
+  all["withdrawHandoff a5 by b"] = LeaseConditions.withdrawHandoff(a, "b");
+  all["withdrawHandoff a5 by c"] = LeaseConditions.withdrawHandoff(a, "c");
   for (const now of [999, 1_000, 1_001]) {
     for (const [from, next] of [
       [null, 10],
@@ -89,6 +91,10 @@ const PINNED: readonly [condition: string, item: keyof typeof STORED | "missing"
   ["requestHandoff a5", "heldByAFresh", true],
   ["handOver a5 to b", "heldByA", true],
   ["handOver a5 to c", "heldByA", false],
+  ["withdrawHandoff a5 by b", "heldByA", true],
+  ["withdrawHandoff a5 by c", "heldByA", false],
+  ["withdrawHandoff a5 by b", "heldByAFresh", false],
+  ["withdrawHandoff a5 by b", "takenByB", false],
   ["checkpoint null->10 at 999", "heldByAFresh", true],
   ["checkpoint null->10 at 1000", "heldByAFresh", false],
   ["checkpoint 50->50 at 999", "heldByA", true],

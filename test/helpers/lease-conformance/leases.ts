@@ -192,6 +192,30 @@ export function leaseCases(backend: ConformanceBackend): void {
       assert.equal(await store.handOver(checkpointed, now + 3 * MINUTE), false);
     });
 
+    it("a withdrawn request makes a later handover fail, and a withdrawal after the handover fails", async () => {
+      const { store } = await fixture(backend);
+      const now = Date.now();
+      const held = await claimed(store, await ensureOne(store), "worker-a", now + MINUTE);
+      assert.equal(await store.requestHandoff(held, "worker-b"), true);
+      const asked = await store.renew(held, now + 2 * MINUTE);
+
+      // Only the asker's own request is withdrawn; then A's handover (its view still shows the
+      // request) is refused, and the lease stays A's, to release.
+      assert.equal(await store.withdrawHandoff(asked, "worker-c"), false);
+      assert.equal(await store.withdrawHandoff(asked, "worker-b"), true);
+      assert.equal((await store.list())[0]?.handoffTo, null);
+      assert.equal(await store.handOver(asked, now + 3 * MINUTE), false);
+      assert.equal((await store.list())[0]?.owner, "worker-a");
+
+      // Asked again and handed over first: the withdrawal is refused, and B holds the lease.
+      const again = await store.renew(asked, now + 2 * MINUTE);
+      assert.equal(await store.requestHandoff(again, "worker-b"), true);
+      const askedAgain = { ...again, handoffTo: "worker-b" };
+      assert.equal(await store.handOver(askedAgain, now + 3 * MINUTE), true);
+      assert.equal(await store.withdrawHandoff(askedAgain, "worker-b"), false);
+      assert.equal((await store.list())[0]?.owner, "worker-b");
+    });
+
     it("a handoff request lands only on the holding it was made against", async () => {
       const { store } = await fixture(backend);
       const now = Date.now();

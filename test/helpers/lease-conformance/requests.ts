@@ -56,6 +56,8 @@ export function requestCases(backend: ConformanceBackend): void {
       const at10 = await store.checkpoint(held, 10, now, 5);
       assert.deepEqual(await cost(f, backend, () => store.checkpoint(at10, 20, now, 6)), { update: 1 });
       assert.deepEqual(await cost(f, backend, () => store.requestHandoff(held, "b")), { update: 1 });
+      const asked = { ...held, handoffTo: "b" };
+      assert.deepEqual(await cost(f, backend, () => store.withdrawHandoff(asked, "b")), { update: 1 });
       assert.deepEqual(await cost(f, backend, () => store.release(held)), { update: 1 });
       assert.deepEqual(await cost(f, backend, () => store.heartbeat(beat)), { update: 1 });
       assert.deepEqual(await cost(f, backend, () => store.assign("w", ["t:0"])), { update: 1 });
@@ -83,6 +85,7 @@ export function requestCases(backend: ConformanceBackend): void {
             }),
         ],
         ["requestHandoff", () => f.store.requestHandoff(held, "a")],
+        ["withdrawHandoff", () => f.store.withdrawHandoff({ ...held, handoffTo: "" }, "")],
         ["handOver", () => f.store.handOver({ ...held, handoffTo: "b" }, Number.NaN)],
         [
           "heartbeat",

@@ -6,12 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Lease, LeaseStore, WorkerRecord } from "../../../../lib/core/ports.js";
+import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import {
   ASSIGNMENT_POLL_MS,
   LeaseCoordinator,
   leaseExpiry,
 } from "../../../../lib/core/run/lease-coordinator.js";
+import { RunLeases } from "../../../../lib/core/run/run-leases.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
 import { storeWith } from "../../../helpers/fake-leases.js";
+import { CapturingLogger } from "../../../helpers/fake-observability.js";
 import { countByOwner as counts, LeaseFleet } from "../../../helpers/lease-fleet.js";
 import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
@@ -377,6 +381,87 @@ describe("LeaseCoordinator", () => {
       [12, 12],
       "the survivors share the dead leader's partitions",
     );
+  });
+});
+
+describe("LeaseCoordinator.leave", () => {
+  /** H holds t:0 and our leader turn asked H for it: the request stands when our run ends. */
+  async function askedOfH() {
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    assert.ok(await store.claim(store.get(tp) as Lease, "H", NOW + DURATION));
+    const coordinator = coordinatorOn(store);
+    await coordinator.rebalance(NOW, FAR);
+    assert.equal(store.get(tp)?.handoffTo, "me");
+    assert.equal(coordinator.awaiting, true);
+    return { store, tp, coordinator };
+  }
+
+  it("withdraws its request, so a holder that read its heartbeat before it left releases instead of handing over (regression: a lease handed to a run that ended sat idle until it expired)", async () => {
+    // Prepare: H's pump saw the request and read our heartbeat while it was still live.
+    const { store, tp, coordinator } = await askedOfH();
+    const seenByH = store.get(tp) as Lease;
+    const route = { source: tp, target: tp };
+    const held = new HeldLease(seenByH, route, FAR);
+    const liveRead = await store.worker("me");
+    assert.ok(liveRead !== null && liveRead.expiresAt > NOW + 200);
+    const holder = new RunLeases({
+      store: storeWith(store, { worker: async () => liveRead }),
+      clock: new FakeClock(NOW + 200),
+      logger: new CapturingLogger(),
+      durationMs: DURATION,
+    });
+
+    // Act: our run ends, then H's handover lands.
+    await coordinator.leave(NOW + 100);
+    await holder.handOver(held);
+
+    // Assess
+    assert.equal(store.get(tp)?.owner, null, "the lease went to a run that has ended, or stayed with H");
+    assert.equal(store.get(tp)?.handoffTo, null);
+  });
+
+  it("releases a lease handed to it after its last poll", async () => {
+    const { store, tp, coordinator } = await askedOfH();
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 200 + DURATION));
+    assert.equal(store.get(tp)?.owner, "me");
+
+    await coordinator.leave(NOW + 300);
+
+    assert.equal(store.get(tp)?.owner, null);
+  });
+
+  it("withdraws a request the leader made on its behalf for a partition it never looked at", async () => {
+    // Prepare: after our last round L assigned us t:1 and asked its holder H for it.
+    const { store, coordinator } = await askedOfH();
+    const t1 = { topic: "t", partition: 1 };
+    await store.ensure([t1]);
+    assert.ok(await store.claim(store.get(t1) as Lease, "H", NOW + DURATION));
+    assert.ok(await store.assign("me", ["t:0", "t:1"]));
+    assert.ok(await store.requestHandoff(store.get(t1) as Lease, "me"));
+
+    // Act
+    await coordinator.leave(NOW + 300);
+
+    // Assess
+    assert.deepEqual(
+      [0, 1].map((partition) => store.get({ topic: "t", partition })?.handoffTo),
+      [null, null],
+    );
+  });
+
+  it("does not read the leases its run has just released", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.ensure([{ topic: "t", partition: 0 }]);
+    const coordinator = coordinatorOn(store);
+    const { acquired } = await coordinator.rebalance(NOW, FAR);
+    assert.ok(acquired[0] && (await store.release(acquired[0])));
+    const reads = store.calls.lease;
+
+    await coordinator.leave(NOW + 100, new Set(["t:0"]));
+
+    assert.equal(store.calls.lease, reads);
   });
 });
 

@@ -178,6 +178,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
       node.call(() => store.resetCheckpoint(held, next, now, reason, position)),
     release: (held) => node.call(() => store.release(held)),
     requestHandoff: (observed, requester) => node.call(() => store.requestHandoff(observed, requester)),
+    withdrawHandoff: (observed, requester) => node.call(() => store.withdrawHandoff(observed, requester)),
     handOver: (held, expiresAt) => node.call(() => store.handOver(held, expiresAt)),
   };
 }

@@ -57,6 +57,22 @@ describe("RunLeases.handOver", () => {
     assert.ok(logger.entries.some((e) => /asked for the lease has gone/.test(e.message)));
   });
 
+  it("releases the lease when the asker withdrew its request after its heartbeat was read (regression: the refused handover left it idle until it expired)", async () => {
+    const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 + 15_000 });
+    const racing = storeWith(store, {
+      worker: async (id) => {
+        const alive = await store.worker(id);
+        // The asker's run ends between this read and the handover.
+        assert.ok(await store.withdrawHandoff(store.get(src) as Lease, "B"));
+        return alive;
+      },
+    });
+    await new RunLeases({ store: racing, clock, logger, durationMs: 10_000 }).handOver(held);
+
+    assert.equal(store.get(src)?.owner, null);
+    assert.ok(logger.entries.some((e) => /handover refused; releasing it/.test(e.message)));
+  });
+
   it("releases the lease when the asker has no item any more", async () => {
     const { clock, store, held, logger } = await askedFor(null);
     await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);

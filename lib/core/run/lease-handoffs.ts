@@ -1,0 +1,75 @@
+/**
+ * Handoffs no pump of this worker will act on (LeaseCoordinator). A lease handed to us that
+ * another worker asked for before a pump of ours ran on it is passed on. At a run's end, each
+ * lease we asked for, or the leader asked for on our behalf, gets our request withdrawn, or is
+ * released if it was handed over first: a holder that read our heartbeat while it was still live
+ * (the last one is written once the run's pumps have stopped) would otherwise hand us a lease
+ * nobody copies until it expires; withdrawn, the holder's handover is refused and it releases.
+ */
+import { describeError } from "../../errors.js";
+import { parseKey, partitionKey, type TopicPartition } from "../model.js";
+import type { Lease, LeaseStore, Logger } from "../ports.js";
+import { inParallel } from "./lease-leader.js";
+import { isExpired } from "./lease-timing.js";
+
+/**
+ * A lease handed to us (or still ours) that another worker asked for before any pump of ours
+ * ran on it: no pump will see the request, so hand it over now rather than leave it idle until
+ * its expiry. Only for leases without a pump here (awaited, or not excluded from the round).
+ */
+export async function passOn(
+  o: {
+    readonly store: LeaseStore;
+    readonly workerId: string;
+    readonly durationMs: number;
+    readonly logger?: Logger | undefined;
+  },
+  lease: Lease,
+  now: number,
+): Promise<void> {
+  const { workerId, store, durationMs, logger } = o;
+  if (lease.owner !== workerId || isExpired(lease, now) || lease.handoffTo === null) return;
+  if (lease.handoffTo === workerId) return;
+  if (await store.handOver(lease, now + durationMs))
+    logger?.info("lease handed over", { key: partitionKey(lease), to: lease.handoffTo });
+  // Refused: the asker withdrew (its run ended) or the lease moved. No pump of ours is on it.
+  else await store.release(lease);
+}
+
+/** Reads of one lease, each after a refused withdrawal (the lease moved meanwhile). */
+const ATTEMPTS = 3;
+
+export interface WithdrawalOptions {
+  readonly store: LeaseStore;
+  readonly workerId: string;
+  readonly logger?: Logger | undefined;
+  /** Leases read and written at once. */
+  readonly concurrency: number;
+}
+
+/** Withdraws `workerId`'s requests on the leases of `keys` (model.partitionKey). Never throws. */
+export async function withdrawRequests(o: WithdrawalOptions, keys: Iterable<string>): Promise<void> {
+  await inParallel(
+    [...new Set(keys)].map((key) => () => withdraw(o, parseKey(key))),
+    o.concurrency,
+  );
+}
+
+async function withdraw(o: WithdrawalOptions, tp: TopicPartition): Promise<void> {
+  const { store, workerId, logger } = o;
+  try {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const lease = await store.lease(tp);
+      if (lease === null) return;
+      if (lease.owner === workerId) {
+        if (await store.release(lease))
+          logger?.info("released a lease handed over as the run ended", { ...tp });
+        return;
+      }
+      if (lease.owner === null || lease.handoffTo !== workerId) return;
+      if (await store.withdrawHandoff(lease, workerId)) return;
+    }
+  } catch (error) {
+    logger?.warn("withdrawing a handoff request failed", { ...tp, ...describeError(error) });
+  }
+}
