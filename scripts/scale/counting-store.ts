@@ -97,10 +97,11 @@ export class CountingStore {
         this.#count("removeWorker", 0, writeUnits(workerBytes(w)));
         return s.removeWorker(w);
       },
-      worker: (id) => {
+      worker: (id, options) => {
         const keys = this.#assigned.get(id) ?? [];
-        this.#count("worker", readUnits(workerBytes({ workerId: id, slot: id, assignment: keys }), false), 0);
-        return s.worker(id);
+        const bytes = workerBytes({ workerId: id, slot: id, assignment: keys });
+        this.#count("worker", readUnits(bytes, options?.consistent ?? false), 0);
+        return s.worker(id, options);
       },
       leader: () => {
         this.#count("leader", 0.5, 0);

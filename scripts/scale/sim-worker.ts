@@ -71,7 +71,7 @@ export class SimWorker {
     }
     if ((this.draining && this.held.size === 0) || now >= this.deadline) {
       // Cut off at its deadline: what it holds is left to expire; only its requests are withdrawn.
-      await this.#coordinator.leave(now, new Set(this.held.keys()));
+      await this.#coordinator.leave(now, { released: new Set(this.held.keys()) });
       this.gone = true;
     }
   }

@@ -30,7 +30,7 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     heartbeat: (beat, options) => store.heartbeat(beat, options),
     assign: (workerId, assignment) => store.assign(workerId, assignment),
     removeWorker: (observed) => store.removeWorker(observed),
-    worker: (workerId) => store.worker(workerId),
+    worker: (workerId, options) => store.worker(workerId, options),
     leader: () => store.leader(),
     claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
     claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),

@@ -50,10 +50,13 @@ export class CoordinationStore {
     return this.#table.delete(workerKey(observed.workerId), { operation: "removeWorker", condition });
   }
 
-  async worker(workerId: string): Promise<WorkerRecord | null> {
+  async worker(
+    workerId: string,
+    options: { readonly consistent?: boolean } = {},
+  ): Promise<WorkerRecord | null> {
     requireWorkerId("worker", "workerId", workerId);
     const key = workerKey(workerId);
-    const item = await this.#table.get(key, { consistent: false });
+    const item = await this.#table.get(key, { consistent: options.consistent ?? false });
     return item === undefined ? null : workerOf(key, item);
   }
 

@@ -171,11 +171,12 @@ export interface LeaseStore {
   /** Deletes a dead worker's item if it is still as `observed` (nobody heartbeat since). */
   removeWorker(observed: WorkerRecord): Promise<boolean>;
   /**
-   * A worker's item, read eventually consistently (null when it has none): how a worker sees a
-   * new assignment between its heartbeats. It decides nothing; what it names is read again
-   * consistently before anything is taken.
+   * A worker's item (null when it has none), read eventually consistently unless `consistent`:
+   * how a worker sees a new assignment between its heartbeats (it decides nothing; what it names
+   * is read again consistently before anything is taken), and, consistently, whether a worker
+   * that asked for a lease is still there to take it.
    */
-  worker(workerId: string): Promise<WorkerRecord | null>;
+  worker(workerId: string, options?: { readonly consistent?: boolean }): Promise<WorkerRecord | null>;
   /** The leader item, read eventually consistently; null when there is none yet. */
   leader(): Promise<LeaderLease | null>;
   /**

@@ -115,8 +115,8 @@ export class TableLeaseStore implements LeaseStore {
     return this.#coordination.removeWorker(observed);
   }
 
-  worker(workerId: string): Promise<WorkerRecord | null> {
-    return this.#coordination.worker(workerId);
+  worker(workerId: string, options?: { readonly consistent?: boolean }): Promise<WorkerRecord | null> {
+    return this.#coordination.worker(workerId, options);
   }
 
   leader(): Promise<LeaderLease | null> {

@@ -17,7 +17,7 @@
 import { describeError } from "../../errors.js";
 import { parseKey, partitionKey, type TopicPartition } from "../model.js";
 import type { Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
-import { passOn, withdrawRequests } from "./lease-handoffs.js";
+import { type LeaveScope, passOn, withdrawRequests } from "./lease-handoffs.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
 import { heartbeatTtlMs, isExpired, leaseExpiry } from "./lease-timing.js";
 import type { LeaseHeldElsewhere } from "./lease-wait.js";
@@ -111,6 +111,8 @@ export class LeaseCoordinator {
   readonly #leader: LeaderRole;
   readonly #awaited = new Map<string, Awaited>();
   #assignment: readonly string[] | null = null;
+  /** The last round's RebalanceScope.relevant, for `leave`. */
+  #relevant: (key: string) => boolean = () => true;
   /** Our last heartbeat's expiry; null before the first. */
   #beatExpiresAt: number | null = null;
   /** When to read our item for a changed assignment next; null while draining or before a round. */
@@ -158,6 +160,7 @@ export class LeaseCoordinator {
    */
   async rebalance(now: number, hardDeadline: number, scope: RebalanceScope = {}): Promise<RebalanceResult> {
     const relevant = scope.relevant ?? (() => true);
+    this.#relevant = relevant;
     const draining = scope.draining ?? false;
     const beat = this.#beat(now, hardDeadline, draining, scope.backoff);
     const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
@@ -316,10 +319,13 @@ export class LeaseCoordinator {
   /**
    * The end of a run: the heartbeat says we are gone (expired, draining), so the leader moves
    * our partitions at once, and the leader item is given up if we held it. Then the requests
-   * standing for us are withdrawn (lease-handoffs.ts): on the leases we asked for and those the
-   * leader assigned us (it asks on our behalf), but for `released`, which this run held.
+   * standing for us are withdrawn (lease-handoffs.ts): on the leases we asked for, then those the
+   * leader assigned us (it asks on our behalf) and the run takes part in, but for
+   * `scope.released`, which this run held.
    */
-  async leave(now: number, released: ReadonlySet<string> = new Set()): Promise<void> {
+  async leave(now: number, scope: LeaveScope = {}): Promise<void> {
+    const { released = new Set(), late = () => false } = scope;
+    const relevant = this.#relevant;
     const asked = [...this.#awaited.keys()];
     this.#awaited.clear();
     this.#checkAt = null;
@@ -330,8 +336,9 @@ export class LeaseCoordinator {
     } catch (error) {
       this.#o.logger?.warn("final heartbeat failed; the worker item will expire", describeError(error));
     }
-    const assigned = (me?.assignment ?? this.#assignment ?? []).filter((key) => !released.has(key));
-    await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY }, [...asked, ...assigned]);
+    const assigned = me?.assignment ?? this.#assignment ?? [];
+    const keys = [...asked, ...assigned.filter((key) => relevant(key) && !released.has(key))];
+    await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY, late }, keys);
   }
 
   #beat(now: number, hardDeadline: number, draining: boolean, backoff?: ReadonlyMap<string, number>) {

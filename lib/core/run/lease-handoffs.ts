@@ -13,9 +13,24 @@ import { inParallel } from "./lease-leader.js";
 import { isExpired } from "./lease-timing.js";
 
 /**
+ * Whether `workerId`'s heartbeat is live at `now`, read consistently: an eventually consistent
+ * read may miss the expired heartbeat a run writes as it ends. True when its item cannot be read
+ * (hand over as asked).
+ */
+export async function askerAlive(store: LeaseStore, workerId: string, now: number): Promise<boolean> {
+  try {
+    const worker = await store.worker(workerId, { consistent: true });
+    return worker !== null && worker.expiresAt > now;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * A lease handed to us (or still ours) that another worker asked for before any pump of ours
  * ran on it: no pump will see the request, so hand it over now rather than leave it idle until
- * its expiry. Only for leases without a pump here (awaited, or not excluded from the round).
+ * its expiry, or release it when the asker has gone. Only for leases without a pump here
+ * (awaited, or not excluded from the round).
  */
 export async function passOn(
   o: {
@@ -28,12 +43,22 @@ export async function passOn(
   now: number,
 ): Promise<void> {
   const { workerId, store, durationMs, logger } = o;
-  if (lease.owner !== workerId || isExpired(lease, now) || lease.handoffTo === null) return;
-  if (lease.handoffTo === workerId) return;
-  if (await store.handOver(lease, now + durationMs))
-    logger?.info("lease handed over", { key: partitionKey(lease), to: lease.handoffTo });
-  // Refused: the asker withdrew (its run ended) or the lease moved. No pump of ours is on it.
-  else await store.release(lease);
+  const to = lease.handoffTo;
+  if (lease.owner !== workerId || isExpired(lease, now) || to === null || to === workerId) return;
+  if ((await askerAlive(store, to, now)) && (await store.handOver(lease, now + durationMs))) {
+    logger?.info("lease handed over", { key: partitionKey(lease), to });
+    return;
+  }
+  // The asker has gone or withdrew (its run ended), or the lease moved. No pump of ours is on it.
+  await store.release(lease);
+}
+
+/** What `leave` withdraws requests on. */
+export interface LeaveScope {
+  /** Partitions whose leases this run held and has given back: nobody asked for them for us. */
+  readonly released?: ReadonlySet<string>;
+  /** True once there is no time left for lease reads: the rest are left to the holders' check. */
+  readonly late?: () => boolean;
 }
 
 /** Reads of one lease, each after a refused withdrawal (the lease moved meanwhile). */
@@ -45,9 +70,15 @@ export interface WithdrawalOptions {
   readonly logger?: Logger | undefined;
   /** Leases read and written at once. */
   readonly concurrency: number;
+  /** LeaveScope.late: true once no lease is to be read any more. */
+  readonly late: () => boolean;
 }
 
-/** Withdraws `workerId`'s requests on the leases of `keys` (model.partitionKey). Never throws. */
+/**
+ * Withdraws `workerId`'s requests on the leases of `keys` (model.partitionKey), in that order
+ * until `late`; past it a holder's consistent read of our expired heartbeat (askerAlive) is what
+ * keeps a lease from us. Never throws.
+ */
 export async function withdrawRequests(o: WithdrawalOptions, keys: Iterable<string>): Promise<void> {
   await inParallel(
     [...new Set(keys)].map((key) => () => withdraw(o, parseKey(key))),
@@ -58,7 +89,7 @@ export async function withdrawRequests(o: WithdrawalOptions, keys: Iterable<stri
 async function withdraw(o: WithdrawalOptions, tp: TopicPartition): Promise<void> {
   const { store, workerId, logger } = o;
   try {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS && !o.late(); attempt++) {
       const lease = await store.lease(tp);
       if (lease === null) return;
       if (lease.owner === workerId) {

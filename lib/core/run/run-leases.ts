@@ -5,8 +5,10 @@
  * and a failed handover or release leaves the lease to expire.
  */
 import { describeError, isReplicatorError } from "../../errors.js";
+import { partitionKey } from "../model.js";
 import type { Clock, LeaseStore, Logger } from "../ports.js";
 import type { HeldLease } from "../pump/held-lease.js";
+import { askerAlive } from "./lease-handoffs.js";
 
 export interface RunLeasesOptions {
   readonly store: LeaseStore;
@@ -20,8 +22,8 @@ export class RunLeases {
   readonly #o: RunLeasesOptions;
   /** Leases whose pump ended without losing them, ours to resume: released at the run's end. */
   readonly #kept = new Map<string, HeldLease>();
-  /** Handovers and releases under way; the run waits for them before it returns. */
-  readonly #giving = new Set<Promise<void>>();
+  /** Handovers and releases under way, by partition key; the run waits for them before it returns. */
+  readonly #giving = new Map<string, Promise<void>>();
 
   constructor(options: RunLeasesOptions) {
     this.#o = options;
@@ -42,15 +44,20 @@ export class RunLeases {
    * else released for whoever the leader assigns it to.
    */
   giveBack(held: HeldLease): void {
+    const key = partitionKey(held.lease);
     const given = (held.handoffRequested ? this.handOver(held) : this.release(held)).finally(() =>
-      this.#giving.delete(given),
+      this.#giving.delete(key),
     );
-    this.#giving.add(given);
+    this.#giving.set(key, given);
   }
 
-  /** A lease is being handed over or released. */
-  get givingBack(): boolean {
-    return this.#giving.size > 0;
+  /**
+   * Partitions whose lease is being handed over or released: not to be taken up meanwhile. The
+   * lease is still ours, and once the asker withdrew nothing else marks it as going: a pump
+   * started on it would run on a lease the give-back then releases.
+   */
+  get givingBack(): ReadonlySet<string> {
+    return new Set(this.#giving.keys());
   }
 
   /**
@@ -61,7 +68,7 @@ export class RunLeases {
     const released = new Set(this.#kept.keys());
     await Promise.all([...this.#kept.values()].map((held) => this.release(held)));
     this.#kept.clear();
-    await Promise.all([...this.#giving]);
+    await Promise.all([...this.#giving.values()]);
     return released;
   }
 
@@ -92,7 +99,7 @@ export class RunLeases {
    */
   async handOver(held: HeldLease): Promise<void> {
     const to = held.lease.handoffTo;
-    if (to !== null && !(await this.#alive(to))) {
+    if (to !== null && !(await askerAlive(this.#o.store, to, this.#o.clock.now()))) {
       this.#o.logger.info("the worker that asked for the lease has gone; releasing it", {
         ...held.route.source,
         to,
@@ -116,16 +123,6 @@ export class RunLeases {
         ...held.route.source,
         ...describeError(error),
       });
-    }
-  }
-
-  /** Whether `workerId`'s heartbeat is live (true when its item cannot be read: hand over as asked). */
-  async #alive(workerId: string): Promise<boolean> {
-    try {
-      const worker = await this.#o.store.worker(workerId);
-      return worker !== null && worker.expiresAt > this.#o.clock.now();
-    } catch {
-      return true;
     }
   }
 

@@ -281,7 +281,7 @@ class Run {
       if (
         this.#draining(now) &&
         this.#active.size === 0 &&
-        !this.#leases.givingBack &&
+        this.#leases.givingBack.size === 0 &&
         !this.#coordinator.awaiting
       )
         return "drained";
@@ -323,8 +323,10 @@ class Run {
   }
 
   #scope(now: number): RebalanceScope {
-    const scope = { exclude: new Set(this.#active.keys()), backoff: this.#backoff.pending(now) };
-    return { ...scope, relevant: (key) => this.#routes.has(key), draining: this.#draining(now) };
+    // Nor a lease being given back: still ours, and once its asker withdrew it reads as ours to resume.
+    const exclude = new Set([...this.#active.keys(), ...this.#leases.givingBack]);
+    const backoff = this.#backoff.pending(now);
+    return { exclude, backoff, relevant: (key) => this.#routes.has(key), draining: this.#draining(now) };
   }
 
   #start(lease: Lease): void {
@@ -392,6 +394,7 @@ class Run {
       if (!this.#finished.includes(term) && this.#active.has(term.key)) this.#finished.push(term);
     this.#reap();
     const released = await this.#leases.finish();
-    await this.#coordinator.leave(this.#o.clock.now(), released);
+    const late = () => this.#o.clock.now() >= this.#deadline;
+    await this.#coordinator.leave(this.#o.clock.now(), { released, late });
   }
 }

@@ -106,6 +106,8 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get(tp)?.handoffTo, "me");
     assert.equal(round.acquired.length, 0);
     assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 200 + DURATION));
+    const beatOfX = { workerId: "X", slot: "X", startedAt: NOW, draining: false, deadline: FAR };
+    await store.heartbeat({ ...beatOfX, expiresAt: NOW + DURATION });
     assert.ok(await store.requestHandoff(store.get(tp) as Lease, "X"));
 
     // Act
@@ -459,7 +461,7 @@ describe("LeaseCoordinator.leave", () => {
     assert.ok(acquired[0] && (await store.release(acquired[0])));
     const reads = store.calls.lease;
 
-    await coordinator.leave(NOW + 100, new Set(["t:0"]));
+    await coordinator.leave(NOW + 100, { released: new Set(["t:0"]) });
 
     assert.equal(store.calls.lease, reads);
   });

@@ -166,7 +166,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
     heartbeat: (beat, options) => node.call(() => store.heartbeat(beat, options)),
     assign: (workerId, assignment) => node.call(() => store.assign(workerId, assignment)),
     removeWorker: (observed) => node.call(() => store.removeWorker(observed)),
-    worker: (workerId) => node.call(() => store.worker(workerId)),
+    worker: (workerId, options) => node.call(() => store.worker(workerId, options)),
     leader: () => node.call(() => store.leader()),
     claimLeader: (observed, owner, expiresAt) =>
       node.call(() => store.claimLeader(observed, owner, expiresAt)),

@@ -108,10 +108,10 @@ describe("RunLeases.giveBack and finish", () => {
     const lease = await held(store, src);
 
     leases.giveBack(lease);
-    assert.equal(leases.givingBack, true);
+    assert.deepEqual([...leases.givingBack], ["src:0"]);
     await leases.finish();
 
-    assert.equal(leases.givingBack, false);
+    assert.deepEqual([...leases.givingBack], []);
     assert.equal(store.get(src)?.owner, null);
   });
 

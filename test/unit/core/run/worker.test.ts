@@ -214,6 +214,77 @@ describe("Worker", () => {
     for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
   });
 
+  it("a worker whose asker left while its handover was under way does not copy the lease before it is released (regression: a pump on a lease then released)", async () => {
+    // A holds every lease; B asks for its share, and B's run ends while A's handovers are slow
+    // to land: B withdraws its requests, so A's handovers are refused and A releases. Until
+    // then the leases are still A's, and nothing else says they are going.
+    const e = env();
+    e.target.hooks.beforeWrite = async () => {
+      await e.clock.sleep(100);
+    };
+    const store = e.store;
+    const keyOf = (tp: TopicPartition) => `${tp.topic.replace(/^dr\./, "")}/${tp.partition}`;
+    const giving = new Set<string>();
+    const slowGiving = storeWith(store, {
+      handOver: async (held: Lease, expiresAt: number) => {
+        giving.add(keyOf(held));
+        await e.clock.sleep(SETTINGS.leases.rebalanceIntervalMs + 1_000);
+        const handed = await store.handOver(held, expiresAt);
+        if (handed) giving.delete(keyOf(held));
+        return handed;
+      },
+      release: async (held: Lease) => {
+        const released = await store.release(held);
+        giving.delete(keyOf(held));
+        return released;
+      },
+    });
+    let withdrawn = 0;
+    const countingB = storeWith(store, {
+      withdrawHandoff: async (observed, requester) => {
+        const done = await store.withdrawHandoff(observed, requester);
+        if (done) withdrawn++;
+        return done;
+      },
+    });
+    const late: string[] = [];
+    const writerOfA: TargetWriter = {
+      fences: e.target.fences,
+      producerId: (tp) => e.target.producerId(tp),
+      write: (tp, records, stamp, deadline, runDeadline) => {
+        if (giving.has(keyOf(tp))) late.push(keyOf(tp));
+        return e.target.write(tp, records, stamp, deadline, runDeadline);
+      },
+      fence: (tp, deadline) => e.target.fence(tp, deadline),
+      endOpenTransaction: (tp, deadline) => e.target.endOpenTransaction(tp, deadline),
+      useTransactionTimeout: () => {},
+      close: () => e.target.close(),
+    };
+    let traffic = true;
+    const producing = (async () => {
+      for (let n = 0; traffic; n++) {
+        const records = makeRecords(1, 0).map((r) => ({ ...r, value: Buffer.from(`late-${n}`) }));
+        for (const tp of partitions()) e.source.append(tp, records);
+        await e.clock.sleep(200);
+      }
+    })();
+    const a = workerFor(e, "A", { leases: slowGiving, writer: writerOfA }).replicate(e.clock.now() + 30_000);
+    while (!partitions().every((tp) => e.store.get(tp)?.owner === "A")) await e.clock.sleep(10);
+
+    // Act: B's run ends while A's handovers are under way.
+    await workerFor(e, "B", { leases: countingB }).replicate(e.clock.now() + 4_000);
+    await a;
+    traffic = false;
+    await producing;
+    await workerFor(e, "C").replicate(e.clock.now() + 60_000, { stopWhenCaughtUp: true });
+
+    // Assess
+    assert.ok(withdrawn > 0, "B's run ended with no request standing");
+    assert.deepEqual(late, [], "A copied a lease it was giving back");
+    for (const tp of partitions()) assert.deepEqual(valuesOf(copied(e, tp)), valuesOf(e.source.records(tp)));
+    assert.ok(partitions().every((tp) => e.store.get(tp)?.owner === null));
+  });
+
   it("hands a lease over as soon as its pump stops, not at the next lease round (regression: issue 13's stall)", async () => {
     // Prepare: A holds every lease and copies steady traffic; B joins and asks for its share.
     // For each lease A gives away: when A's store first showed it the request, when A handed over.
