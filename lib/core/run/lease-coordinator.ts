@@ -47,6 +47,8 @@ export interface LeaseCoordinatorOptions {
   readonly maxClaimsPerRound: number;
   /** A draining worker without a successor keeps its partitions until this long before its deadline. */
   readonly drainLeadMs: number;
+  /** WorkerSettings.writeSafetyMarginMs: an asker takes nothing this close to its deadline. */
+  readonly writeSafetyMarginMs?: number | undefined;
   readonly logger?: Logger | undefined;
   /** WorkerOptions.formerSelf: owners whose leases (and leader item) are taken back at once. */
   readonly formerSelf?: ((owner: string) => boolean) | undefined;
@@ -320,12 +322,10 @@ export class LeaseCoordinator {
    * The end of a run: the heartbeat says we are gone (expired, draining), so the leader moves
    * our partitions at once, and the leader item is given up if we held it. Then the requests
    * standing for us are withdrawn (lease-handoffs.ts): on the leases we asked for, then those the
-   * leader assigned us (it asks on our behalf) and the run takes part in, but for
-   * `scope.released`, which this run held.
+   * leader assigned us (it asks on our behalf), but for `scope.released`, which this run held.
    */
   async leave(now: number, scope: LeaveScope = {}): Promise<void> {
     const { released = new Set(), late = () => false } = scope;
-    const relevant = this.#relevant;
     const asked = [...this.#awaited.keys()];
     this.#awaited.clear();
     this.#checkAt = null;
@@ -336,8 +336,9 @@ export class LeaseCoordinator {
     } catch (error) {
       this.#o.logger?.warn("final heartbeat failed; the worker item will expire", describeError(error));
     }
-    const assigned = me?.assignment ?? this.#assignment ?? [];
-    const keys = [...asked, ...assigned.filter((key) => relevant(key) && !released.has(key))];
+    const others = (me?.assignment ?? this.#assignment ?? []).filter((key) => !released.has(key));
+    // Those outside our plan last: the leader may have asked for one our plan has not found yet.
+    const keys = [...asked, ...others.filter(this.#relevant), ...others.filter((k) => !this.#relevant(k))];
     await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY, late }, keys);
   }
 

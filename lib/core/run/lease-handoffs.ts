@@ -13,16 +13,24 @@ import { inParallel } from "./lease-leader.js";
 import { isExpired } from "./lease-timing.js";
 
 /**
- * Whether `workerId`'s heartbeat is live at `now`, read consistently: an eventually consistent
- * read may miss the expired heartbeat a run writes as it ends. True when its item cannot be read
- * (hand over as asked).
+ * Whether `workerId` may still take a lease handed to it at `now`: its heartbeat is live and its
+ * run has not reached its stop (its deadline less `writeSafetyMarginMs`; a fleet shares the
+ * setting), after which it takes nothing and writes its last heartbeat only once its pumps have
+ * stopped. Read consistently: an eventually consistent read may miss that last heartbeat. False
+ * when the item cannot be read: released, a lease costs a live asker one poll; handed to a gone
+ * one, it idles until it expires.
  */
-export async function askerAlive(store: LeaseStore, workerId: string, now: number): Promise<boolean> {
+export async function askerAlive(
+  store: LeaseStore,
+  workerId: string,
+  now: number,
+  writeSafetyMarginMs: number,
+): Promise<boolean> {
   try {
     const worker = await store.worker(workerId, { consistent: true });
-    return worker !== null && worker.expiresAt > now;
+    return worker !== null && worker.expiresAt > now && now < worker.deadline - writeSafetyMarginMs;
   } catch {
-    return true;
+    return false;
   }
 }
 
@@ -37,6 +45,8 @@ export async function passOn(
     readonly store: LeaseStore;
     readonly workerId: string;
     readonly durationMs: number;
+    /** askerAlive's; 0 when not given. */
+    readonly writeSafetyMarginMs?: number | undefined;
     readonly logger?: Logger | undefined;
   },
   lease: Lease,
@@ -45,7 +55,8 @@ export async function passOn(
   const { workerId, store, durationMs, logger } = o;
   const to = lease.handoffTo;
   if (lease.owner !== workerId || isExpired(lease, now) || to === null || to === workerId) return;
-  if ((await askerAlive(store, to, now)) && (await store.handOver(lease, now + durationMs))) {
+  const alive = await askerAlive(store, to, now, o.writeSafetyMarginMs ?? 0);
+  if (alive && (await store.handOver(lease, now + durationMs))) {
     logger?.info("lease handed over", { key: partitionKey(lease), to });
     return;
   }

@@ -40,6 +40,7 @@ export function leaseCoordinatorFor(o: RoundWiring, startedAt: number): LeaseCoo
     // The leader notices the drain within a round, the holder the handoff request within a
     // renewal, and its last write takes up to the margin: start that long before the deadline.
     drainLeadMs: 2 * rebalanceIntervalMs + renewIntervalMs + o.settings.writeSafetyMarginMs,
+    writeSafetyMarginMs: o.settings.writeSafetyMarginMs,
     logger: o.logger,
     formerSelf: o.formerSelf,
   });

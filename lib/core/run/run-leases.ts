@@ -16,6 +16,8 @@ export interface RunLeasesOptions {
   readonly logger: Logger;
   /** WorkerSettings.leases.durationMs */
   readonly durationMs: number;
+  /** WorkerSettings.writeSafetyMarginMs: an asker takes nothing this close to its deadline. */
+  readonly writeSafetyMarginMs: number;
 }
 
 export class RunLeases {
@@ -99,7 +101,8 @@ export class RunLeases {
    */
   async handOver(held: HeldLease): Promise<void> {
     const to = held.lease.handoffTo;
-    if (to !== null && !(await askerAlive(this.#o.store, to, this.#o.clock.now()))) {
+    const { store, clock, writeSafetyMarginMs } = this.#o;
+    if (to !== null && !(await askerAlive(store, to, clock.now(), writeSafetyMarginMs))) {
       this.#o.logger.info("the worker that asked for the lease has gone; releasing it", {
         ...held.route.source,
         to,

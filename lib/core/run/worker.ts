@@ -140,12 +140,8 @@ class Run {
     this.#deadline = deadline;
     this.#options = options;
     this.#startedAt = o.clock.now();
-    this.#leases = new RunLeases({
-      store: o.leases,
-      clock: o.clock,
-      logger: o.logger,
-      durationMs: o.settings.leases.durationMs,
-    });
+    const { leases: l, writeSafetyMarginMs } = o.settings;
+    this.#leases = new RunLeases({ ...o, store: o.leases, durationMs: l.durationMs, writeSafetyMarginMs });
     this.#readAhead = new ReadAheadBudget(o.settings.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES);
     this.#backoff = new FailureBackoff(o.settings.leases.durationMs);
     this.#report = new FailureReport(o.logger);

@@ -56,6 +56,7 @@ describe("HeldLease: answers of concurrent writes", () => {
       clock,
       logger: new CapturingLogger(),
       durationMs: 60_000,
+      writeSafetyMarginMs: 1_000,
     });
 
     // The renewal lands first (before the pin), its answer is slow.
@@ -97,6 +98,7 @@ describe("HeldLease: answers of concurrent writes", () => {
       clock,
       logger: new CapturingLogger(),
       durationMs: 60_000,
+      writeSafetyMarginMs: 1_000,
     });
 
     const renewing = leases.renewAll([lease], clock.now() + 120_000);

@@ -413,6 +413,7 @@ describe("LeaseCoordinator.leave", () => {
       clock: new FakeClock(NOW + 200),
       logger: new CapturingLogger(),
       durationMs: DURATION,
+      writeSafetyMarginMs: 1_000,
     });
 
     // Act: our run ends, then H's handover lands.

@@ -71,7 +71,14 @@ describe("askerAlive", () => {
     const eventual = storeWith(store, {
       worker: async (id, options) => (options?.consistent === true ? store.worker(id) : stale),
     });
-    assert.equal(await askerAlive(eventual, "X", NOW), false);
+    assert.equal(await askerAlive(eventual, "X", NOW, 0), false);
+  });
+
+  it("counts an asker whose run has reached its stop (deadline less the margin) as gone", async () => {
+    const store = new InMemoryLeaseStore();
+    await store.heartbeat({ ...beat("X", NOW + 5_000), deadline: NOW + 1_000 });
+    assert.equal(await askerAlive(store, "X", NOW, 999), true);
+    assert.equal(await askerAlive(store, "X", NOW, 1_000), false);
   });
 });
 

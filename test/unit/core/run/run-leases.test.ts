@@ -18,7 +18,7 @@ import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 const src: TopicPartition = { topic: "src", partition: 0 };
 const FAR = Number.MAX_SAFE_INTEGER;
 
-async function askedFor(asker: { expiresAt: number } | null) {
+async function askedFor(asker: { expiresAt: number; deadline?: number } | null) {
   const clock = new FakeClock(1_000_000);
   const store = new InMemoryLeaseStore();
   await store.ensure([src]);
@@ -30,7 +30,7 @@ async function askedFor(asker: { expiresAt: number } | null) {
       slot: "B",
       startedAt: clock.now() - 5_000,
       draining: false,
-      deadline: FAR,
+      deadline: asker.deadline ?? FAR,
       expiresAt: asker.expiresAt,
     });
   }
@@ -43,7 +43,9 @@ async function askedFor(asker: { expiresAt: number } | null) {
 describe("RunLeases.handOver", () => {
   it("hands the lease to a live asker, with a fresh expiry", async () => {
     const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 + 15_000 });
-    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
+      held,
+    );
 
     assert.equal(store.get(src)?.owner, "B");
     assert.equal(store.get(src)?.expiresAt, clock.now() + 10_000);
@@ -51,7 +53,9 @@ describe("RunLeases.handOver", () => {
 
   it("releases the lease when the asker's heartbeat expired since it asked (regression: idle until expiry)", async () => {
     const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 - 1 });
-    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
+      held,
+    );
 
     assert.equal(store.get(src)?.owner, null, "handed to a worker that has gone");
     assert.ok(logger.entries.some((e) => /asked for the lease has gone/.test(e.message)));
@@ -67,7 +71,13 @@ describe("RunLeases.handOver", () => {
         return alive;
       },
     });
-    await new RunLeases({ store: racing, clock, logger, durationMs: 10_000 }).handOver(held);
+    await new RunLeases({
+      store: racing,
+      clock,
+      logger,
+      durationMs: 10_000,
+      writeSafetyMarginMs: 1_000,
+    }).handOver(held);
 
     assert.equal(store.get(src)?.owner, null);
     assert.ok(logger.entries.some((e) => /handover refused; releasing it/.test(e.message)));
@@ -75,21 +85,42 @@ describe("RunLeases.handOver", () => {
 
   it("releases the lease when the asker has no item any more", async () => {
     const { clock, store, held, logger } = await askedFor(null);
-    await new RunLeases({ store, clock, logger, durationMs: 10_000 }).handOver(held);
+    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
+      held,
+    );
 
     assert.equal(store.get(src)?.owner, null);
   });
 
-  it("hands over as asked when the asker's item cannot be read", async () => {
+  it("releases the lease when the asker's run has reached its stop, though its heartbeat is live: it takes nothing more", async () => {
+    // Its deadline is 1 s away, our margin 1 s: it stops writing and taking leases now.
+    const { clock, store, held, logger } = await askedFor({
+      expiresAt: 1_000_000 + 15_000,
+      deadline: 1_001_000,
+    });
+    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
+      held,
+    );
+
+    assert.equal(store.get(src)?.owner, null);
+  });
+
+  it("releases the lease when the asker's item cannot be read: a live asker claims it at its next poll", async () => {
     const { clock, store, held, logger } = await askedFor(null);
     const failing = storeWith(store, {
       worker: async () => {
         throw new Error("throttled");
       },
     });
-    await new RunLeases({ store: failing, clock, logger, durationMs: 10_000 }).handOver(held);
+    await new RunLeases({
+      store: failing,
+      clock,
+      logger,
+      durationMs: 10_000,
+      writeSafetyMarginMs: 1_000,
+    }).handOver(held);
 
-    assert.equal(store.get(src)?.owner, "B");
+    assert.equal(store.get(src)?.owner, null);
   });
 });
 
@@ -104,7 +135,13 @@ describe("RunLeases.giveBack and finish", () => {
   it("giveBack releases a lease nobody asked for at once; finish waits for it", async () => {
     const clock = new FakeClock(1_000_000);
     const store = new InMemoryLeaseStore();
-    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const leases = new RunLeases({
+      store,
+      clock,
+      logger: new CapturingLogger(),
+      durationMs: 10_000,
+      writeSafetyMarginMs: 1_000,
+    });
     const lease = await held(store, src);
 
     leases.giveBack(lease);
@@ -118,7 +155,13 @@ describe("RunLeases.giveBack and finish", () => {
   it("finish releases the leases kept, except one resumed since", async () => {
     const clock = new FakeClock(1_000_000);
     const store = new InMemoryLeaseStore();
-    const leases = new RunLeases({ store, clock, logger: new CapturingLogger(), durationMs: 10_000 });
+    const leases = new RunLeases({
+      store,
+      clock,
+      logger: new CapturingLogger(),
+      durationMs: 10_000,
+      writeSafetyMarginMs: 1_000,
+    });
     const other: TopicPartition = { topic: "src", partition: 1 };
     leases.keep("src:0", await held(store, src));
     leases.keep("src:1", await held(store, other));
