@@ -1,13 +1,15 @@
 /**
  * A simulated worker: the real LeaseCoordinator (heartbeat, leader turn, claims, awaited polls)
  * and, in place of pumps, a renewer that renews what it holds every renew interval and hands a
- * lease over as soon as a renewal shows a handoff request (a pump would finish its batch first).
+ * lease over as soon as a renewal shows a handoff request (a pump would finish its batch first),
+ * or releases it when the asker has gone.
  * It can die (stop everything) or drain (leave gracefully).
  */
 
 import { partitionKey } from "../../lib/core/model.js";
 import type { Lease, LeaseStore } from "../../lib/core/ports.js";
 import { LeaseCoordinator } from "../../lib/core/run/lease-coordinator.js";
+import { askerAlive } from "../../lib/core/run/lease-handoffs.js";
 import { isReplicatorError } from "../../lib/errors.js";
 
 export interface SimSettings {
@@ -81,9 +83,13 @@ export class SimWorker {
       [...this.held.entries()].map(async ([key, lease]) => {
         try {
           const renewed = await this.store.renew(lease, now + this.settings.durationMs);
-          if (renewed.handoffTo !== null && renewed.handoffTo !== this.id) {
+          const to = renewed.handoffTo;
+          if (to !== null && to !== this.id) {
             this.held.delete(key);
-            await this.store.handOver(renewed, now + this.settings.durationMs);
+            // As RunLeases.handOver: a gone asker's lease is released; a refused handover too.
+            const alive = await askerAlive(this.store, to, now, 0);
+            if (!(alive && (await this.store.handOver(renewed, now + this.settings.durationMs))))
+              await this.store.release(renewed);
           } else this.held.set(key, renewed);
         } catch (error) {
           if (!isReplicatorError(error, "LEASE_LOST")) throw error;
