@@ -14,3 +14,12 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Whether a TCP server can listen on 127.0.0.1:`port` now (it is closed again at once). */
+export async function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}

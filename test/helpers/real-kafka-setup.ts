@@ -1,9 +1,9 @@
 // The pieces real-kafka.ts starts a cluster with: where the jars are, free ports for every
 // listener, each node's folder and files, and polling until the cluster answers.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./net.js";
+import { canListen } from "./net.js";
 import { jvmArguments, type NodePorts, type NodeTls, serverProperties } from "./real-kafka-config.js";
 import { KafkaNode } from "./real-kafka-node.js";
 
@@ -27,17 +27,26 @@ export interface ListenerChoice {
   readonly saslSsl: boolean;
 }
 
-/** Distinct free ports for every node's listeners; the controller ports must be known before formatting. */
+/**
+ * Distinct free ports for every node's listeners; the controller ports must be known before
+ * formatting. Below the kernel's ephemeral range: a port from it (bound to 0, then closed) may be
+ * taken, in the seconds before the broker's JVM binds it, as the local port of any outgoing
+ * connection on the machine (the CI's mock lane runs beside this one), and the broker then exits
+ * with "Address already in use" (seen in CI). Chosen at random, so that clusters started at once
+ * by other processes rarely pick the same; startRealKafka starts again on new ports if one does.
+ */
 export async function allocatePorts(nodes: number, listeners: ListenerChoice): Promise<NodePorts[]> {
   const taken = new Set<number>();
+  const [low] = ephemeralPorts();
   const next = async (): Promise<number> => {
-    for (;;) {
-      const port = await freePort();
-      if (!taken.has(port)) {
+    for (let tries = 0; tries < 1_000; tries++) {
+      const port = LOWEST_PORT + Math.floor(Math.random() * (low - LOWEST_PORT));
+      if (!taken.has(port) && (await canListen(port))) {
         taken.add(port);
         return port;
       }
     }
+    throw new Error(`no free port in ${LOWEST_PORT}..${low - 1} after 1,000 tries`);
   };
   const all: NodePorts[] = [];
   for (let i = 0; i < nodes; i++) {
@@ -49,6 +58,21 @@ export async function allocatePorts(nodes: number, listeners: ListenerChoice): P
     });
   }
   return all;
+}
+
+/** Well above the registered services a machine may run, below the ephemeral range. */
+const LOWEST_PORT = 10_000;
+
+/** The kernel's ephemeral port range (Linux's default where it cannot be read). */
+export function ephemeralPorts(): [number, number] {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
+    const range: [number, number] = [Number(low), Number(high)];
+    if (range.every(Number.isInteger) && range[0] > LOWEST_PORT + 1_000) return range;
+  } catch {
+    // not Linux: its default below
+  }
+  return [32_768, 60_999];
 }
 
 export interface ClusterLayout {

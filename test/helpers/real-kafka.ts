@@ -317,12 +317,25 @@ async function stopNodes(nodes: readonly KafkaNode[], dataDir: string): Promise<
   rmSync(dataDir, { recursive: true, force: true });
 }
 
+/** Starts on new ports when a node could not bind one (allocatePorts says why it may happen). */
+const START_ATTEMPTS = 3;
+
 /** Spawns the nodes and resolves once the cluster has created and served a topic. */
 export async function startRealKafka(opts: RealKafkaOptions = {}): Promise<RealKafka> {
   requireJars();
+  checkOptions(opts.brokers ?? 1, opts.tls, opts.scramUsers ?? []);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnce(opts: RealKafkaOptions): Promise<RealKafka> {
   const brokers = opts.brokers ?? 1;
   const scramUsers = opts.scramUsers ?? [];
-  checkOptions(brokers, opts.tls, scramUsers);
   const dataDir = mkdtempSync(join(tmpdir(), "kafka-mirror-real-kafka-"));
   let nodes: KafkaNode[] = [];
   try {

@@ -14,6 +14,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { eventually } from "../../helpers/group-client.js";
 import { type KcatRecord, kcatProduce, kcatRead } from "../../helpers/kcat.js";
 import { kcatLeaders, kcatListMetadata } from "../../helpers/kcat-probe.js";
+import { canListen } from "../../helpers/net.js";
 import { isRunning, processesMentioning, rssMiB } from "../../helpers/processes.js";
 import {
   type PartitionState,
@@ -21,6 +22,7 @@ import {
   type ScramUser,
   startRealKafka,
 } from "../../helpers/real-kafka.js";
+import { allocatePorts, ephemeralPorts } from "../../helpers/real-kafka-setup.js";
 import { makeTestPki, type TestPki } from "../../helpers/tls-certs.js";
 
 const STARTUP_MS = 180_000;
@@ -130,6 +132,19 @@ function kcatSeesLeader(kafka: RealKafka, topic: string, id: number): Promise<tr
     (await kcatLeaders(kafka.bootstrapServers, topic)).get(0) === id ? true : undefined,
   );
 }
+
+describe("real Kafka test bed: ports", () => {
+  it("gives every listener a distinct free port below the kernel's ephemeral range (regression: a broker lost its port to an outgoing connection)", async () => {
+    const [low] = ephemeralPorts();
+    const ports = (await allocatePorts(3, { ssl: true, saslSsl: true })).flatMap((p) => Object.values(p));
+    assert.equal(ports.length, 12);
+    assert.equal(new Set(ports).size, 12);
+    for (const port of ports) {
+      assert.ok(port >= 10_000 && port < low, `${port} is not in 10000..${low - 1}`);
+      assert.ok(await canListen(port), `${port} is taken`);
+    }
+  });
+});
 
 describe("real Kafka test bed: one broker with SSL and SASL_SSL listeners", () => {
   let pki: TestPki;
