@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TopicPartition } from "../../../../lib/core/model.js";
-import type { Lease } from "../../../../lib/core/ports.js";
+import type { Lease, LeaseStore } from "../../../../lib/core/ports.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { RunLeases } from "../../../../lib/core/run/run-leases.js";
 import { FakeClock } from "../../../helpers/fake-clock.js";
@@ -17,6 +17,11 @@ import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
 
 const src: TopicPartition = { topic: "src", partition: 0 };
 const FAR = Number.MAX_SAFE_INTEGER;
+
+/** The leases of a run of 10 s leases and a 1 s write margin. */
+function runLeases(store: LeaseStore, clock: FakeClock, logger: CapturingLogger): RunLeases {
+  return new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 });
+}
 
 async function askedFor(asker: { expiresAt: number; deadline?: number } | null) {
   const clock = new FakeClock(1_000_000);
@@ -43,9 +48,7 @@ async function askedFor(asker: { expiresAt: number; deadline?: number } | null) 
 describe("RunLeases.handOver", () => {
   it("hands the lease to a live asker, with a fresh expiry", async () => {
     const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 + 15_000 });
-    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
-      held,
-    );
+    await runLeases(store, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, "B");
     assert.equal(store.get(src)?.expiresAt, clock.now() + 10_000);
@@ -53,9 +56,7 @@ describe("RunLeases.handOver", () => {
 
   it("releases the lease when the asker's heartbeat expired since it asked (regression: idle until expiry)", async () => {
     const { clock, store, held, logger } = await askedFor({ expiresAt: 1_000_000 - 1 });
-    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
-      held,
-    );
+    await runLeases(store, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, null, "handed to a worker that has gone");
     assert.ok(logger.entries.some((e) => /asked for the lease has gone/.test(e.message)));
@@ -71,13 +72,7 @@ describe("RunLeases.handOver", () => {
         return alive;
       },
     });
-    await new RunLeases({
-      store: racing,
-      clock,
-      logger,
-      durationMs: 10_000,
-      writeSafetyMarginMs: 1_000,
-    }).handOver(held);
+    await runLeases(racing, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, null);
     assert.ok(logger.entries.some((e) => /handover refused; releasing it/.test(e.message)));
@@ -85,9 +80,7 @@ describe("RunLeases.handOver", () => {
 
   it("releases the lease when the asker has no item any more", async () => {
     const { clock, store, held, logger } = await askedFor(null);
-    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
-      held,
-    );
+    await runLeases(store, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, null);
   });
@@ -98,9 +91,7 @@ describe("RunLeases.handOver", () => {
       expiresAt: 1_000_000 + 15_000,
       deadline: 1_001_000,
     });
-    await new RunLeases({ store, clock, logger, durationMs: 10_000, writeSafetyMarginMs: 1_000 }).handOver(
-      held,
-    );
+    await runLeases(store, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, null);
   });
@@ -112,13 +103,7 @@ describe("RunLeases.handOver", () => {
         throw new Error("throttled");
       },
     });
-    await new RunLeases({
-      store: failing,
-      clock,
-      logger,
-      durationMs: 10_000,
-      writeSafetyMarginMs: 1_000,
-    }).handOver(held);
+    await runLeases(failing, clock, logger).handOver(held);
 
     assert.equal(store.get(src)?.owner, null);
   });
@@ -135,13 +120,7 @@ describe("RunLeases.giveBack and finish", () => {
   it("giveBack releases a lease nobody asked for at once; finish waits for it", async () => {
     const clock = new FakeClock(1_000_000);
     const store = new InMemoryLeaseStore();
-    const leases = new RunLeases({
-      store,
-      clock,
-      logger: new CapturingLogger(),
-      durationMs: 10_000,
-      writeSafetyMarginMs: 1_000,
-    });
+    const leases = runLeases(store, clock, new CapturingLogger());
     const lease = await held(store, src);
 
     leases.giveBack(lease);
@@ -155,13 +134,7 @@ describe("RunLeases.giveBack and finish", () => {
   it("finish releases the leases kept, except one resumed since", async () => {
     const clock = new FakeClock(1_000_000);
     const store = new InMemoryLeaseStore();
-    const leases = new RunLeases({
-      store,
-      clock,
-      logger: new CapturingLogger(),
-      durationMs: 10_000,
-      writeSafetyMarginMs: 1_000,
-    });
+    const leases = runLeases(store, clock, new CapturingLogger());
     const other: TopicPartition = { topic: "src", partition: 1 };
     leases.keep("src:0", await held(store, src));
     leases.keep("src:1", await held(store, other));
