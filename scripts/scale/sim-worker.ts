@@ -31,6 +31,8 @@ export class SimWorker {
   readonly #coordinator: LeaseCoordinator;
   #nextRound: number;
   #nextRenew: number;
+  /** The simulated time of the tick under way: the coordinator's clock. */
+  #time: number;
 
   constructor(
     readonly id: string,
@@ -46,12 +48,15 @@ export class SimWorker {
       startedAt: startAt,
       ...settings,
       drainLeadMs: 2 * settings.rebalanceIntervalMs + settings.renewIntervalMs,
+      clock: { now: () => this.#time },
     });
+    this.#time = startAt;
     this.#nextRound = startAt;
     this.#nextRenew = startAt + settings.renewIntervalMs;
   }
 
   async tick(now: number): Promise<void> {
+    this.#time = now;
     if (!this.alive || this.gone || now < this.startAt) return;
     if (now >= this.#nextRenew) {
       await this.#renewAll(now);

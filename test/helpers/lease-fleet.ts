@@ -61,6 +61,7 @@ export class LeaseFleet {
       rebalanceIntervalMs: FLEET_ROUND_MS,
       maxClaimsPerRound: 1_000,
       drainLeadMs: 3 * FLEET_ROUND_MS,
+      clock: { now: () => this.now },
     });
     this.#coordinators.set(id, coordinator);
     return coordinator;

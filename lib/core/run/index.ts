@@ -8,7 +8,8 @@
  *   lease-coordinator.ts       who claims what, and when (claims, handoffs, releases)
  *   lease-handoffs.ts          handoffs no pump acts on: passed on, or withdrawn at the run's end
  *   lease-leader.ts, lease-assignment.ts   the leader's role and its assignment of partitions
- *   lease-round.ts             one logged coordination round; ended-terms.ts the pumps that ended
+ *   lease-round.ts             one logged coordination round (lease-round-model.ts its types)
+ *   ended-terms.ts             the pumps that ended
  *   run-leases.ts              the leases held in this run: renewals and release
  *   topic-watch.ts             planning again every discovery interval, beside the run loop
  *   failure-backoff.ts, failure-report.ts   a failed partition's backoff and its report

@@ -16,9 +16,10 @@
  */
 import { describeError } from "../../errors.js";
 import { parseKey, partitionKey, type TopicPartition } from "../model.js";
-import type { Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
+import type { Clock, Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
 import { type LeaveScope, passOn, withdrawRequests } from "./lease-handoffs.js";
 import { inParallel, LeaderRole } from "./lease-leader.js";
+import type { ClaimDecision, PollResult, RebalanceResult, RebalanceScope } from "./lease-round-model.js";
 import { heartbeatTtlMs, isExpired, leaseExpiry } from "./lease-timing.js";
 import type { LeaseHeldElsewhere } from "./lease-wait.js";
 
@@ -49,56 +50,15 @@ export interface LeaseCoordinatorOptions {
   readonly drainLeadMs: number;
   /** WorkerSettings.writeSafetyMarginMs: an asker takes nothing this close to its deadline. */
   readonly writeSafetyMarginMs?: number | undefined;
+  /** Read again before a round acts on its assignment: a pause mid-round makes its `now` stale. */
+  readonly clock: Pick<Clock, "now">;
   readonly logger?: Logger | undefined;
   /** WorkerOptions.formerSelf: owners whose leases (and leader item) are taken back at once. */
   readonly formerSelf?: ((owner: string) => boolean) | undefined;
 }
 
-export interface RebalanceScope {
-  /** Partitions not to take this round: those our own pumps are on (or winding down). */
-  readonly exclude?: ReadonlySet<string>;
-  /**
-   * Partitions this run failed lately, with the end of each one's backoff (failure-backoff.ts):
-   * published in the heartbeat so the leader assigns them to others, and not taken before then.
-   */
-  readonly backoff?: ReadonlyMap<string, number>;
-  /** Which partitions take part at all (this worker's plan); keys as model.partitionKey. */
-  readonly relevant?: (key: string) => boolean;
-  /** The run is draining (ReplicateOptions.drainAt passed): it takes nothing new. */
-  readonly draining?: boolean;
-}
-
-/** What a round found, for logs and for deciding whether a `stopWhenCaughtUp` run is done. */
-export interface ClaimDecision {
-  /** Whether the leader has assigned this worker anything yet (an empty assignment counts). */
-  readonly assigned: boolean;
-  readonly leader: boolean;
-  /** Partitions assigned to us. */
-  readonly target: number;
-  /** Live workers the leader counted (0 when we are not the leader). */
-  readonly liveWorkers: number;
-  /** Assigned partitions neither held nor awaited after the round (capped, or claim lost), plus the leader's deferred changes. */
-  readonly available: number;
-  /** Leases asked for and not handed over yet. */
-  readonly awaiting: number;
-}
-
-/** What a poll between rounds took or asked for. */
-export interface PollResult {
-  readonly acquired: Lease[];
-  readonly requested: Lease[];
-}
-
 interface TakeAll extends PollResult {
   readonly missed: number;
-}
-
-export interface RebalanceResult {
-  /** Leases this worker now holds and was not working on: claimed, or handed over to it. */
-  readonly acquired: Lease[];
-  /** Leases whose holder this worker asked, this round, to hand them over. */
-  readonly requested: Lease[];
-  readonly decision: ClaimDecision;
 }
 
 interface Awaited {
@@ -169,6 +129,12 @@ export class LeaseCoordinator {
     const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
     this.#beatExpiresAt = beat.expiresAt;
     this.#assignment = me.assignment;
+    if (presumedDead && this.#awaited.size > 0) {
+      // What we asked for while alive is the leader's to give elsewhere now, as our assignment is.
+      const asked = [...this.#awaited.keys()];
+      this.#awaited.clear();
+      await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY, late: () => false }, asked);
+    }
     let leader = false;
     let deferred = 0;
     let liveWorkers = 0;
@@ -296,6 +262,7 @@ export class LeaseCoordinator {
       due.map(([key, a]) => async () => {
         try {
           const lease = await this.#o.store.lease(a.tp);
+          if (!this.#alive(now)) return; // the next heartbeat withdraws the request
           const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
           if (mine !== null) acquired.push(mine);
           if (lease !== null && mine === null) await passOn(this.#o, lease, now);
@@ -342,6 +309,20 @@ export class LeaseCoordinator {
     await withdrawRequests({ ...this.#o, concurrency: CLAIM_CONCURRENCY, late }, keys);
   }
 
+  /**
+   * Whether the heartbeat that returned our assignment still holds: the leader counts us in only
+   * until it expires and may then give our partitions to others, so past it, a round frozen after
+   * its heartbeat (a GC pause, a stopped process) must not claim, resume or ask for any of them.
+   */
+  #alive(now: number): boolean {
+    return this.#beatExpiresAt !== null && this.#now(now) < this.#beatExpiresAt;
+  }
+
+  /** The later of a round's `now` and the clock: a pause only ever makes `now` too early. */
+  #now(now: number): number {
+    return Math.max(now, this.#o.clock.now());
+  }
+
   #beat(now: number, hardDeadline: number, draining: boolean, backoff?: ReadonlyMap<string, number>) {
     const { workerId, slot, startedAt } = this.#o;
     return {
@@ -359,7 +340,7 @@ export class LeaseCoordinator {
   async #take(tp: TopicPartition, now: number, expiresAt: number, ask: boolean): Promise<TakeOutcome> {
     const { store, workerId, renewIntervalMs } = this.#o;
     const lease = await store.lease(tp);
-    if (lease === null) return { kind: "missed" };
+    if (lease === null || !this.#alive(now)) return { kind: "missed" };
     const mine = await this.#ours(lease, now, expiresAt);
     if (mine !== null) return { kind: "acquired", lease: mine };
     if (lease.owner === workerId) {
@@ -386,11 +367,12 @@ export class LeaseCoordinator {
    */
   async #ours(lease: Lease, now: number, expiresAt: number): Promise<Lease | null> {
     const { workerId, store, formerSelf } = this.#o;
-    if (lease.owner === workerId && !isExpired(lease, now)) {
+    const at = this.#now(now);
+    if (lease.owner === workerId && !isExpired(lease, at)) {
       return lease.handoffTo === null || lease.handoffTo === workerId ? lease : null;
     }
     const reclaim = lease.owner !== null && lease.owner !== workerId && formerSelf?.(lease.owner) === true;
-    if (!isExpired(lease, now) && !reclaim) return null;
+    if (!isExpired(lease, at) && !reclaim) return null;
     return store.claim(lease, workerId, expiresAt);
   }
 }

@@ -5,15 +5,10 @@
  * next round tries again. A round that fails for good ends the run (see loggedRound).
  */
 import { describeError } from "../../errors.js";
-import type { Lease, LeaseStore, Logger } from "../ports.js";
+import type { Clock, Lease, LeaseStore, Logger } from "../ports.js";
 import { isRetryable } from "../retry.js";
-import {
-  type ClaimDecision,
-  DEFAULT_MAX_CLAIMS_PER_ROUND,
-  LeaseCoordinator,
-  type PollResult,
-  type RebalanceResult,
-} from "./lease-coordinator.js";
+import { DEFAULT_MAX_CLAIMS_PER_ROUND, LeaseCoordinator } from "./lease-coordinator.js";
+import type { ClaimDecision, PollResult, RebalanceResult } from "./lease-round-model.js";
 import type { WorkerSettings } from "./worker-settings.js";
 
 export interface RoundWiring {
@@ -21,6 +16,7 @@ export interface RoundWiring {
   readonly slot?: string | undefined;
   readonly formerSelf?: ((owner: string) => boolean) | undefined;
   readonly leases: LeaseStore;
+  readonly clock: Pick<Clock, "now">;
   readonly settings: WorkerSettings;
   readonly logger: Logger;
 }
@@ -41,6 +37,7 @@ export function leaseCoordinatorFor(o: RoundWiring, startedAt: number): LeaseCoo
     // renewal, and its last write takes up to the margin: start that long before the deadline.
     drainLeadMs: 2 * rebalanceIntervalMs + renewIntervalMs + o.settings.writeSafetyMarginMs,
     writeSafetyMarginMs: o.settings.writeSafetyMarginMs,
+    clock: o.clock,
     logger: o.logger,
     formerSelf: o.formerSelf,
   });

@@ -23,13 +23,9 @@ import { type BackoffPolicy, NO_JITTER, retryUntil } from "../retry.js";
 import { EndedTerms } from "./ended-terms.js";
 import { FailureBackoff } from "./failure-backoff.js";
 import { FailureReport } from "./failure-report.js";
-import {
-  type ClaimDecision,
-  type LeaseCoordinator,
-  leaseExpiry,
-  type RebalanceScope,
-} from "./lease-coordinator.js";
+import { type LeaseCoordinator, leaseExpiry } from "./lease-coordinator.js";
 import { leaseCoordinatorFor, loggedPoll, loggedRound } from "./lease-round.js";
+import type { ClaimDecision, RebalanceScope } from "./lease-round-model.js";
 import { LeaseWaitNotice } from "./lease-wait.js";
 import { RunLeases } from "./run-leases.js";
 import { type RunEndReason, type RunSummary, RunTally } from "./run-summary.js";

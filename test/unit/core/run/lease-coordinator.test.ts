@@ -36,8 +36,15 @@ function lease(partition: number, owner: string | null, expiresAt = NOW + DURATI
   };
 }
 
-function coordinatorOn(store: LeaseStore, workerId = "me", maxClaimsPerRound = 1_000): LeaseCoordinator {
+/** The clock stays at NOW unless a test moves it: a round's own `now` is later, and counts. */
+function coordinatorOn(
+  store: LeaseStore,
+  workerId = "me",
+  maxClaimsPerRound = 1_000,
+  clock: { now(): number } = { now: () => NOW },
+): LeaseCoordinator {
   return new LeaseCoordinator({
+    clock,
     store,
     workerId,
     slot: workerId,
@@ -308,6 +315,61 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get({ topic: "t", partition: 0 })?.handoffTo, null);
   });
 
+  it("a round frozen after its heartbeat, woken past it, asks nothing of the worker that took over (regression: a woken worker pulled its partition back)", async () => {
+    // Prepare: we lead and hold t:0. Our next round freezes right after its heartbeat, while
+    // our heartbeat, lease and leader item expire, and B takes the lease and the leadership.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    const clock = { t: NOW };
+    let freeze: (() => Promise<void>) | null = null;
+    const frozen = storeWith(store, {
+      claimLeader: async (observed, owner, expiresAt) => {
+        const thaw = freeze;
+        freeze = null;
+        if (thaw !== null) await thaw();
+        return store.claimLeader(observed, owner, expiresAt);
+      },
+    });
+    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    assert.equal(store.get(tp)?.owner, "me");
+    freeze = async () => {
+      clock.t = NOW + DURATION + 2_000;
+      const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
+      await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
+      assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
+      assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
+    };
+
+    // Act: the round began at NOW + 1 s; it goes on with that `now` once it wakes.
+    const stale = await coordinator.rebalance(NOW + 1_000, FAR);
+    const next = await coordinator.rebalance(clock.t + 100, FAR);
+
+    // Assess
+    assert.equal(freeze, null, "the round froze");
+    assert.deepEqual([...stale.acquired, ...stale.requested, ...next.acquired, ...next.requested], []);
+    assert.equal(store.get(tp)?.owner, "B");
+    assert.equal(store.get(tp)?.handoffTo, null, "B was asked to hand over to a worker it outlived");
+  });
+
+  it("a worker presumed dead withdraws the handoffs it asked for: the leader may have moved them since", async () => {
+    // Prepare: H holds t:0, L leads and assigns it to us; our round asks H for it.
+    const { store, tp, coordinator } = await firstRoundDone("H");
+    assert.ok(await store.assign("me", ["t:0"]));
+    await coordinator.rebalance(NOW + 1_000, FAR);
+    assert.equal(store.get(tp)?.handoffTo, "me");
+
+    // Act: back from a freeze longer than our heartbeat (3 s), before H handed it over.
+    const late = await coordinator.rebalance(NOW + 5_000, FAR);
+
+    // Assess
+    assert.deepEqual([...late.acquired, ...late.requested], []);
+    assert.equal(store.get(tp)?.owner, "H");
+    assert.equal(store.get(tp)?.handoffTo, null);
+    assert.equal(coordinator.awaiting, false);
+  });
+
   it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
     const fleet = await fleetOver(12, ["A"]);
     await fleet.round();
@@ -496,6 +558,7 @@ describe("LeaseCoordinator after a restart (formerSelf)", () => {
       maxClaimsPerRound: 1_000,
       drainLeadMs: 3_000,
       formerSelf,
+      clock: { now: () => NOW },
     });
   }
 
