@@ -7,24 +7,33 @@ export interface LogEntry {
   readonly level: "debug" | "info" | "warn" | "error";
   readonly message: string;
   readonly fields: LogFields;
+  /** Date.now() when it was logged, to line it up with another process's log. */
+  readonly at: number;
 }
 
 export class CapturingLogger implements Logger {
   readonly entries: LogEntry[] = [];
   debug(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "debug", message, fields });
+    this.entries.push({ level: "debug", message, fields, at: Date.now() });
   }
   info(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "info", message, fields });
+    this.entries.push({ level: "info", message, fields, at: Date.now() });
   }
   warn(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "warn", message, fields });
+    this.entries.push({ level: "warn", message, fields, at: Date.now() });
   }
   error(message: string, fields: LogFields = {}): void {
-    this.entries.push({ level: "error", message, fields });
+    this.entries.push({ level: "error", message, fields, at: Date.now() });
   }
   at(level: LogEntry["level"]): LogEntry[] {
     return this.entries.filter((e) => e.level === level);
+  }
+  /** Every entry above debug, one JSON line each, for a failure's message. */
+  story(): string {
+    return this.entries
+      .filter((e) => e.level !== "debug")
+      .map((e) => JSON.stringify({ at: e.at, level: e.level, message: e.message, ...e.fields }))
+      .join("\n");
   }
 }
 

@@ -288,13 +288,19 @@ describe("a worker frozen past its lease mid-write", () => {
       // Let the woken A run on: it must not take the partition back or write anything more.
       await sleep(1_500);
       await rig.produce("src", tp.topic, 0, MORE, MORE_TAG, perSend(copy, MORE));
-      await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000);
+      await until("B copied the records written after A woke", copiedByB(RECORDS + MORE), 15_000).catch(
+        async (error: unknown) => {
+          // Which of the two went wrong (B gone, A back, or B stuck) is in the lease and the logs.
+          const why = `lease ${JSON.stringify(await lease())}\nB:\n${b.logger.story()}\nA:\n${a.story()}`;
+          throw new Error(`${(error as Error).message}\n${why}`);
+        },
+      );
       b.abort.abort();
       await runB;
       await a.kill();
       const copied = (await rig.read("dst", tp)).map((r) => sourceOffsetOf(copy, r));
       const inLog = (await readAll(tp, "read_uncommitted")).map((r) => sourceOffsetOf(copy, r));
-      if (process.env.FROZEN_WRITER_STORY === "1") console.log(a.story());
+      if (process.env.FROZEN_WRITER_STORY === "1") console.log(`A:\n${a.story()}\nB:\n${b.logger.story()}`);
       return { copied, inLog, a, b };
     } finally {
       await a.kill();
