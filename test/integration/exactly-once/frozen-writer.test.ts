@@ -234,7 +234,9 @@ describe("a worker frozen past its lease mid-write", () => {
       metrics: new CapturingMetrics(),
       abort: new AbortController(),
     };
-    const replicatorB = createReplicator(parseConfig(config), {
+    // B checkpoints often: the waits below read its checkpoint, and only A's must lag its writes.
+    const configB = { ...config, leases: { ...config.leases, checkpointIntervalMs: 500 } };
+    const replicatorB = createReplicator(parseConfig(configB), {
       dynamodb: rig.client(),
       workerId: "B",
       ...b,
