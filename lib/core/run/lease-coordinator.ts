@@ -75,7 +75,7 @@ export class LeaseCoordinator {
   #assignment: readonly string[] | null = null;
   /** The last round's RebalanceScope.relevant, for `leave`. */
   #relevant: (key: string) => boolean = () => true;
-  /** Our last heartbeat's expiry; null before the first. */
+  /** Our last heartbeat's expiry; null before the first, and after one that may have come too late. */
   #beatExpiresAt: number | null = null;
   /** When to read our item for a changed assignment next; null while draining or before a round. */
   #checkAt: number | null = null;
@@ -90,6 +90,7 @@ export class LeaseCoordinator {
       drainLeadMs: options.drainLeadMs,
       logger: options.logger,
       formerSelf: options.formerSelf,
+      clock: options.clock,
     });
   }
 
@@ -125,9 +126,13 @@ export class LeaseCoordinator {
     this.#relevant = relevant;
     const draining = scope.draining ?? false;
     const beat = this.#beat(now, hardDeadline, draining, scope.backoff);
-    const presumedDead = this.#beatExpiresAt === null || now >= this.#beatExpiresAt;
+    const previous = this.#beatExpiresAt;
+    const presumedDead = previous === null || this.#now(now) >= previous;
     const me = await this.#o.store.heartbeat(beat, { forgetAssignment: presumedDead });
-    this.#beatExpiresAt = beat.expiresAt;
+    // Frozen in that write past the previous heartbeat, it may have landed after the leader
+    // counted us gone, keeping an assignment that is no longer ours: not alive until the next.
+    const lapsed = previous !== null && !presumedDead && this.#o.clock.now() >= previous;
+    this.#beatExpiresAt = lapsed ? null : beat.expiresAt;
     this.#assignment = me.assignment;
     if (presumedDead && this.#awaited.size > 0) {
       // What we asked for while alive is the leader's to give elsewhere now, as our assignment is.
@@ -142,8 +147,10 @@ export class LeaseCoordinator {
       leader = await this.#leader.step(now);
       if (leader) {
         const round = await this.#leader.assign(now, me, relevant);
-        this.#assignment = round.mine;
-        ({ deferred, liveWorkers } = round);
+        if (round !== null) {
+          this.#assignment = round.mine;
+          ({ deferred, liveWorkers } = round);
+        }
       }
     } catch (error) {
       this.#o.logger?.warn("lease leader round failed", describeError(error));
@@ -262,10 +269,13 @@ export class LeaseCoordinator {
       due.map(([key, a]) => async () => {
         try {
           const lease = await this.#o.store.lease(a.tp);
-          if (!this.#alive(now)) return; // the next heartbeat withdraws the request
+          if (!this.#alive(now)) {
+            a.nextPollAt = now + AWAIT_POLL_MS; // the next heartbeat withdraws the request
+            return;
+          }
           const mine = lease === null ? null : await this.#ours(lease, now, expiresAt);
           if (mine !== null) acquired.push(mine);
-          if (lease !== null && mine === null) await passOn(this.#o, lease, now);
+          if (lease !== null && mine === null) await passOn(this.#o, lease, this.#now(now));
           const stillAsked = lease !== null && mine === null && lease.handoffTo === this.#o.workerId;
           if (stillAsked && !isExpired(lease, now)) {
             a.nextPollAt =
@@ -341,14 +351,15 @@ export class LeaseCoordinator {
     const { store, workerId, renewIntervalMs } = this.#o;
     const lease = await store.lease(tp);
     if (lease === null || !this.#alive(now)) return { kind: "missed" };
-    const mine = await this.#ours(lease, now, expiresAt);
+    const at = this.#now(now);
+    const mine = await this.#ours(lease, at, expiresAt);
     if (mine !== null) return { kind: "acquired", lease: mine };
     if (lease.owner === workerId) {
       // Ours, asked for by another worker, and no pump of ours on it to see that: pass it on.
-      await passOn(this.#o, lease, now);
+      await passOn(this.#o, lease, at);
       return { kind: "busy" };
     }
-    if (isExpired(lease, now)) return { kind: "missed" }; // the claim lost a race
+    if (isExpired(lease, at)) return { kind: "missed" }; // the claim lost a race
     const asked =
       lease.handoffTo === workerId ||
       (ask && lease.handoffTo === null && (await store.requestHandoff(lease, workerId)));

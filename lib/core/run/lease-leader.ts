@@ -8,7 +8,7 @@
  * can at worst publish a wish that those writes refuse.
  */
 import { describeError } from "../../errors.js";
-import type { LeaderLease, Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
+import type { Clock, LeaderLease, Lease, LeaseStore, Logger, WorkerRecord } from "../ports.js";
 import { assignPartitions } from "./lease-assignment.js";
 
 /** A worker item expired this long is deleted by the leader (kept before that for its slot). */
@@ -28,6 +28,8 @@ export interface LeaderOptions {
   readonly logger?: Logger | undefined;
   /** WorkerOptions.formerSelf: its leader item is taken at once, its heartbeat counts as gone. */
   readonly formerSelf?: ((owner: string) => boolean) | undefined;
+  /** Read again after the scan: a round frozen in it must not write on a leadership it lost. */
+  readonly clock: Pick<Clock, "now">;
 }
 
 export interface LeaderRound {
@@ -83,11 +85,21 @@ export class LeaderRole {
 
   /**
    * One leader round: scan, assign, publish the assignments that changed. `me` is our own item as
-   * the heartbeat just returned it (the scan, not being consistent, may miss it).
+   * the heartbeat just returned it (the scan, not being consistent, may miss it). Null when the
+   * round wrote nothing, having outlived its leader item or our heartbeat.
    */
-  async assign(now: number, me: WorkerRecord, relevant: (key: string) => boolean): Promise<LeaderRound> {
+  async assign(
+    now: number,
+    me: WorkerRecord,
+    relevant: (key: string) => boolean,
+  ): Promise<LeaderRound | null> {
     const { store, maxChangesPerRound, drainLeadMs } = this.#o;
     const snapshot = await store.scan();
+    // Past our leader item or heartbeat (a pause mid-round), another leader may be assigning,
+    // and may have counted us gone: our writes would undo its, and ask its holders for us.
+    const at = Math.max(now, this.#o.clock.now());
+    const held = this.#held;
+    if (held === null || at >= held.expiresAt || at >= me.expiresAt) return null;
     const leases = new Map<string, Lease>();
     for (const lease of snapshot.leases) {
       const key = `${lease.topic}:${lease.partition}`;
@@ -98,13 +110,13 @@ export class LeaderRole {
     const gone = (w: WorkerRecord) => this.#o.formerSelf?.(w.workerId) === true;
     const others = snapshot.workers
       .filter((w) => w.workerId !== me.workerId)
-      .map((w) => (gone(w) ? { ...w, expiresAt: Math.min(w.expiresAt, now) } : w));
+      .map((w) => (gone(w) ? { ...w, expiresAt: Math.min(w.expiresAt, at) } : w));
     const workers = [...others, me];
     const plan = assignPartitions({
       partitions: [...leases.keys()],
       leases,
       workers,
-      now,
+      now: at,
       maxChanges: maxChangesPerRound,
       drainLeadMs,
     });
@@ -112,12 +124,12 @@ export class LeaderRole {
     for (const w of workers) {
       const next = plan.assignments.get(w.workerId);
       if (next !== undefined && !sameKeys(w.assignment, next)) {
-        writes.push(...handoffRequests(w, next, leases, now, store));
+        writes.push(...handoffRequests(w, next, leases, at, store));
       }
       if (next !== undefined && w.workerId !== me.workerId && !sameKeys(w.assignment, next)) {
         writes.push(() => store.assign(w.workerId, next));
       }
-      if (w.expiresAt + WORKER_ITEM_GC_MS <= now) writes.push(() => store.removeWorker(w));
+      if (w.expiresAt + WORKER_ITEM_GC_MS <= at) writes.push(() => store.removeWorker(w));
     }
     const mine = plan.assignments.get(me.workerId) ?? [];
     if (!sameKeys(me.assignment, mine)) writes.push(() => store.assign(me.workerId, mine));

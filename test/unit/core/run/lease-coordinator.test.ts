@@ -353,6 +353,105 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get(tp)?.handoffTo, null, "B was asked to hand over to a worker it outlived");
   });
 
+  it("a leader round frozen in its scan, woken past its leader item, assigns nothing and asks nobody (regression: it undid the next leader's work)", async () => {
+    // Prepare: we lead and hold t:0 and t:1. Our next round takes its leader turn and freezes in
+    // the scan, while B takes the leadership and both leases and assigns them to itself.
+    const store = new InMemoryLeaseStore();
+    const tps = [0, 1].map((partition) => ({ topic: "t", partition }));
+    await store.ensure(tps);
+    const clock = { t: NOW };
+    let freeze: (() => Promise<void>) | null = null;
+    const frozen = storeWith(store, {
+      scan: async () => {
+        const thaw = freeze;
+        freeze = null;
+        if (thaw !== null) await thaw();
+        return store.scan();
+      },
+    });
+    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    freeze = async () => {
+      clock.t = NOW + DURATION + 2_000;
+      const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
+      await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
+      assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
+      for (const tp of tps) assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
+      assert.ok(await store.assign("B", ["t:0", "t:1"]));
+    };
+
+    // Act: the round began at NOW + 1 s, as our leader item's holder.
+    const stale = await coordinator.rebalance(NOW + 1_000, FAR);
+
+    // Assess: at NOW + 1 s we were live and B too, so a stale plan moves one partition to us.
+    assert.equal(freeze, null, "the round froze");
+    assert.deepEqual([...stale.acquired, ...stale.requested], []);
+    assert.deepEqual(store.workers().find((w) => w.workerId === "B")?.assignment, ["t:0", "t:1"]);
+    assert.deepEqual(
+      tps.map((tp) => [store.get(tp)?.owner, store.get(tp)?.handoffTo]),
+      [
+        ["B", null],
+        ["B", null],
+      ],
+    );
+  });
+
+  it("a round whose now was read before a pause is presumed dead by the clock: it forgets its assignment", async () => {
+    // Prepare: we held t:0; another worker holds it and leads now, our heartbeat (3 s) expired.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    const clock = { t: NOW };
+    const coordinator = coordinatorOn(store, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    store.put(lease(0, "other", NOW + 60_000));
+    await store.claimLeader(await store.leader(), "other", NOW + 60_000);
+    clock.t = NOW + 3_500;
+
+    // Act: the caller read its now (NOW + 1 s) before the pause.
+    const late = await coordinator.rebalance(NOW + 1_000, FAR);
+
+    // Assess
+    assert.equal(late.decision.assigned, false, "the heartbeat kept a stale assignment");
+    assert.deepEqual(late.requested, []);
+    assert.equal(store.get(tp)?.handoffTo, null);
+  });
+
+  it("a heartbeat frozen in its write past the previous one acts on nothing it returned, and the next forgets it", async () => {
+    // Prepare: we hold t:0 and lead; our heartbeat at NOW + 2 s freezes until NOW + 3.5 s, past
+    // the previous one (NOW + 3 s), while another worker takes the lease and the leadership.
+    const store = new InMemoryLeaseStore();
+    const tp = { topic: "t", partition: 0 };
+    await store.ensure([tp]);
+    const clock = { t: NOW };
+    let freeze: (() => Promise<void>) | null = null;
+    const frozen = storeWith(store, {
+      heartbeat: async (beat, options) => {
+        const thaw = freeze;
+        freeze = null;
+        if (thaw !== null) await thaw();
+        return store.heartbeat(beat, options);
+      },
+    });
+    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    freeze = async () => {
+      clock.t = NOW + 3_500;
+      store.put(lease(0, "other", NOW + 60_000));
+      await store.claimLeader(await store.leader(), "other", NOW + 60_000);
+    };
+
+    // Act
+    const frozenRound = await coordinator.rebalance(NOW + 2_000, FAR);
+    const next = await coordinator.rebalance(clock.t + 100, FAR);
+
+    // Assess
+    assert.equal(freeze, null, "the heartbeat froze");
+    assert.deepEqual(frozenRound.requested, [], "asked on an assignment the leader may have moved");
+    assert.equal(store.get(tp)?.handoffTo, null);
+    assert.equal(next.decision.assigned, false);
+  });
+
   it("a worker presumed dead withdraws the handoffs it asked for: the leader may have moved them since", async () => {
     // Prepare: H holds t:0, L leads and assigns it to us; our round asks H for it.
     const { store, tp, coordinator } = await firstRoundDone("H");

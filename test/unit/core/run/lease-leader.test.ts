@@ -31,6 +31,7 @@ describe("LeaderRole", () => {
       ttlMs: TTL,
       maxChangesPerRound: 10,
       drainLeadMs: 0,
+      clock: { now: () => NOW },
     });
 
     assert.equal(await role.step(NOW), true);
