@@ -46,3 +46,29 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     ...overrides,
   };
 }
+
+/**
+ * A LeaseStore whose call to `method` freezes once when armed: before forwarding, the caller waits
+ * while `world` runs (the clock moves, other workers act), as in a process paused mid-call.
+ */
+export function freezingIn<K extends keyof LeaseStore>(store: LeaseStore, method: K) {
+  let world: (() => Promise<void>) | null = null;
+  const forward = store[method] as (...args: unknown[]) => Promise<unknown>;
+  const frozen = async (...args: unknown[]) => {
+    const pending = world;
+    world = null;
+    if (pending !== null) await pending();
+    return forward.apply(store, args);
+  };
+  return {
+    store: storeWith(store, { [method]: frozen } as Partial<LeaseStore>),
+    /** The next call to `method` runs `during` first. */
+    arm(during: () => Promise<void>) {
+      world = during;
+    },
+    /** Whether the armed freeze has happened. */
+    get froze() {
+      return world === null;
+    },
+  };
+}

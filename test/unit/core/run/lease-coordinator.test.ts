@@ -14,7 +14,7 @@ import {
 } from "../../../../lib/core/run/lease-coordinator.js";
 import { RunLeases } from "../../../../lib/core/run/run-leases.js";
 import { FakeClock } from "../../../helpers/fake-clock.js";
-import { storeWith } from "../../../helpers/fake-leases.js";
+import { freezingIn, storeWith } from "../../../helpers/fake-leases.js";
 import { CapturingLogger } from "../../../helpers/fake-observability.js";
 import { countByOwner as counts, LeaseFleet } from "../../../helpers/lease-fleet.js";
 import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
@@ -322,32 +322,24 @@ describe("LeaseCoordinator", () => {
     const tp = { topic: "t", partition: 0 };
     await store.ensure([tp]);
     const clock = { t: NOW };
-    let freeze: (() => Promise<void>) | null = null;
-    const frozen = storeWith(store, {
-      claimLeader: async (observed, owner, expiresAt) => {
-        const thaw = freeze;
-        freeze = null;
-        if (thaw !== null) await thaw();
-        return store.claimLeader(observed, owner, expiresAt);
-      },
-    });
-    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    const frozen = freezingIn(store, "claimLeader");
+    const coordinator = coordinatorOn(frozen.store, "me", 1_000, { now: () => clock.t });
     await coordinator.rebalance(NOW, FAR);
     assert.equal(store.get(tp)?.owner, "me");
-    freeze = async () => {
+    frozen.arm(async () => {
       clock.t = NOW + DURATION + 2_000;
       const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
       await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
       assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
       assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
-    };
+    });
 
     // Act: the round began at NOW + 1 s; it goes on with that `now` once it wakes.
     const stale = await coordinator.rebalance(NOW + 1_000, FAR);
     const next = await coordinator.rebalance(clock.t + 100, FAR);
 
     // Assess
-    assert.equal(freeze, null, "the round froze");
+    assert.ok(frozen.froze, "the round froze");
     assert.deepEqual([...stale.acquired, ...stale.requested, ...next.acquired, ...next.requested], []);
     assert.equal(store.get(tp)?.owner, "B");
     assert.equal(store.get(tp)?.handoffTo, null, "B was asked to hand over to a worker it outlived");
@@ -360,31 +352,23 @@ describe("LeaseCoordinator", () => {
     const tps = [0, 1].map((partition) => ({ topic: "t", partition }));
     await store.ensure(tps);
     const clock = { t: NOW };
-    let freeze: (() => Promise<void>) | null = null;
-    const frozen = storeWith(store, {
-      scan: async () => {
-        const thaw = freeze;
-        freeze = null;
-        if (thaw !== null) await thaw();
-        return store.scan();
-      },
-    });
-    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    const frozen = freezingIn(store, "scan");
+    const coordinator = coordinatorOn(frozen.store, "me", 1_000, { now: () => clock.t });
     await coordinator.rebalance(NOW, FAR);
-    freeze = async () => {
+    frozen.arm(async () => {
       clock.t = NOW + DURATION + 2_000;
       const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
       await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
       assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
       for (const tp of tps) assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
       assert.ok(await store.assign("B", ["t:0", "t:1"]));
-    };
+    });
 
     // Act: the round began at NOW + 1 s, as our leader item's holder.
     const stale = await coordinator.rebalance(NOW + 1_000, FAR);
 
     // Assess: at NOW + 1 s we were live and B too, so a stale plan moves one partition to us.
-    assert.equal(freeze, null, "the round froze");
+    assert.ok(frozen.froze, "the round froze");
     assert.deepEqual([...stale.acquired, ...stale.requested], []);
     assert.deepEqual(store.workers().find((w) => w.workerId === "B")?.assignment, ["t:0", "t:1"]);
     assert.deepEqual(
@@ -424,29 +408,21 @@ describe("LeaseCoordinator", () => {
     const tp = { topic: "t", partition: 0 };
     await store.ensure([tp]);
     const clock = { t: NOW };
-    let freeze: (() => Promise<void>) | null = null;
-    const frozen = storeWith(store, {
-      heartbeat: async (beat, options) => {
-        const thaw = freeze;
-        freeze = null;
-        if (thaw !== null) await thaw();
-        return store.heartbeat(beat, options);
-      },
-    });
-    const coordinator = coordinatorOn(frozen, "me", 1_000, { now: () => clock.t });
+    const frozen = freezingIn(store, "heartbeat");
+    const coordinator = coordinatorOn(frozen.store, "me", 1_000, { now: () => clock.t });
     await coordinator.rebalance(NOW, FAR);
-    freeze = async () => {
+    frozen.arm(async () => {
       clock.t = NOW + 3_500;
       store.put(lease(0, "other", NOW + 60_000));
       await store.claimLeader(await store.leader(), "other", NOW + 60_000);
-    };
+    });
 
     // Act
     const frozenRound = await coordinator.rebalance(NOW + 2_000, FAR);
     const next = await coordinator.rebalance(clock.t + 100, FAR);
 
     // Assess
-    assert.equal(freeze, null, "the heartbeat froze");
+    assert.ok(frozen.froze, "the heartbeat froze");
     assert.deepEqual(frozenRound.requested, [], "asked on an assignment the leader may have moved");
     assert.equal(store.get(tp)?.handoffTo, null);
     assert.equal(next.decision.assigned, false);
