@@ -445,6 +445,39 @@ describe("LeaseCoordinator", () => {
     assert.equal(coordinator.awaiting, false);
   });
 
+  it("a poll that finds the worker not alive looks at an awaited lease again 250 ms later, not at every poll", async () => {
+    // Prepare: H holds t:0, L leads and assigns it to us; our round asks H for it; then the clock
+    // passes our heartbeat (3 s from NOW + 1 s) while the caller's polls still run on stale time.
+    const { store, tp } = await firstRoundDone("H");
+    const clock = { t: NOW };
+    let reads = 0;
+    const counting = storeWith(store, {
+      lease: async (key) => {
+        reads++;
+        return store.lease(key);
+      },
+    });
+    const coordinator = coordinatorOn(counting, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    assert.ok(await store.assign("me", ["t:0"]));
+    await coordinator.rebalance(NOW + 1_000, FAR);
+    assert.equal(store.get(tp)?.handoffTo, "me");
+    clock.t = NOW + 4_500;
+
+    // Act: polls 100 ms apart, the first one due.
+    const readsAt: number[] = [];
+    for (const at of [NOW + 1_500, NOW + 1_600, NOW + 1_700, NOW + 1_750]) {
+      reads = 0;
+      const polled = await coordinator.poll(at, FAR);
+      assert.deepEqual([...polled.acquired, ...polled.requested], []);
+      readsAt.push(reads);
+    }
+
+    // Assess
+    assert.deepEqual(readsAt, [1, 0, 0, 1]);
+    assert.equal(store.get(tp)?.owner, "H");
+  });
+
   it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
     const fleet = await fleetOver(12, ["A"]);
     await fleet.round();
