@@ -27,6 +27,7 @@ import { createGroupAdmin } from "./kafka/admin/group-admin.js";
 import { CRC32C_VARIABLE, crc32cChoice } from "./kafka/codec/crc32c.js";
 import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
 import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
+import { ANSWER_POOL_VARIABLE } from "./kafka/wire/answer-pool.js";
 import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
 import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
 import { createGroupSelector } from "./offsets/group-selection.js";
@@ -36,9 +37,10 @@ import type { ClusterSide as Side } from "./secrets/cluster-security.js";
 /**
  * `KAFKA_MIRROR_*` variables an adapter reads itself, which are not config fields: the config
  * loaders (the functions' and the CLI's) accept them beside the fields' own. KAFKA_MIRROR_CRC32C=js
- * makes the record codec sum CRC-32C in JavaScript instead of the native package.
+ * makes the record codec sum CRC-32C in JavaScript instead of the native package;
+ * KAFKA_MIRROR_ANSWER_POOL turns the reuse of answer buffers off, or poisons them (the tests).
  */
-export const ADAPTER_VARIABLES: readonly string[] = [CRC32C_VARIABLE];
+export const ADAPTER_VARIABLES: readonly string[] = [CRC32C_VARIABLE, ANSWER_POOL_VARIABLE];
 
 /** The debug line of a worker's start that says which CRC-32C implementation the codec uses, and why. */
 export function logCrc32cImplementation(logger: Logger): void {

@@ -54,6 +54,9 @@ if (files.length === 0) {
 }
 const env = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
 if (testbed !== undefined) env.KAFKA_TESTBED = testbed;
+// Answer buffers given back are overwritten (lib/kafka/wire/answer-pool.ts): a batch read after
+// its buffer came back then fails its CRC at the target and differs from its source.
+env.KAFKA_MIRROR_ANSWER_POOL ||= "poison";
 // Each file runs as a plain process with the runner's reporter, not under `node --test`: that
 // parent waits until every holder of the file's output pipe has gone, so a process a test
 // started and left behind (a broker, a server) kept the run waiting for ever with every test

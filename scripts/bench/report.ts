@@ -20,6 +20,9 @@ export interface BenchSummary {
   readonly achieved_rps: number | null;
   /** The worker's target.copy. */
   readonly copy: string;
+  /** Fetch answers read into a buffer an earlier one gave back (KAFKA_MIRROR_ANSWER_POOL). */
+  readonly answers_reused: number;
+  readonly answer_pool: string;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -40,6 +43,8 @@ export function summarize(result: BenchResult): BenchSummary {
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
     copy: result.options.copy,
+    answers_reused: result.mirror.answers.reused,
+    answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",
   };
 }
 
@@ -70,6 +75,10 @@ export function formatTable(result: BenchResult): string {
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
+    [
+      "answer buffers reused / given back",
+      `${mirror.answers.reused} / ${mirror.answers.returned} (KAFKA_MIRROR_ANSWER_POOL=${process.env.KAFKA_MIRROR_ANSWER_POOL || "on"})`,
+    ],
     ["worker CPU per GiB copied", `${result.cpuSecondsPerGib.toFixed(2)} s`],
     [
       "  over the copy's second half",

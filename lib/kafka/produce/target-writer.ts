@@ -40,6 +40,7 @@ import type {
 } from "../../core/ports.js";
 import type { ProvenanceStamp } from "../../core/provenance.js";
 import { ReplicatorError } from "../../errors.js";
+import { answerPool } from "../wire/answer-pool.js";
 import { type ClusterClientOptions, KafkaClusterClient } from "../wire/cluster-client.js";
 import { splitIntoBatches } from "./batch-split.js";
 import { NOT_PIPELINED, type PipelineContext, sendPipelined } from "./pipelined-send.js";
@@ -151,7 +152,7 @@ export class KafkaPartitionWriter implements TargetWriter {
       ? units
       : splitIntoBatches(units, this.#maxBatchBytes, this.#maxBatchRecords, stamp);
     const records = recordsInAll(batches);
-    return this.#inTurn(tp, () => {
+    const written = this.#inTurn(tp, () => {
       const transactions = this.#session.transactions;
       if (transactions === null) return this.#writeInOrder(tp, batches, records, stamp, deadline);
       return writeTransaction(
@@ -161,6 +162,13 @@ export class KafkaPartitionWriter implements TargetWriter {
         (bounded) => this.#writeInOrder(tp, batches, records, stamp, bounded),
         records,
       );
+    });
+    if (!isBatches(units)) return written;
+    return written.then((result) => {
+      // Landed whole (committed, with fencing): nothing sends these bytes again, so their answer
+      // buffers may be read into again. The rest of a partial write is resent from them.
+      if (result.acknowledged === records) answerPool.done(units);
+      return result;
     });
   }
 

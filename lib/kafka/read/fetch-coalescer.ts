@@ -14,6 +14,7 @@
  * mean of 155k to 163k over five runs each.
  */
 import type { FetchLimits, TopicPartition } from "../../core/model.js";
+import { answerPool } from "../wire/answer-pool.js";
 import type { KafkaClusterClient, PartitionRoute } from "../wire/cluster-client.js";
 import { KafkaErrorCode, KafkaPartitionError } from "../wire/error-codes.js";
 import {
@@ -170,7 +171,11 @@ function settle(round: readonly Waiter[], response: FetchResponse): void {
       waiter.reject(new KafkaPartitionError(response.errorCode));
     else if (partition === undefined)
       waiter.reject(new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-    else waiter.resolve(partition);
+    else {
+      // Before any caller runs: one of them must not give the answer back under the others.
+      answerPool.hold(partition.records);
+      waiter.resolve(partition);
+    }
   }
 }
 

@@ -19,6 +19,7 @@ import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.j
 import { describeError, ReplicatorError } from "../../errors.js";
 import { scanRecordSet } from "../codec/pass-through.js";
 import { decodeRecordBatches } from "../codec/record-batch.js";
+import { answerPool } from "../wire/answer-pool.js";
 import {
   type ClusterClientOptions,
   KafkaClusterClient,
@@ -240,7 +241,10 @@ export class KafkaPartitionReader implements SourceReader {
   readonly #batchesOf: Shape<SourceBatch> = async (response, offset, room) => {
     const all = await scanRecordSet(response.records);
     const aborted = abortedBatches(all, this.#readCommitted ? response.abortedTransactions : []);
-    return sliceBatches(all, aborted, offset, room);
+    const slice = await sliceBatches(all, aborted, offset, room);
+    // Of the answer only these batches' bytes are read from here on, until they are written.
+    answerPool.adopt(response.records, slice.units);
+    return slice;
   };
 
   async #outOfRange(tp: TopicPartition, offset: number, response: FetchPartitionResponse) {

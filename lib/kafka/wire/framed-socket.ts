@@ -11,6 +11,7 @@
  * what a TLS socket reads is decrypted into new buffers anyway.
  */
 import net from "node:net";
+import { answerPool } from "./answer-pool.js";
 
 /** kafkajs 2.2.4's ISocketFactory. */
 export type SocketFactory = (options: {
@@ -156,7 +157,8 @@ export class FrameAssembler {
           this.#refuse(size);
           return;
         }
-        this.#frame = Buffer.allocUnsafe(4 + size);
+        // A large answer's buffer may be one a written fetch gave back (answer-pool.ts).
+        this.#frame = answerPool.take(4 + size);
         this.#frame.set(this.#size, 0);
         this.#filled = 4;
       }

@@ -1,0 +1,148 @@
+/**
+ * Answer buffers used again once the source batches read from them are written (target.copy
+ * "batches"). Every fetched megabyte was a new buffer outside V8's heap, and V8 runs a full
+ * collection for about every 64 MiB of those (README "Copy modes"); a buffer that comes back is
+ * not a new allocation.
+ *
+ * A buffer comes back only when everything that may still read it said it is done:
+ *  - framed-socket.ts takes each large answer's buffer here (`take`);
+ *  - the fetch coalescer holds it once for each partition it hands the answer's records to
+ *    (`hold`), before any caller runs;
+ *  - the batches reader trades its partition's hold for one count per source batch it returns
+ *    that lies in the buffer (`adopt`);
+ *  - the target writer drops the counts of batches once a write committed them all (`done`).
+ * Whoever never gives back what it holds (a records-mode read, a failed fetch, a write not
+ * committed whole, a batch dropped) leaves the buffer to the garbage collector, as before: a miss
+ * costs a reuse, never bytes. A batch is counted once (`adopt` and `done` look it up by object),
+ * so a second `done` of it does nothing.
+ *
+ * KAFKA_MIRROR_ANSWER_POOL: unset or "on"; "off" allocates every answer afresh; "poison" (the
+ * tests) pools answers of every size and overwrites each buffer as it comes back, so a read after
+ * `done` sends bytes whose CRC fails and copies that differ, instead of passing unseen.
+ */
+import { ReplicatorError } from "../../errors.js";
+
+export const ANSWER_POOL_VARIABLE = "KAFKA_MIRROR_ANSWER_POOL";
+
+export type AnswerPoolMode = "on" | "off" | "poison";
+
+/** Answers smaller than this share node's slab (Buffer.allocUnsafe) and are not pooled. */
+export const MIN_POOLED_BYTES = 64 * 1024;
+/** Larger answers (a combined fetch of many partitions) are rare: allocated afresh. */
+export const MAX_POOLED_BYTES = 16 * 1024 * 1024;
+/** Free buffers kept at most, over all sizes: beyond it a returned buffer is left to the collector. */
+export const MAX_FREE_BYTES = 32 * 1024 * 1024;
+/** What a returned buffer is overwritten with in "poison" mode. */
+export const POISON_BYTE = 0xee;
+
+/** A pooled buffer while it is out: counts of partitions and batches that may still read it. */
+interface Slot {
+  readonly whole: Buffer;
+  refs: number;
+}
+
+/** A source batch as the pool sees it: its bytes lie in some answer. */
+export interface PooledUnit {
+  readonly bytes: Buffer;
+}
+
+export class AnswerPool {
+  readonly mode: AnswerPoolMode;
+  /** Free buffers by size class. */
+  readonly #free = new Map<number, Buffer[]>();
+  #freeBytes = 0;
+  /** Buffers out, by their memory: a view's `buffer` finds its slot. */
+  readonly #out = new WeakMap<ArrayBufferLike, Slot>();
+  /** Batches counted in a slot's refs. */
+  readonly #adopted = new WeakSet<PooledUnit>();
+  /** Buffers taken from the free lists, and buffers given back: for tests and the bench. */
+  reused = 0;
+  returned = 0;
+
+  constructor(mode: AnswerPoolMode) {
+    this.mode = mode;
+  }
+
+  /** A buffer of exactly `size` bytes for one answer (a view of a pooled one when large). */
+  take(size: number): Buffer {
+    // Poison pools every size, so that the tests' small answers go through it too.
+    const min = this.mode === "poison" ? 4 : MIN_POOLED_BYTES;
+    if (this.mode === "off" || size < min || size > MAX_POOLED_BYTES) {
+      return Buffer.allocUnsafe(size);
+    }
+    const sizeClass = sizeClassOf(size);
+    let whole = this.#free.get(sizeClass)?.pop();
+    if (whole === undefined) whole = Buffer.allocUnsafeSlow(sizeClass);
+    else {
+      this.#freeBytes -= sizeClass;
+      this.reused++;
+    }
+    this.#out.set(whole.buffer, { whole, refs: 0 });
+    return whole.subarray(0, size);
+  }
+
+  /** One partition's records of an answer are handed to a caller that may read them. */
+  hold(records: Buffer): void {
+    const slot = this.#out.get(records.buffer);
+    if (slot !== undefined) slot.refs++;
+  }
+
+  /**
+   * The caller a partition's `records` went to keeps `units` (those in the same answer) and
+   * nothing else of it: its hold becomes one count per unit.
+   */
+  adopt(records: Buffer, units: readonly PooledUnit[]): void {
+    const slot = this.#out.get(records.buffer);
+    if (slot === undefined) return;
+    for (const unit of units) {
+      if (unit.bytes.buffer === records.buffer && !this.#adopted.has(unit)) {
+        this.#adopted.add(unit);
+        slot.refs++;
+      }
+    }
+    this.#drop(records.buffer, slot);
+  }
+
+  /** `units` were written and committed: nothing reads their bytes again. */
+  done(units: readonly PooledUnit[]): void {
+    for (const unit of units) {
+      if (!this.#adopted.delete(unit)) continue;
+      const slot = this.#out.get(unit.bytes.buffer);
+      if (slot !== undefined) this.#drop(unit.bytes.buffer, slot);
+    }
+  }
+
+  #drop(memory: ArrayBufferLike, slot: Slot): void {
+    slot.refs--;
+    if (slot.refs > 0) return;
+    this.#out.delete(memory);
+    this.returned++;
+    const sizeClass = slot.whole.length;
+    if (this.mode === "poison") slot.whole.fill(POISON_BYTE);
+    if (this.#freeBytes + sizeClass > MAX_FREE_BYTES) return;
+    const list = this.#free.get(sizeClass) ?? [];
+    list.push(slot.whole);
+    this.#free.set(sizeClass, list);
+    this.#freeBytes += sizeClass;
+  }
+}
+
+/** `size` rounded up to a quarter of its power of two: at most a quarter more than asked. */
+export function sizeClassOf(size: number): number {
+  const step = 2 ** (Math.floor(Math.log2(size)) - 2);
+  return Math.ceil(size / step) * step;
+}
+
+/** The variable's mode; CONFIG_INVALID for any other value (a misspelt "off" would measure "on"). */
+export function answerPoolMode(value: string | undefined): AnswerPoolMode {
+  if (value === undefined || value === "" || value === "on") return "on";
+  if (value === "off" || value === "poison") return value;
+  throw new ReplicatorError(
+    "CONFIG_INVALID",
+    `invalid ${ANSWER_POOL_VARIABLE}: ${JSON.stringify(value)}; "on" (or unset), "off" or "poison"`,
+    { details: { issues: [{ path: ANSWER_POOL_VARIABLE, message: "must be on, off, poison or empty" }] } },
+  );
+}
+
+/** The process's pool: every socket's answers and every reader and writer share it. */
+export const answerPool = new AnswerPool(answerPoolMode(process.env[ANSWER_POOL_VARIABLE]));
