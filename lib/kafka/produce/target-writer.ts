@@ -165,9 +165,10 @@ export class KafkaPartitionWriter implements TargetWriter {
     });
     if (!isBatches(units)) return written;
     return written.then((result) => {
-      // Landed whole (committed, with fencing): nothing sends these bytes again, so their answer
-      // buffers may be read into again. The rest of a partial write is resent from them.
-      if (result.acknowledged === records) answerPool.done(units);
+      // Landed whole (committed, with fencing) where we know: nothing sends these bytes again, so
+      // their answer buffers may be read into again. The rest of a partial write is resent from
+      // them, and so may be a write whose base offset is unknown (the pump looks at the target).
+      if (result.acknowledged === records && result.baseOffset >= 0) answerPool.done(units);
       return result;
     });
   }

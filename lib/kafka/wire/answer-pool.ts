@@ -10,7 +10,9 @@
  *    (`hold`), before any caller runs;
  *  - the batches reader trades its partition's hold for one count per source batch it returns
  *    that lies in the buffer (`adopt`);
- *  - the target writer drops the counts of batches once a write committed them all (`done`).
+ *  - the target writer drops the counts of batches once a write committed them all, its base
+ *    offset known (`done`), and each produce request's parts are counted while queued on their
+ *    socket (`pin`).
  * Whoever never gives back what it holds (a records-mode read, a failed fetch, a write not
  * committed whole, a batch dropped) leaves the buffer to the garbage collector, as before: a miss
  * costs a reuse, never bytes. A batch is counted once (`adopt` and `done` look it up by object),
@@ -103,6 +105,23 @@ export class AnswerPool {
     this.#drop(records.buffer, slot);
   }
 
+  /**
+   * `bytes` are queued on a socket: node reads them until the kernel took them, which for a
+   * request that timed out on a stalled connection may be after its resend elsewhere landed and
+   * `done` ran. Returns the write's callback that ends the pin (node calls it also when the socket
+   * is destroyed), or undefined when the bytes lie in no buffer that is out.
+   */
+  pin(bytes: Uint8Array): (() => void) | undefined {
+    const slot = this.#out.get(bytes.buffer);
+    if (slot === undefined) return undefined;
+    slot.refs++;
+    let pinned = true;
+    return () => {
+      if (pinned) this.#drop(bytes.buffer, slot);
+      pinned = false;
+    };
+  }
+
   /** `units` were written and committed: nothing reads their bytes again. */
   done(units: readonly PooledUnit[]): void {
     for (const unit of units) {
@@ -113,6 +132,8 @@ export class AnswerPool {
   }
 
   #drop(memory: ArrayBufferLike, slot: Slot): void {
+    // A slot given back already counts nothing: its memory may be out again under a new one.
+    if (this.#out.get(memory) !== slot) return;
     slot.refs--;
     if (slot.refs > 0) return;
     this.#out.delete(memory);

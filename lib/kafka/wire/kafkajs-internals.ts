@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import type { TopicPartition } from "../../core/model.js";
 import type { Logger } from "../../core/ports.js";
 import { ReplicatorError } from "../../errors.js";
+import { answerPool } from "./answer-pool.js";
 import { DEFAULT_CLIENT_ID, type KafkaConnectionOptions } from "./connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "./error-codes.js";
 import { framedSocketFactory, type SocketFactory } from "./framed-socket.js";
@@ -321,8 +322,8 @@ export function enqueueBody<T>(
         const { socket } = connection;
         socket.cork();
         socket.write(header);
-        if (Buffer.isBuffer(body)) socket.write(body);
-        else for (const part of body) socket.write(part);
+        // A part in a fetch answer's buffer keeps it from reuse until node has handed it over.
+        for (const part of Buffer.isBuffer(body) ? [body] : body) socket.write(part, answerPool.pin(part));
         socket.uncork();
       },
     });

@@ -90,6 +90,38 @@ describe("AnswerPool", () => {
     assert.equal(pool.returned, 1, "the second answer came back while its batch was out");
   });
 
+  it("keeps an answer out while a socket still holds its bytes, past the batches' done", () => {
+    const pool = new AnswerPool("on");
+    const { frame, records, units } = answer(pool);
+    pool.hold(records);
+    pool.adopt(records, units);
+    const unpin = pool.pin((units[0] as PooledUnit).bytes.subarray(61));
+    assert.ok(unpin !== undefined);
+
+    pool.done(units);
+    assert.equal(pool.returned, 0, "a request queued on a stalled socket would send reused bytes");
+    unpin();
+    assert.equal(pool.returned, 1);
+    assert.ok(reusedBy(pool, frame));
+  });
+
+  it("pins nothing of a buffer that is not out, and an unpin then touches no later use of it", () => {
+    const pool = new AnswerPool("on");
+    assert.equal(pool.pin(Buffer.alloc(10)), undefined);
+    const { frame, records, units } = answer(pool);
+    pool.hold(records);
+    pool.adopt(records, units);
+    const unpin = pool.pin(records);
+    pool.done(units);
+    unpin?.();
+    // Reused: the same memory is out again, held by the next answer's partition.
+    const next = pool.take(frame.length);
+    assert.equal(next.buffer, frame.buffer);
+    pool.hold(next.subarray(100));
+    unpin?.();
+    assert.equal(pool.returned, 1, "a second unpin gave back an answer still held");
+  });
+
   it("does not count bytes outside the answer (a batch encoded again)", () => {
     const pool = new AnswerPool("on");
     const { records } = answer(pool);
