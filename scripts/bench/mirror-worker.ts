@@ -41,8 +41,8 @@ export interface WorkerReport {
   /** User + system CPU time of the process during replicate(). */
   readonly cpuMs: number;
   /**
-   * CPU time and bytes copied over the second half of the copy: from the CPU sample (taken every
-   * 16 MiB copied) that took the bytes past half of the last sample's to the last sample. A warm process's cost per byte,
+   * CPU time and bytes copied over the second half of the copy: from the CPU sample (see
+   * CPU_SAMPLE_BYTES) that took the bytes past half of the last sample's to the last sample. A warm process's cost per byte,
    * without start-up, the JIT's warm-up and the wind-down (a Lambda that stays warm pays those
    * once, not per invocation). null when the last batch alone carries half the bytes or more.
    */
@@ -78,9 +78,11 @@ function safeJson(fields: LogFields | undefined): string {
 }
 
 /**
- * Bytes copied between two CPU samples. process.cpuUsage() cost about 180 µs a call in this worker
- * (192 ms in 1,058 calls, one per batch, of a 1 GiB copy that spent ~4.5 CPU-s in all), which the
- * worker's CPU figure carried; every 16 MiB it costs a few ms per GiB.
+ * Bytes copied between two CPU samples at most. process.cpuUsage() cost about 180 µs a call in
+ * this worker (192 ms in 1,058 calls, one per batch, of a 1 GiB copy that spent ~4.5 CPU-s in
+ * all), which the worker's CPU figure carried. A sample is taken once a sixteenth of what was
+ * copied so far, or this, came since the last: a short copy is sampled at about every batch, a
+ * 1 GiB one about 110 times.
  */
 const CPU_SAMPLE_BYTES = 16 * 1024 * 1024;
 
@@ -90,7 +92,7 @@ class CountingMetrics implements ReplicationMetrics {
   firstBatchAt = Number.NaN;
   lastBatchAt = Number.NaN;
   #bytes = 0;
-  /** After the first batch and then every CPU_SAMPLE_BYTES: bytes copied so far and the process's CPU µs. */
+  /** Samples (see CPU_SAMPLE_BYTES): bytes copied so far and the process's CPU µs. */
   readonly #samples: { bytes: number; cpuUs: number }[] = [];
   batchCopied(event: { bytes: number }): void {
     this.batches++;
@@ -99,7 +101,7 @@ class CountingMetrics implements ReplicationMetrics {
     this.lastBatchAt = now;
     this.#bytes += event.bytes;
     const last = this.#samples.at(-1);
-    if (last === undefined || this.#bytes - last.bytes >= CPU_SAMPLE_BYTES) {
+    if (last === undefined || this.#bytes - last.bytes >= Math.min(CPU_SAMPLE_BYTES, this.#bytes / 16)) {
       const { user, system } = process.cpuUsage();
       this.#samples.push({ bytes: this.#bytes, cpuUs: user + system });
     }
