@@ -41,10 +41,10 @@ export interface WorkerReport {
   /** User + system CPU time of the process during replicate(). */
   readonly cpuMs: number;
   /**
-   * CPU time and bytes copied over the second half of the copy: from the CPU sample (see
-   * CPU_SAMPLE_BYTES) that took the bytes past half of the last sample's to the last sample. A warm process's cost per byte,
-   * without start-up, the JIT's warm-up and the wind-down (a Lambda that stays warm pays those
-   * once, not per invocation). null when the last batch alone carries half the bytes or more.
+   * CPU time and bytes copied over the second half of the copy: from the first CPU sample (see
+   * CPU_SAMPLE_BYTES) at or past half of the last sample's bytes to the last sample. A warm
+   * process's cost per byte, without start-up, the JIT's warm-up and the wind-down (a Lambda that
+   * stays warm pays those once, not per invocation). null when that sample is the last one.
    */
   readonly secondHalf: { readonly cpuMs: number; readonly bytes: number } | null;
   /** Peak resident set size of the whole process. */
