@@ -49,8 +49,8 @@ export interface WorkerReport {
   readonly secondHalf: { readonly cpuMs: number; readonly bytes: number } | null;
   /** Peak resident set size of the whole process. */
   readonly maxRssMb: number;
-  /** Answers read into a buffer a written fetch gave back, and buffers given back (answer-pool.ts). */
-  readonly answers: { readonly reused: number; readonly returned: number };
+  /** Answers read into a buffer a written fetch gave back, new pooled buffers, buffers given back (answer-pool.ts). */
+  readonly answers: { readonly reused: number; readonly allocated: number; readonly returned: number };
 }
 
 /** BENCH_WORKER_LOG=info shows the worker's progress with timestamps (for finding stalls). */
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       cpuMs: (used.user + used.system) / 1000,
       secondHalf: metrics.secondHalf(),
       maxRssMb: process.resourceUsage().maxRSS / 1024,
-      answers: { reused: answerPool.reused, returned: answerPool.returned },
+      answers: { reused: answerPool.reused, allocated: answerPool.allocated, returned: answerPool.returned },
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {

@@ -22,6 +22,8 @@ export interface BenchSummary {
   readonly copy: string;
   /** Fetch answers read into a buffer an earlier one gave back (KAFKA_MIRROR_ANSWER_POOL). */
   readonly answers_reused: number;
+  /** Buffers the pool allocated (an answer of a size no free buffer fitted). */
+  readonly answers_new: number;
   readonly answer_pool: string;
 }
 
@@ -44,6 +46,7 @@ export function summarize(result: BenchResult): BenchSummary {
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
     copy: result.options.copy,
     answers_reused: result.mirror.answers.reused,
+    answers_new: result.mirror.answers.allocated,
     answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",
   };
 }
@@ -76,8 +79,8 @@ export function formatTable(result: BenchResult): string {
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
     [
-      "answer buffers reused / given back",
-      `${mirror.answers.reused} / ${mirror.answers.returned} (KAFKA_MIRROR_ANSWER_POOL=${process.env.KAFKA_MIRROR_ANSWER_POOL || "on"})`,
+      "answer buffers reused / new / given back",
+      `${mirror.answers.reused} / ${mirror.answers.allocated} / ${mirror.answers.returned} (KAFKA_MIRROR_ANSWER_POOL=${process.env.KAFKA_MIRROR_ANSWER_POOL || "on"})`,
     ],
     ["worker CPU per GiB copied", `${result.cpuSecondsPerGib.toFixed(2)} s`],
     [

@@ -4,6 +4,7 @@ import { isReplicatorError } from "../../../../lib/errors.js";
 import {
   AnswerPool,
   answerPoolMode,
+  LARGER_CLASS_FACTOR,
   MAX_FREE_BYTES,
   MIN_POOLED_BYTES,
   POISON_BYTE,
@@ -159,6 +160,44 @@ describe("AnswerPool", () => {
 
     assert.equal(units[0]?.bytes[0], POISON_BYTE);
     assert.ok(frame.every((b) => b === POISON_BYTE));
+  });
+
+  /** Answers of these sizes, all out at once, then all written: their buffers are free. */
+  function freed(pool: AnswerPool, sizes: number[]): Buffer[] {
+    const answers = sizes.map((size) => answer(pool, size));
+    for (const a of answers) {
+      pool.hold(a.records);
+      pool.adopt(a.records, a.units);
+      pool.done(a.units);
+    }
+    return answers.map((a) => a.frame);
+  }
+
+  it("gives an answer a larger free buffer, the smallest within LARGER_CLASS_FACTOR, when its own class has none", () => {
+    const pool = new AnswerPool("on");
+    // Freed smallest first: the first fitting class is not the one to take.
+    const [between, larger, tooLarge] = freed(pool, [
+      1.5 * MIB,
+      LARGER_CLASS_FACTOR * MIB,
+      LARGER_CLASS_FACTOR * MIB + MIB / 2,
+    ]) as [Buffer, Buffer, Buffer];
+
+    const first = pool.take(MIB);
+    assert.equal(first.length, MIB);
+    assert.equal(first.buffer, between.buffer, "the smallest larger class first");
+    assert.equal(pool.take(MIB).buffer, larger.buffer);
+    const third = pool.take(MIB);
+    assert.notEqual(third.buffer, tooLarge.buffer, "not beyond the factor");
+    assert.equal(pool.take(tooLarge.length).buffer, tooLarge.buffer);
+    assert.equal(pool.reused, 3);
+    assert.equal(pool.allocated, 4, "three answers, then the third take");
+  });
+
+  it("prefers a free buffer of the answer's own class to a larger one", () => {
+    const pool = new AnswerPool("on");
+    const [twice, own] = freed(pool, [2 * MIB, MIB]) as [Buffer, Buffer];
+    assert.equal(pool.take(MIB).buffer, own.buffer);
+    assert.equal(pool.take(MIB).buffer, twice.buffer);
   });
 
   it("keeps at most MAX_FREE_BYTES of free buffers", () => {
