@@ -22,6 +22,11 @@ export interface WorkerJob {
   readonly stateDir: string;
   /** target.copy. @default "records" */
   readonly copy?: "records" | "batches";
+  /**
+   * Copied first (mode "once"), by a replicator of its own in this process and outside every
+   * figure of the report: the measured copy then runs warm (BenchOptions.warmupRecords).
+   */
+  readonly warmupTopic?: string;
 }
 
 export interface WorkerReport {
@@ -42,13 +47,16 @@ export interface WorkerReport {
   readonly cpuMs: number;
   /**
    * CPU time and bytes copied over the second half of the copy: from the first CPU sample (see
-   * CPU_SAMPLE_BYTES) at or past half of the last sample's bytes to the last sample. A warm
-   * process's cost per byte, without start-up, the JIT's warm-up and the wind-down (a Lambda that
-   * stays warm pays those once, not per invocation). null when that sample is the last one.
+   * CPU_SAMPLE_BYTES) at or past half of the last sample's bytes to the last sample: the cost per
+   * byte without start-up and the wind-down. Not without the JIT's warm-up: V8 kept compiling
+   * through the second half of a 1 GiB copy (`perf`: its compiler threads, a fifth of the
+   * worker's CPU there), which WorkerJob.warmupTopic takes out. null when that sample is the last.
    */
   readonly secondHalf: { readonly cpuMs: number; readonly bytes: number } | null;
   /** Peak resident set size of the whole process. */
   readonly maxRssMb: number;
+  /** Records the warm-up copy copied (WorkerJob.warmupTopic); 0 without one. */
+  readonly warmupRecords: number;
   /** Answers read into a buffer a written fetch gave back, new pooled buffers, buffers given back (answer-pool.ts). */
   readonly answers: { readonly reused: number; readonly allocated: number; readonly returned: number };
 }
@@ -121,15 +129,43 @@ class CountingMetrics implements ReplicationMetrics {
   }
 }
 
+/** WorkerJob.warmupTopic copied until caught up: the records copied; throws if it did not complete. */
+async function warmUp(
+  config: ReturnType<typeof parseConfig>,
+  backend: Awaited<ReturnType<typeof leaseStoreFor>>["backend"],
+): Promise<number> {
+  const replicator = createReplicator(config, {
+    ...backend,
+    logger: new StderrLogger(),
+    metrics: new CountingMetrics(),
+  });
+  try {
+    const summary = await replicator.worker.replicate(Date.now() + 3_600_000, { stopWhenCaughtUp: true });
+    if (!summary.caughtUp || summary.errors.length > 0) {
+      throw new Error(
+        `warm-up copy ended ${summary.endReason}, caught up ${summary.caughtUp}, errors ${summary.errors.length}`,
+      );
+    }
+    return summary.partitions.reduce((sum, p) => sum + p.records, 0);
+  } finally {
+    await replicator.close();
+  }
+}
+
 async function main(): Promise<void> {
   const job = JSON.parse(process.env.BENCH_WORKER ?? "null") as WorkerJob | null;
   if (job === null) throw new Error("BENCH_WORKER is not set");
-  const config = parseConfig({
-    source: { brokers: [...job.sourceBrokers], clientId: "bench-mirror" },
-    target: { brokers: [...job.targetBrokers], clientId: "bench-mirror", copy: job.copy ?? "records" },
-    topics: { whitelist: job.topic },
-  });
+  const configFor = (topic: string) =>
+    parseConfig({
+      source: { brokers: [...job.sourceBrokers], clientId: "bench-mirror" },
+      target: { brokers: [...job.targetBrokers], clientId: "bench-mirror", copy: job.copy ?? "records" },
+      topics: { whitelist: topic },
+    });
+  const config = configFor(job.topic);
   const table = await leaseStoreFor(config, "embedded", { stateDir: job.stateDir });
+  const warmupRecords =
+    job.warmupTopic === undefined ? 0 : await warmUp(configFor(job.warmupTopic), table.backend);
+  const pool = { reused: answerPool.reused, allocated: answerPool.allocated, returned: answerPool.returned };
   // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
   // the pump's path between two writes, so their latency is part of the copy rate. The bench's
   // embedded store is reached through a DynamoDB client, so `dynamodb` is always set here.
@@ -185,7 +221,12 @@ async function main(): Promise<void> {
       cpuMs: (used.user + used.system) / 1000,
       secondHalf: metrics.secondHalf(),
       maxRssMb: process.resourceUsage().maxRSS / 1024,
-      answers: { reused: answerPool.reused, allocated: answerPool.allocated, returned: answerPool.returned },
+      warmupRecords,
+      answers: {
+        reused: answerPool.reused - pool.reused,
+        allocated: answerPool.allocated - pool.allocated,
+        returned: answerPool.returned - pool.returned,
+      },
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {

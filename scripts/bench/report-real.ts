@@ -27,7 +27,7 @@ export interface RealBenchSummary {
   readonly mm2_achieved_rps: number;
   readonly cpu_s_per_gib: number;
   /**
-   * The worker's over the second half of its copy (WorkerReport.secondHalf): a warm process.
+   * The worker's over the second half of its copy (WorkerReport.secondHalf): no start-up or wind-down.
    * Per GiB of payload, as the others: the half's share of the payload is its share of the bytes
    * the worker counted.
    */

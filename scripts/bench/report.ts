@@ -25,6 +25,8 @@ export interface BenchSummary {
   /** Buffers the pool allocated (an answer of a size no free buffer fitted). */
   readonly answers_new: number;
   readonly answer_pool: string;
+  /** Records the worker copied, unmeasured, before the measured copy (--warmup-records). */
+  readonly warmup_records: number;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -48,6 +50,7 @@ export function summarize(result: BenchResult): BenchSummary {
     answers_reused: result.mirror.answers.reused,
     answers_new: result.mirror.answers.allocated,
     answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",
+    warmup_records: result.mirror.warmupRecords,
   };
 }
 
@@ -75,6 +78,12 @@ export function formatTable(result: BenchResult): string {
       "  of which",
       `first batch after ${(mirror.startupMs / 1000).toFixed(2)} s, last batch at ${(mirror.lastBatchMs / 1000).toFixed(2)} s, then caught-up check and wind-down`,
     ],
+    [
+      "  in a process that",
+      o.warmupRecords > 0
+        ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)`
+        : "started for it (start-up and the JIT's warm-up in every figure)",
+    ],
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],
@@ -87,7 +96,7 @@ export function formatTable(result: BenchResult): string {
       "  over the copy's second half",
       result.secondHalfCpuSecondsPerGib === null
         ? "n/a"
-        : `${result.secondHalfCpuSecondsPerGib.toFixed(2)} s (warm: no start-up, JIT warm-up or wind-down)`,
+        : `${result.secondHalfCpuSecondsPerGib.toFixed(2)} s (no start-up or wind-down${o.warmupRecords > 0 ? ")" : "; the JIT still compiles: --warmup-records)"}`,
     ],
     [
       "kcat pipeline CPU per GiB copied",

@@ -36,7 +36,7 @@ export interface BenchResult {
   };
   readonly latency: LatencyResult | null;
   readonly cpuSecondsPerGib: number;
-  /** The same over the second half of the copy (WorkerReport.secondHalf): the warm process. */
+  /** The same over the second half of the copy (WorkerReport.secondHalf). */
   readonly secondHalfCpuSecondsPerGib: number | null;
   /** kcat's CPU over the same payload: what a C client spends on this machine, for comparison. */
   readonly kcatCpuSecondsPerGib: number | null;
@@ -49,6 +49,7 @@ const PARTITION_MAX_BYTES = 4 * 1024 ** 3;
 const DATA_TOPIC = "bench-data";
 const KCAT_TOPIC = "bench-kcat";
 const LATENCY_TOPIC = "bench-latency";
+const WARMUP_TOPIC = "bench-warmup";
 
 export async function runBench(options: BenchOptions, log: (line: string) => void): Promise<BenchResult> {
   const started: { stop(): Promise<void> }[] = [];
@@ -77,6 +78,18 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     await target.createTopic(LATENCY_TOPIC, partitions);
 
     const produceRps = await writeDataSet(source.bootstrapServers, DATA_TOPIC, partitions, options, log);
+    if (options.warmupRecords > 0) {
+      await source.createTopic(WARMUP_TOPIC, partitions);
+      await target.createTopic(WARMUP_TOPIC, partitions);
+      log("the worker's warm-up data, on a topic of its own:");
+      await writeDataSet(
+        source.bootstrapServers,
+        WARMUP_TOPIC,
+        partitions,
+        { ...options, records: options.warmupRecords },
+        log,
+      );
+    }
 
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {
@@ -97,7 +110,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       await target.deleteTopic(KCAT_TOPIC);
     }
 
-    log("kafka-mirror worker (run --once: one process, stop when caught up, acks=all)");
+    log(
+      `kafka-mirror worker (run --once: one process, stop when caught up, acks=all${options.warmupRecords > 0 ? `; first copies the ${options.warmupRecords} warm-up records, unmeasured` : ""})`,
+    );
     const once = startWorker(
       build,
       {
@@ -107,6 +122,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
         topic: DATA_TOPIC,
         stateDir,
         copy: options.copy,
+        ...(options.warmupRecords > 0 ? { warmupTopic: WARMUP_TOPIC } : {}),
       },
       options.cpuProfDir,
     );

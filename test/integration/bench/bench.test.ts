@@ -29,6 +29,8 @@ describe("npm run bench (tiny)", () => {
       // Exercises the target's RTT on the way (the mock's brokers 1..3).
       "--target-rtt-ms",
       "2",
+      "--warmup-records",
+      "600",
     ]);
 
     // Act
@@ -65,6 +67,8 @@ describe("npm run bench (tiny)", () => {
     );
     assert.ok(half.cpuMs > 0 && half.cpuMs < result.mirror.cpuMs, "the half's CPU, in the run's unit");
     assert.match(formatTable(result), /kafka-mirror run --once/);
+    assert.equal(line.warmup_records, 600, "the worker copied the warm-up topic first");
+    assert.match(formatTable(result), /had copied 600 warm-up records first/);
   });
 
   it("refuses unknown and malformed options, naming them", () => {
@@ -79,6 +83,15 @@ describe("npm run bench (tiny)", () => {
       /--target-rtt-ms applies to the mock bench only/,
     );
     assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
+    assert.equal(parseBenchOptions(["--warmup-records", "0"]).warmupRecords, 0);
+    assert.throws(
+      () => parseBenchOptions(["--warmup-records", "-1"]),
+      /--warmup-records needs an integer >= 0, got -1/,
+    );
+    assert.throws(
+      () => parseBenchOptions(["--kafka", "real", "--warmup-records", "5"]),
+      /--warmup-records applies to the mock bench only/,
+    );
     assert.throws(
       () => parseBenchOptions(["--kafka", "real", "--brokers", "2"]),
       /--brokers needs 1 or 3, got 2/,
