@@ -10,8 +10,9 @@
 import { parseConfig } from "../../lib/config/schema.js";
 import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
 import { answerPool } from "../../lib/kafka/wire/answer-pool.js";
-import { createReplicator } from "../../lib/replicator.js";
+import { createReplicator, type Replicator } from "../../lib/replicator.js";
 import { leaseStoreFor } from "../../lib/wiring.js";
+import { GO_LINE, WARM_LINE } from "./worker-protocol.js";
 
 export interface WorkerJob {
   readonly mode: "once" | "continuous";
@@ -27,6 +28,12 @@ export interface WorkerJob {
    * figure of the report: the measured copy then runs warm (BenchOptions.warmupRecords).
    */
   readonly warmupTopic?: string;
+  /**
+   * The warm-up is copied by the measured copy's replicator instead, which mirrors both topics, as
+   * a warm Lambda's earlier invocation would have: the worker says WARM_LINE on stdout and waits
+   * for GO_LINE on stdin, so that the bench writes `topic`'s data meanwhile (BenchOptions.warmupShared).
+   */
+  readonly warmupShared?: boolean;
 }
 
 export interface WorkerReport {
@@ -102,6 +109,15 @@ class CountingMetrics implements ReplicationMetrics {
   #bytes = 0;
   /** Samples (see CPU_SAMPLE_BYTES): bytes copied so far and the process's CPU µs. */
   readonly #samples: { bytes: number; cpuUs: number }[] = [];
+  /** Forgets a shared warm-up copy (WorkerJob.warmupShared). */
+  reset(): void {
+    this.batches = 0;
+    this.errors = 0;
+    this.firstBatchAt = Number.NaN;
+    this.lastBatchAt = Number.NaN;
+    this.#bytes = 0;
+    this.#samples.length = 0;
+  }
   batchCopied(event: { bytes: number }): void {
     this.batches++;
     const now = performance.now();
@@ -129,8 +145,19 @@ class CountingMetrics implements ReplicationMetrics {
   }
 }
 
-/** WorkerJob.warmupTopic copied until caught up: the records copied; throws if it did not complete. */
-async function warmUp(
+/** Copies what `replicator` finds until caught up: the records copied; throws if it did not complete. */
+async function copyUntilCaughtUp(replicator: Replicator): Promise<number> {
+  const summary = await replicator.worker.replicate(Date.now() + 3_600_000, { stopWhenCaughtUp: true });
+  if (!summary.caughtUp || summary.errors.length > 0) {
+    throw new Error(
+      `warm-up copy ended ${summary.endReason}, caught up ${summary.caughtUp}, errors ${summary.errors.length}`,
+    );
+  }
+  return summary.partitions.reduce((sum, p) => sum + p.records, 0);
+}
+
+/** WorkerJob.warmupTopic copied by a replicator of its own: the records copied. */
+async function warmUpAlone(
   config: ReturnType<typeof parseConfig>,
   backend: Awaited<ReturnType<typeof leaseStoreFor>>["backend"],
 ): Promise<number> {
@@ -140,16 +167,31 @@ async function warmUp(
     metrics: new CountingMetrics(),
   });
   try {
-    const summary = await replicator.worker.replicate(Date.now() + 3_600_000, { stopWhenCaughtUp: true });
-    if (!summary.caughtUp || summary.errors.length > 0) {
-      throw new Error(
-        `warm-up copy ended ${summary.endReason}, caught up ${summary.caughtUp}, errors ${summary.errors.length}`,
-      );
-    }
-    return summary.partitions.reduce((sum, p) => sum + p.records, 0);
+    return await copyUntilCaughtUp(replicator);
   } finally {
     await replicator.close();
   }
+}
+
+/** Resolves at GO_LINE on stdin; rejects if stdin closes first. */
+function goAhead(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      if (!text.split("\n").includes(GO_LINE)) return;
+      settle();
+      resolve();
+    };
+    const onEnd = () => {
+      settle();
+      reject(new Error(`stdin closed before the bench's "${GO_LINE}"`));
+    };
+    const settle = () => {
+      process.stdin.off("data", onData).off("end", onEnd).pause();
+    };
+    process.stdin.on("data", onData).on("end", onEnd).resume();
+  });
 }
 
 async function main(): Promise<void> {
@@ -161,11 +203,14 @@ async function main(): Promise<void> {
       target: { brokers: [...job.targetBrokers], clientId: "bench-mirror", copy: job.copy ?? "records" },
       topics: { whitelist: topic },
     });
-  const config = configFor(job.topic);
+  const shared = job.warmupTopic !== undefined && job.warmupShared === true;
+  // Bench topic names hold no regex metacharacters but the hyphen, which is none outside [].
+  const config = configFor(shared ? `${job.topic}|${job.warmupTopic}` : job.topic);
   const table = await leaseStoreFor(config, "embedded", { stateDir: job.stateDir });
-  const warmupRecords =
-    job.warmupTopic === undefined ? 0 : await warmUp(configFor(job.warmupTopic), table.backend);
-  const pool = { reused: answerPool.reused, allocated: answerPool.allocated, returned: answerPool.returned };
+  const aloneRecords =
+    job.warmupTopic === undefined || shared
+      ? 0
+      : await warmUpAlone(configFor(job.warmupTopic), table.backend);
   // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
   // the pump's path between two writes, so their latency is part of the copy rate. The bench's
   // embedded store is reached through a DynamoDB client, so `dynamodb` is always set here.
@@ -200,6 +245,18 @@ async function main(): Promise<void> {
     process.stdin.resume();
   }
   try {
+    let warmupRecords = aloneRecords;
+    if (shared) {
+      warmupRecords = await copyUntilCaughtUp(replicator);
+      metrics.reset();
+      process.stdout.write(`${WARM_LINE} ${warmupRecords}\n`);
+      await goAhead();
+    }
+    const pool = {
+      reused: answerPool.reused,
+      allocated: answerPool.allocated,
+      returned: answerPool.returned,
+    };
     const cpu = process.cpuUsage();
     const started = performance.now();
     const summary = await replicator.worker.replicate(Date.now() + 3_600_000, {

@@ -45,6 +45,11 @@ export interface BenchOptions {
    * once, not per invocation; the measured copy then runs on compiled code.
    */
   readonly warmupRecords: number;
+  /**
+   * The warm-up is copied by the measured copy's own replicator, which then mirrors the idle
+   * warm-up topic alongside (as a warm Lambda keeps its replicator); else by one of its own.
+   */
+  readonly warmupShared: boolean;
 }
 
 export type BenchCopy = "records" | "batches";
@@ -68,6 +73,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   cpuProfDir: null,
   copy: "records",
   warmupRecords: 0,
+  warmupShared: false,
 };
 
 const NUMERIC = {
@@ -99,6 +105,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --copy records|batches  the worker's target.copy (default ${DEFAULT_OPTIONS.copy})
   --warmup-records N      mock only: the worker first copies N records of another topic in the same
                           process, as a warm Lambda would have (default 0)
+  --warmup-shared         the measured copy's replicator does the warm-up and then mirrors that idle
+                          topic too (default: a replicator of its own)
   --skip-kcat             do not run the kcat pipeline
   --skip-latency          do not run the latency run
   --cpu-prof DIR          write a V8 CPU profile of the mirror worker into DIR`;
@@ -122,7 +130,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       const copy = argv[++i];
       if (copy === "records" || copy === "batches") options.copy = copy;
       else problems.push(`--copy needs records or batches, got ${copy ?? "nothing"}`);
-    } else if (arg === "--skip-kcat") options.skipKcat = true;
+    } else if (arg === "--warmup-shared") options.warmupShared = true;
+    else if (arg === "--skip-kcat") options.skipKcat = true;
     else if (arg === "--skip-latency") options.skipLatency = true;
     else if (arg === "--cpu-prof") {
       const dir = argv[++i];
@@ -145,6 +154,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     problems.push("--target-rtt-ms applies to the mock bench only");
   if (options.warmupRecords > 0 && options.kafka !== "mock")
     problems.push("--warmup-records applies to the mock bench only");
+  if (options.warmupShared && options.warmupRecords === 0)
+    problems.push("--warmup-shared needs --warmup-records");
   if (options.kafka === "real" && (options.skipKcat || options.skipLatency || options.cpuProfDir !== null)) {
     // The real bench's point is the three tools side by side in one run.
     problems.push("--skip-kcat, --skip-latency and --cpu-prof apply to the mock bench only");

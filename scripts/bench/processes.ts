@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FUNCTION_MALLOC_TUNABLES, FUNCTION_NODE_FLAGS } from "../../infra/node-flags.js";
 import type { WorkerJob, WorkerReport } from "./mirror-worker.js";
+import { GO_LINE, WARM_LINE } from "./worker-protocol.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Inside node_modules, so that the bundle's package imports resolve as the package's dist/ does. */
@@ -42,6 +43,13 @@ export interface RunningWorker {
   readonly pid: number | undefined;
   /** Resolves with the worker's report once it exits (after `stop()` in continuous mode). */
   readonly report: Promise<WorkerReport>;
+  /**
+   * With WorkerJob.warmupShared: resolves with the records the warm-up copied once it is done; the
+   * worker then waits for `go()`. Rejects if the worker exits first.
+   */
+  readonly warm: Promise<number>;
+  /** The go-ahead for the measured copy after a shared warm-up. */
+  go(): void;
   /** Closes the worker's stdin: a continuous worker finishes its batches and exits. */
   stop(): void;
   kill(): void;
@@ -63,8 +71,14 @@ export function startWorker(build: string, job: WorkerJob, cpuProfDir: string | 
   });
   let stdout = "";
   let stderr = "";
+  let warmed: (records: number) => void = () => undefined;
+  const warm = new Promise<number>((resolve) => {
+    warmed = resolve;
+  });
   child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString("utf8");
+    const line = stdout.split("\n").find((l) => l.startsWith(WARM_LINE));
+    if (line !== undefined) warmed(Number(line.slice(WARM_LINE.length)));
   });
   const live = process.env.BENCH_WORKER_LOG !== undefined;
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -83,11 +97,24 @@ export function startWorker(build: string, job: WorkerJob, cpuProfDir: string | 
   return {
     pid: child.pid,
     report,
+    warm: warmOrExit(warm, report),
+    go: () => child.stdin?.write(`${GO_LINE}\n`),
     stop: () => child.stdin?.end(),
     kill: () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     },
   };
+}
+
+/** `warm`, or the report's error (or a missing warm-up's) when the worker exits first. */
+function warmOrExit(warm: Promise<number>, report: Promise<WorkerReport>): Promise<number> {
+  const exited = report.then(() => {
+    throw new Error("the worker exited before saying it was warm");
+  });
+  const first = Promise.race([warm, exited]);
+  // Awaited only with a shared warm-up; without one, the exit must not surface as unhandled.
+  first.catch(() => undefined);
+  return first;
 }
 
 export interface KcatPipelineOptions {

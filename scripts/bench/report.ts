@@ -27,6 +27,8 @@ export interface BenchSummary {
   readonly answer_pool: string;
   /** Records the worker copied, unmeasured, before the measured copy (--warmup-records). */
   readonly warmup_records: number;
+  /** The warm-up was copied by the measured copy's replicator (--warmup-shared). */
+  readonly warmup_shared: boolean;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -51,6 +53,7 @@ export function summarize(result: BenchResult): BenchSummary {
     answers_new: result.mirror.answers.allocated,
     answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",
     warmup_records: result.mirror.warmupRecords,
+    warmup_shared: result.options.warmupShared,
   };
 }
 
@@ -81,7 +84,7 @@ export function formatTable(result: BenchResult): string {
     [
       "  in a process that",
       o.warmupRecords > 0
-        ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)`
+        ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)${o.warmupShared ? ", with the same replicator" : ""}`
         : "started for it (start-up and the JIT's warm-up in every figure)",
     ],
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],

@@ -77,19 +77,33 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     await target.createTopic(KCAT_TOPIC, partitions);
     await target.createTopic(LATENCY_TOPIC, partitions);
 
-    const produceRps = await writeDataSet(source.bootstrapServers, DATA_TOPIC, partitions, options, log);
+    const job = {
+      mode: "once",
+      sourceBrokers: source.bootstrapServers,
+      targetBrokers: target.bootstrapServers,
+      topic: DATA_TOPIC,
+      stateDir,
+      copy: options.copy,
+      ...(options.warmupRecords > 0 ? { warmupTopic: WARMUP_TOPIC, warmupShared: options.warmupShared } : {}),
+    } as const;
+    // A shared warm-up (--warmup-shared) is copied before the measured data is written: the
+    // worker's replicator copies all it finds. The warm-up's copy stays in the target either way.
+    let warm: RunningWorker | null = null;
     if (options.warmupRecords > 0) {
       await source.createTopic(WARMUP_TOPIC, partitions);
       await target.createTopic(WARMUP_TOPIC, partitions);
       log("the worker's warm-up data, on a topic of its own:");
-      await writeDataSet(
-        source.bootstrapServers,
-        WARMUP_TOPIC,
-        partitions,
-        { ...options, records: options.warmupRecords },
-        log,
-      );
+      const warmup = { ...options, records: options.warmupRecords };
+      await writeDataSet(source.bootstrapServers, WARMUP_TOPIC, partitions, warmup, log);
+      if (options.warmupShared) {
+        log(`kafka-mirror worker: warm-up copy of ${options.warmupRecords} records (not measured)`);
+        warm = startWorker(build, job, options.cpuProfDir);
+        workers.push(warm);
+        await warm.warm;
+      }
     }
+
+    const produceRps = await writeDataSet(source.bootstrapServers, DATA_TOPIC, partitions, options, log);
 
     let kcat: BenchResult["kcat"] = null;
     if (!options.skipKcat) {
@@ -110,23 +124,18 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       await target.deleteTopic(KCAT_TOPIC);
     }
 
-    log(
-      `kafka-mirror worker (run --once: one process, stop when caught up, acks=all${options.warmupRecords > 0 ? `; first copies the ${options.warmupRecords} warm-up records, unmeasured` : ""})`,
-    );
-    const once = startWorker(
-      build,
-      {
-        mode: "once",
-        sourceBrokers: source.bootstrapServers,
-        targetBrokers: target.bootstrapServers,
-        topic: DATA_TOPIC,
-        stateDir,
-        copy: options.copy,
-        ...(options.warmupRecords > 0 ? { warmupTopic: WARMUP_TOPIC } : {}),
-      },
-      options.cpuProfDir,
-    );
-    workers.push(once);
+    const warmth =
+      options.warmupRecords === 0
+        ? ""
+        : warm === null
+          ? "; warm-up copy first, by a replicator of its own, not measured"
+          : "; the warm-up's replicator, mirroring that topic too";
+    log(`kafka-mirror worker (run --once: one process, stop when caught up, acks=all${warmth})`);
+    let once = warm;
+    if (once === null) {
+      once = startWorker(build, job, options.cpuProfDir);
+      workers.push(once);
+    } else once.go();
     const report = await once.report;
 
     log("verifying the mirror's copy record for record");

@@ -71,6 +71,29 @@ describe("npm run bench (tiny)", () => {
     assert.match(formatTable(result), /had copied 600 warm-up records first/);
   });
 
+  it("warms up with the measured copy's own replicator (--warmup-shared), the measured data written after", async () => {
+    const options = parseBenchOptions(
+      [
+        "--records",
+        "2000",
+        "--partitions",
+        "2",
+        "--record-bytes",
+        "200",
+        "--source-batch-bytes",
+        "65536",
+      ].concat(["--skip-kcat", "--skip-latency", "--warmup-records", "400", "--warmup-shared"]),
+    );
+
+    const result = await runBench(options, () => undefined);
+
+    // The worker's second copy found only the data written after its go-ahead.
+    assert.equal(result.mirror.warmupRecords, 400);
+    assert.equal(result.mirror.records, 2000);
+    assert.equal(result.mirror.verified, true);
+    assert.equal(summarize(result).warmup_shared, true);
+  });
+
   it("refuses unknown and malformed options, naming them", () => {
     assert.throws(() => parseBenchOptions(["--recrods", "5"]), /unknown option --recrods/);
     assert.throws(() => parseBenchOptions(["--rate", "fast"]), /--rate needs a positive integer, got fast/);
@@ -84,6 +107,7 @@ describe("npm run bench (tiny)", () => {
     );
     assert.throws(() => parseBenchOptions(["--brokers", "3"]), /--brokers applies to --kafka real only/);
     assert.equal(parseBenchOptions(["--warmup-records", "0"]).warmupRecords, 0);
+    assert.throws(() => parseBenchOptions(["--warmup-shared"]), /--warmup-shared needs --warmup-records/);
     assert.throws(
       () => parseBenchOptions(["--warmup-records", "-1"]),
       /--warmup-records needs an integer >= 0, got -1/,
