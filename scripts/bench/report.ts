@@ -85,7 +85,7 @@ export function formatTable(result: BenchResult): string {
       "  in a process that",
       o.warmupRecords > 0
         ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)${o.warmupShared ? ", with the same replicator" : ""}`
-        : "started for it (start-up and the JIT's warm-up in every figure)",
+        : "started for it (the JIT's warm-up in every figure, start-up in the whole copy's)",
     ],
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
