@@ -35,7 +35,7 @@ import {
   offsetForLeaderEpochRequest,
 } from "../wire/offset-for-leader-epoch.js";
 import { sliceBatches } from "./fetch-batches.js";
-import { FetchCoalescer } from "./fetch-coalescer.js";
+import { brokerFetchSender, FetchCoalescer } from "./fetch-coalescer.js";
 import { type Slice, type SliceRoom, slicePartition } from "./fetch-result.js";
 import { abortedBatches, dropAborted } from "./read-committed.js";
 
@@ -52,6 +52,8 @@ export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
 
 export class KafkaPartitionReader implements SourceReader {
   readonly #client: KafkaClusterClient;
+  /** The long polls' connections (fetch-coalescer.ts): nothing else queues behind them. */
+  readonly #pollClient: KafkaClusterClient;
   readonly #coalescer: FetchCoalescer;
   readonly #logger: Logger | undefined;
   readonly #readCommitted: boolean;
@@ -60,10 +62,13 @@ export class KafkaPartitionReader implements SourceReader {
   constructor(options: KafkaPartitionReaderOptions) {
     this.#client = new KafkaClusterClient(options);
     this.#readCommitted = (options.isolationLevel ?? "read_committed") === "read_committed";
+    this.#pollClient = new KafkaClusterClient(options);
+    const { requestTimeoutMs } = this.#client;
     this.#coalescer = new FetchCoalescer(
-      this.#client,
-      this.#client.requestTimeoutMs,
-      undefined,
+      {
+        data: brokerFetchSender(this.#client, requestTimeoutMs),
+        poll: brokerFetchSender(this.#pollClient, requestTimeoutMs),
+      },
       this.#readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
     );
     this.#logger = options.logger;
@@ -202,7 +207,7 @@ export class KafkaPartitionReader implements SourceReader {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#client.disconnect();
+    await Promise.all([this.#client.disconnect(), this.#pollClient.disconnect()]);
   }
 
   async #fetchOnce<U>(

@@ -6,7 +6,6 @@ import {
   type FetchSender,
   MAX_REQUEST_BYTES,
 } from "../../../../lib/kafka/read/fetch-coalescer.js";
-import type { KafkaClusterClient } from "../../../../lib/kafka/wire/cluster-client.js";
 import { KafkaErrorCode, KafkaPartitionError } from "../../../../lib/kafka/wire/error-codes.js";
 import {
   type FetchPartitionResponse,
@@ -16,7 +15,8 @@ import {
 } from "../../../../lib/kafka/wire/fetch.js";
 
 const LIMITS = { maxRecords: 10, maxBytes: 1000, maxWaitMs: 500 };
-const unusedCluster = {} as KafkaClusterClient;
+/** One sender for both lanes, for tests of what does not depend on the split. */
+const both = (send: FetchSender) => ({ data: send, poll: send });
 /** A route to broker `leader`, as of `leaderEpoch` (-1: no epoch known). */
 const on = (leader: number, leaderEpoch = -1) => ({ leader, leaderEpoch });
 
@@ -51,6 +51,90 @@ function recordingSender(hold?: Promise<void>) {
   return { requests, send };
 }
 
+/** A promise and what settles it (Promise.withResolvers, which Node 20 has not). */
+function latch(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/**
+ * One broker as the coalescer meets it: each connection's requests are answered in order, and a
+ * request whose partitions are all caught up (at or past their log end) is held while it allows a
+ * wait, until a record is appended to one of them or the test lets it expire.
+ */
+class InOrderBroker {
+  readonly ends = new Map<number, number>();
+  readonly sent: { connection: string; request: FetchRequest }[] = [];
+  #wake = latch();
+  #expire = latch();
+  readonly #last = new Map<string, Promise<unknown>>();
+
+  constructor(ends: Record<number, number>) {
+    for (const [partition, end] of Object.entries(ends)) this.ends.set(Number(partition), end);
+  }
+
+  connection(name: string): FetchSender {
+    return (_brokerId, request) => {
+      this.sent.push({ connection: name, request });
+      const answered = (this.#last.get(name) ?? Promise.resolve()).then(() => this.#answer(request));
+      this.#last.set(name, answered);
+      return answered;
+    };
+  }
+
+  append(partition: number): void {
+    this.ends.set(partition, (this.ends.get(partition) ?? 0) + 1);
+    this.#wake.resolve();
+    this.#wake = latch();
+  }
+
+  /** Held requests return as their maxWaitMs had passed. */
+  expire(): void {
+    this.#expire.resolve();
+  }
+
+  async #answer(request: FetchRequest): Promise<FetchResponse> {
+    const asked = request.topics.flatMap((t) => t.partitions);
+    const hasData = () => asked.some((p) => p.fetchOffset < (this.ends.get(p.partition) ?? 0));
+    let expired = false;
+    void this.#expire.promise.then(() => {
+      expired = true;
+    });
+    while (request.maxWaitMs > 0 && !hasData() && !expired) {
+      await Promise.race([this.#wake.promise, this.#expire.promise]);
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      topics: request.topics.map((t) => ({
+        topic: t.topic,
+        partitions: t.partitions.map((p) => {
+          const end = this.ends.get(p.partition) ?? 0;
+          return { ...answer(p.partition), highWatermark: end, lastStableOffset: end };
+        }),
+      })),
+    };
+  }
+}
+
+/** Whether `promise` has settled by the time the macrotasks queued so far ran. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
 describe("FetchCoalescer", () => {
   it("asks at most MAX_REQUEST_BYTES in one request, or one partition's limit when larger", () => {
     const MIB = 1024 * 1024;
@@ -78,7 +162,7 @@ describe("FetchCoalescer", () => {
 
   it("sends calls made together for one broker as one request, per-partition limits and leader epochs kept", async () => {
     const { requests, send } = recordingSender();
-    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+    const coalescer = new FetchCoalescer(both(send));
 
     const results = await Promise.all([
       coalescer.fetch(on(1, 4), { topic: "a", partition: 0 }, 5, LIMITS),
@@ -113,7 +197,7 @@ describe("FetchCoalescer", () => {
 
   it("asks for read_uncommitted when built for it (the chaos run's target check can read that way)", async () => {
     const { requests, send } = recordingSender();
-    const coalescer = new FetchCoalescer(unusedCluster, 1000, send, IsolationLevel.READ_UNCOMMITTED);
+    const coalescer = new FetchCoalescer(both(send), IsolationLevel.READ_UNCOMMITTED);
 
     await coalescer.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS);
 
@@ -126,7 +210,7 @@ describe("FetchCoalescer", () => {
       release = resolve;
     });
     const { requests, send } = recordingSender(hold);
-    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+    const coalescer = new FetchCoalescer(both(send));
     const turn = () => new Promise((resolve) => setImmediate(resolve));
 
     const calls = [coalescer.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS)];
@@ -155,7 +239,7 @@ describe("FetchCoalescer", () => {
 
   it("never names one partition twice in a request", async () => {
     const { requests, send } = recordingSender();
-    const coalescer = new FetchCoalescer(unusedCluster, 1000, send);
+    const coalescer = new FetchCoalescer(both(send));
 
     await Promise.all([
       coalescer.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS),
@@ -169,16 +253,18 @@ describe("FetchCoalescer", () => {
   });
 
   it("fails only the partition the broker refused: a leader epoch answer is one partition's", async () => {
-    const fenced = new FetchCoalescer(unusedCluster, 1000, async (_brokerId, request) => ({
-      throttleTimeMs: 0,
-      errorCode: 0,
-      topics: request.topics.map((t) => ({
-        topic: t.topic,
-        partitions: t.partitions.map((p) =>
-          answer(p.partition, p.currentLeaderEpoch === 4 ? KafkaErrorCode.FENCED_LEADER_EPOCH : 0),
-        ),
+    const fenced = new FetchCoalescer(
+      both(async (_brokerId, request) => ({
+        throttleTimeMs: 0,
+        errorCode: 0,
+        topics: request.topics.map((t) => ({
+          topic: t.topic,
+          partitions: t.partitions.map((p) =>
+            answer(p.partition, p.currentLeaderEpoch === 4 ? KafkaErrorCode.FENCED_LEADER_EPOCH : 0),
+          ),
+        })),
       })),
-    }));
+    );
 
     const [stale, current] = await Promise.allSettled([
       fenced.fetch(on(1, 4), { topic: "a", partition: 0 }, 0, LIMITS),
@@ -190,14 +276,12 @@ describe("FetchCoalescer", () => {
   });
 
   it("fails every caller of a request that failed, and fails a partition missing from the answer", async () => {
-    const failing = new FetchCoalescer(unusedCluster, 1000, async () => {
-      throw new Error("connection closed");
-    });
-    const silent = new FetchCoalescer(unusedCluster, 1000, async () => ({
-      throttleTimeMs: 0,
-      errorCode: 0,
-      topics: [],
-    }));
+    const failing = new FetchCoalescer(
+      both(async () => {
+        throw new Error("connection closed");
+      }),
+    );
+    const silent = new FetchCoalescer(both(async () => ({ throttleTimeMs: 0, errorCode: 0, topics: [] })));
 
     const failed = await Promise.allSettled([
       failing.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS),
@@ -209,5 +293,132 @@ describe("FetchCoalescer", () => {
       ["rejected", "rejected"],
     );
     await assert.rejects(silent.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS), KafkaPartitionError);
+  });
+  it("long-polls a caught-up partition over its own connection: a partition with records is read meanwhile", async () => {
+    const broker = new InOrderBroker({ 0: 0, 1: 100 });
+    const coalescer = new FetchCoalescer({
+      data: broker.connection("data"),
+      poll: broker.connection("poll"),
+    });
+    const idle = { topic: "a", partition: 0 };
+    const busy = { topic: "a", partition: 1 };
+    // Its first answer says where the idle partition ends; until then no fetch waits at the broker.
+    assert.equal((await coalescer.fetch(on(1), idle, 0, LIMITS)).highWatermark, 0);
+
+    const poll = coalescer.fetch(on(1), idle, 0, LIMITS);
+    assert.equal(await settledYet(poll), false, "held at the broker");
+    assert.equal((await coalescer.fetch(on(1), busy, 0, LIMITS)).highWatermark, 100);
+    assert.equal(await settledYet(poll), false, "the read of the busy partition did not wait for it");
+    broker.append(0);
+    assert.equal((await poll).highWatermark, 1);
+
+    assert.deepEqual(
+      broker.sent.map(({ connection, request }) => [connection, request.maxWaitMs]),
+      [
+        ["data", 0],
+        ["poll", LIMITS.maxWaitMs],
+        ["data", 0],
+      ],
+    );
+  });
+
+  it("(the broker as modelled: one connection for both, the busy partition's read waits for the poll)", async () => {
+    const broker = new InOrderBroker({ 0: 0, 1: 100 });
+    const one = broker.connection("one");
+    const coalescer = new FetchCoalescer({ data: one, poll: one });
+    await coalescer.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS);
+
+    const poll = coalescer.fetch(on(1), { topic: "a", partition: 0 }, 0, LIMITS);
+    await settledYet(poll);
+    const read = coalescer.fetch(on(1), { topic: "a", partition: 1 }, 0, LIMITS);
+    assert.equal(await settledYet(read), false);
+    broker.expire();
+    assert.equal((await read).highWatermark, 100);
+  });
+
+  it("keeps one long poll per broker out; partitions that catch up meanwhile go in the next", async () => {
+    const broker = new InOrderBroker({ 0: 0, 1: 0, 2: 0 });
+    const coalescer = new FetchCoalescer({
+      data: broker.connection("data"),
+      poll: broker.connection("poll"),
+    });
+    const tps = [0, 1, 2].map((partition) => ({ topic: "a", partition }));
+    await Promise.all(tps.map((tp) => coalescer.fetch(on(1), tp, 0, LIMITS)));
+
+    const first = coalescer.fetch(on(1), tps[0] ?? assert.fail(), 0, LIMITS);
+    await settledYet(first);
+    const later = [1, 2].map((p) => coalescer.fetch(on(1), tps[p] ?? assert.fail(), 0, LIMITS));
+    await settledYet(Promise.all(later));
+    assert.equal(broker.sent.filter((s) => s.connection === "poll").length, 1, "the second poll waits");
+    broker.append(0);
+    await first;
+    broker.append(2);
+    await Promise.all(later);
+
+    assert.deepEqual(
+      broker.sent
+        .filter((s) => s.connection === "poll")
+        .map((s) => s.request.topics[0]?.partitions.map((p) => p.partition)),
+      [[0], [1, 2]],
+    );
+  });
+
+  it("answers at once a caught-up partition's fetch that asks not to wait, and one whose end it no longer knows", async () => {
+    const broker = new InOrderBroker({ 0: 0 });
+    const coalescer = new FetchCoalescer({
+      data: broker.connection("data"),
+      poll: broker.connection("poll"),
+    });
+    const tp = { topic: "a", partition: 0 };
+    await coalescer.fetch(on(1), tp, 0, LIMITS);
+    await coalescer.fetch(on(1), tp, 0, { ...LIMITS, maxWaitMs: 0 });
+    assert.deepEqual(
+      broker.sent.map((s) => s.connection),
+      ["data", "data"],
+    );
+
+    // A refusal (a leader change) says nothing of where the log ends at the next leader.
+    const refusing = new FetchCoalescer({
+      data: broker.connection("data"),
+      poll: async (_brokerId, request) => {
+        broker.sent.push({ connection: "poll", request });
+        return {
+          throttleTimeMs: 0,
+          errorCode: 0,
+          topics: [{ topic: "a", partitions: [answer(0, KafkaErrorCode.NOT_LEADER_OR_FOLLOWER)] }],
+        };
+      },
+    });
+    await refusing.fetch(on(1), tp, 0, LIMITS);
+    assert.equal(
+      (await refusing.fetch(on(1), tp, 0, LIMITS)).errorCode,
+      KafkaErrorCode.NOT_LEADER_OR_FOLLOWER,
+    );
+    await refusing.fetch(on(1), tp, 0, LIMITS);
+    assert.deepEqual(
+      broker.sent.slice(2).map((s) => s.connection),
+      ["data", "poll", "data"],
+    );
+  });
+
+  it("takes the last stable offset as the end when reading committed records, the high watermark otherwise", async () => {
+    const sent: string[] = [];
+    const lane =
+      (name: string): FetchSender =>
+      async () => {
+        sent.push(name);
+        return {
+          throttleTimeMs: 0,
+          errorCode: 0,
+          topics: [{ topic: "a", partitions: [{ ...answer(0), highWatermark: 10, lastStableOffset: 5 }] }],
+        };
+      };
+    const tp = { topic: "a", partition: 0 };
+    for (const isolation of [IsolationLevel.READ_COMMITTED, IsolationLevel.READ_UNCOMMITTED]) {
+      const coalescer = new FetchCoalescer({ data: lane("data"), poll: lane("poll") }, isolation);
+      await coalescer.fetch(on(1), tp, 0, LIMITS);
+      await coalescer.fetch(on(1), tp, 5, LIMITS);
+    }
+    assert.deepEqual(sent, ["data", "poll", "data", "data"]);
   });
 });
