@@ -5,7 +5,7 @@
  *
  * A broker answers the requests of one connection in order, so a request it holds (all its
  * partitions caught up: a long poll) holds every request sent after it on that connection. Fetches
- * of partitions with records to read therefore never wait at the broker and go over one
+ * of partitions with records to read, which the broker answers at once, therefore go over one
  * connection, the long polls of caught-up partitions over another. Without that split, a
  * partition that had caught up held the others' reads for up to maxWaitMs at a time: 45-113k
  * records/s instead of 154-223k in the mock bench's shared warm-up (one idle topic beside the
@@ -20,6 +20,7 @@
  * 155k to 163k over five runs each.
  */
 import type { FetchLimits, TopicPartition } from "../../core/model.js";
+import { ReplicatorError } from "../../errors.js";
 import { answerPool } from "../wire/answer-pool.js";
 import type { KafkaClusterClient, PartitionRoute } from "../wire/cluster-client.js";
 import { KafkaErrorCode, KafkaPartitionError } from "../wire/error-codes.js";
@@ -62,6 +63,8 @@ interface Waiter {
   readonly leaderEpoch: number;
   readonly offset: number;
   readonly limits: FetchLimits;
+  /** What the request may wait at the broker for this partition (see FetchCoalescer.fetch). */
+  readonly maxWaitMs: number;
   resolve(response: FetchPartitionResponse): void;
   reject(error: unknown): void;
 }
@@ -70,7 +73,7 @@ const MAX_INT32 = 2 ** 31 - 1;
 const MAX_IN_FLIGHT = 3;
 
 export class FetchCoalescer {
-  /** Never held at the broker (maxWaitMs 0): pipelined, up to MAX_IN_FLIGHT per broker. */
+  /** Partitions with records to read, pipelined: up to MAX_IN_FLIGHT requests per broker. */
   readonly #data: Lane;
   /**
    * The long polls, one request per broker at a time: more would queue behind the first anyway.
@@ -82,6 +85,7 @@ export class FetchCoalescer {
   /** Per partition, the end of what it can read (high watermark or last stable offset) by its last answer. */
   readonly #ends = new Map<string, number>();
   readonly #readCommitted: boolean;
+  #closed = false;
 
   constructor(senders: FetchSenders, isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED) {
     this.#readCommitted = isolationLevel === IsolationLevel.READ_COMMITTED;
@@ -89,22 +93,19 @@ export class FetchCoalescer {
       this.#learnEnds(response);
       settle(round, response);
     };
-    this.#data = new Lane(
-      senders.data,
-      MAX_IN_FLIGHT,
-      (round) => ({
-        ...buildRequest(round, isolationLevel),
-        maxWaitMs: 0,
-      }),
-      settled,
-    );
-    this.#poll = new Lane(senders.poll, 1, (round) => buildRequest(round, isolationLevel), settled);
+    const build = (round: readonly Waiter[]) => buildRequest(round, isolationLevel);
+    this.#data = new Lane(senders.data, MAX_IN_FLIGHT, build, settled);
+    this.#poll = new Lane(senders.poll, 1, build, settled);
   }
 
   /**
-   * Fetches `tp` from `route.leader`, as of `route.leaderEpoch`. A fetch that would wait at the
-   * broker (its partition is caught up by the last answer, and it allows a wait) is a long poll;
-   * any other is answered at once with what is there, so it never waits behind a long poll.
+   * Fetches `tp` from `route.leader`, as of `route.leaderEpoch`. A fetch of a partition caught up
+   * by its last answer (high watermark, or last stable offset when reading committed) that allows
+   * a wait is a long poll. Any other has records to read, which the broker answers at once
+   * (minBytes 1), so its request never holds the next ones; it keeps the caller's wait, which a
+   * broker before Kafka 3.8 gives a read from tiered storage, and cancels at 0 (KAFKA-15776). A
+   * partition whose end is not known yet (its first fetch, or after an error answer) is asked
+   * not to wait: caught up, its request would be held like a poll.
    */
   fetch(
     route: PartitionRoute,
@@ -114,10 +115,22 @@ export class FetchCoalescer {
   ): Promise<FetchPartitionResponse> {
     const end = this.#ends.get(partitionKey(tp.topic, tp.partition));
     const caughtUp = limits.maxWaitMs > 0 && end !== undefined && offset >= end;
+    const maxWaitMs = end === undefined ? 0 : limits.maxWaitMs;
     return new Promise((resolve, reject) => {
-      const waiter = { tp, leaderEpoch: route.leaderEpoch, offset, limits, resolve, reject };
-      (caughtUp ? this.#poll : this.#data).add(route.leader, waiter);
+      const waiter = { tp, leaderEpoch: route.leaderEpoch, offset, limits, maxWaitMs, resolve, reject };
+      if (this.#closed) reject(closedError());
+      else (caughtUp ? this.#poll : this.#data).add(route.leader, waiter);
     });
+  }
+
+  /**
+   * Fails the fetches not sent yet and sends no more: the reader is closing, and a request sent
+   * now would open its connections again.
+   */
+  close(): void {
+    this.#closed = true;
+    this.#data.close();
+    this.#poll.close();
   }
 
   #learnEnds(response: FetchResponse): void {
@@ -145,6 +158,7 @@ class Lane {
   readonly #maxInFlight: number;
   readonly #build: (round: readonly Waiter[]) => FetchRequest;
   readonly #settle: (round: readonly Waiter[], response: FetchResponse) => void;
+  #closed = false;
 
   constructor(
     send: FetchSender,
@@ -158,6 +172,12 @@ class Lane {
     this.#settle = settled;
   }
 
+  close(): void {
+    this.#closed = true;
+    for (const queue of this.#queues.values())
+      for (const waiter of queue.splice(0)) waiter.reject(closedError());
+  }
+
   add(brokerId: number, waiter: Waiter): void {
     const queue = this.#queues.get(brokerId) ?? [];
     queue.push(waiter);
@@ -166,7 +186,12 @@ class Lane {
   }
 
   #schedule(brokerId: number): void {
-    if (this.#scheduled.has(brokerId) || (this.#inFlight.get(brokerId) ?? 0) >= this.#maxInFlight) return;
+    if (
+      this.#closed ||
+      this.#scheduled.has(brokerId) ||
+      (this.#inFlight.get(brokerId) ?? 0) >= this.#maxInFlight
+    )
+      return;
     this.#scheduled.add(brokerId);
     // Deferred to the next macrotask so that calls made in the same turn join one request.
     setImmediate(() => void this.#flush(brokerId));
@@ -174,6 +199,7 @@ class Lane {
 
   async #flush(brokerId: number): Promise<void> {
     this.#scheduled.delete(brokerId);
+    if (this.#closed) return;
     const { round, rest } = takeRound(this.#queues.get(brokerId) ?? []);
     this.#queues.set(brokerId, rest);
     this.#inFlight.set(brokerId, (this.#inFlight.get(brokerId) ?? 0) + 1);
@@ -190,6 +216,10 @@ class Lane {
       else if (inFlight === 0 && !this.#scheduled.has(brokerId)) this.#queues.delete(brokerId);
     }
   }
+}
+
+function closedError(): ReplicatorError {
+  return new ReplicatorError("KAFKA_FATAL", "source reader is closed");
 }
 
 function partitionKey(topic: string, partition: number): string {
@@ -238,7 +268,7 @@ export function buildRequest(
   maxBytes = Math.min(maxBytes, Math.max(MAX_REQUEST_BYTES, largest));
   return {
     // The shortest wait wins: a caller that asked not to wait must not be held by another's long poll.
-    maxWaitMs: Math.min(...round.map((w) => w.limits.maxWaitMs)),
+    maxWaitMs: Math.min(...round.map((w) => w.maxWaitMs)),
     minBytes: 1,
     maxBytes,
     isolationLevel,

@@ -207,6 +207,7 @@ export class KafkaPartitionReader implements SourceReader {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#coalescer.close();
     await Promise.all([this.#client.disconnect(), this.#pollClient.disconnect()]);
   }
 

@@ -178,7 +178,9 @@ export class KafkaClusterClient {
   }
 
   async broker(nodeId: number): Promise<Broker> {
-    await this.connect();
+    // kafkajs knows brokers only from metadata: a client that has only connected (one used for
+    // fetches alone, source-reader.ts) would have its first call fail with "not found".
+    await this.#metadataLoaded();
     return clusterCalls.findBroker(this.#cluster, nodeId);
   }
 

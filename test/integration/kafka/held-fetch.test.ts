@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { CapturingLogger } from "../../helpers/fake-observability.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { kcatProduce } from "../../helpers/kcat.js";
 
@@ -28,6 +29,7 @@ const stateOf = (promise: Promise<unknown>) =>
 describe("a caught-up partition's long poll", () => {
   let kafka: TestKafka;
   let reader: KafkaPartitionReader;
+  const logger = new CapturingLogger();
 
   before(async () => {
     kafka = await startTestKafka({ brokers: 1 });
@@ -35,6 +37,7 @@ describe("a caught-up partition's long poll", () => {
       brokers: kafka.bootstrapServers,
       requestTimeoutMs: 15_000,
       connectionTimeoutMs: 5_000,
+      logger,
     });
   });
 
@@ -72,5 +75,10 @@ describe("a caught-up partition's long poll", () => {
       ["k0"],
     );
     assert.ok(performance.now() - polling < MAX_WAIT_MS, "the poll was answered when the record arrived");
+    // Each fetch went through on its first attempt: the polls' client knew the broker at once.
+    assert.deepEqual(
+      logger.entries.filter((e) => e.message.includes("re-routing")).map((e) => e.message),
+      [],
+    );
   });
 });

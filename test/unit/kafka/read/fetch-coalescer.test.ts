@@ -144,6 +144,7 @@ describe("FetchCoalescer", () => {
         leaderEpoch: -1,
         offset: 0,
         limits: { ...LIMITS, maxBytes },
+        maxWaitMs: LIMITS.maxWaitMs,
         resolve: () => undefined,
         reject: () => undefined,
       }));
@@ -309,6 +310,9 @@ describe("FetchCoalescer", () => {
     assert.equal(await settledYet(poll), false, "held at the broker");
     assert.equal((await coalescer.fetch(on(1), busy, 0, LIMITS)).highWatermark, 100);
     assert.equal(await settledYet(poll), false, "the read of the busy partition did not wait for it");
+    // Below its known end it keeps the caller's wait (a broker reading tiered storage needs it).
+    assert.equal((await coalescer.fetch(on(1), busy, 50, LIMITS)).highWatermark, 100);
+    assert.equal(await settledYet(poll), false);
     broker.append(0);
     assert.equal((await poll).highWatermark, 1);
 
@@ -318,6 +322,7 @@ describe("FetchCoalescer", () => {
         ["data", 0],
         ["poll", LIMITS.maxWaitMs],
         ["data", 0],
+        ["data", LIMITS.maxWaitMs],
       ],
     );
   });
@@ -420,5 +425,38 @@ describe("FetchCoalescer", () => {
       await coalescer.fetch(on(1), tp, 5, LIMITS);
     }
     assert.deepEqual(sent, ["data", "poll", "data", "data"]);
+  });
+
+  it("fails at once the fetches not sent when closed, and sends nothing more", async () => {
+    const broker = new InOrderBroker({ 0: 0, 1: 0 });
+    const coalescer = new FetchCoalescer({
+      data: broker.connection("data"),
+      poll: broker.connection("poll"),
+    });
+    const tps = [0, 1].map((partition) => ({ topic: "a", partition }));
+    await Promise.all(tps.map((tp) => coalescer.fetch(on(1), tp, 0, LIMITS)));
+    const poll = coalescer.fetch(on(1), tps[0] ?? assert.fail(), 0, LIMITS);
+    await settledYet(poll);
+    const queued = coalescer.fetch(on(1), tps[1] ?? assert.fail(), 0, LIMITS);
+    await settledYet(queued);
+
+    coalescer.close();
+    await assert.rejects(queued, /source reader is closed/);
+    await assert.rejects(
+      coalescer.fetch(on(1), tps[1] ?? assert.fail(), 0, LIMITS),
+      /source reader is closed/,
+    );
+    broker.expire();
+    assert.equal((await poll).errorCode, 0, "the request out is answered as it comes");
+    await settledYet(poll);
+    assert.equal(broker.sent.length, 2, "the first fetch and the poll only");
+
+    // Closed in the turn of the call: the request it was to join is not sent either.
+    const other = new FetchCoalescer({ data: broker.connection("data"), poll: broker.connection("poll") });
+    const unsent = other.fetch(on(1), tps[0] ?? assert.fail(), 0, LIMITS);
+    other.close();
+    await assert.rejects(unsent, /source reader is closed/);
+    await settledYet(unsent);
+    assert.equal(broker.sent.length, 2);
   });
 });
