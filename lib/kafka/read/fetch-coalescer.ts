@@ -7,10 +7,10 @@
  * partitions caught up: a long poll) holds every request sent after it on that connection. Fetches
  * of partitions with records to read, which the broker answers at once, therefore go over one
  * connection, the long polls of caught-up partitions over another. Without that split, a
- * partition that had caught up held the others' reads for up to maxWaitMs at a time: 45-113k
- * records/s instead of 154-223k in the mock bench's shared warm-up (one idle topic beside the
- * copied one), and 8.7-72k instead of 102-135k on one real broker (its partitions catching up one
- * by one).
+ * partition that had caught up held the others' reads for up to maxWaitMs at a time: the mock
+ * bench's copy beside a caught-up topic ran at 44k records/s, 215-272k with it; on one real broker
+ * (its partitions catching up one by one) a throw-away script copied 8.7-72k records/s, 102-135k
+ * with maxWaitMs 10.
  *
  * Up to MAX_IN_FLIGHT requests of the first kind per broker: a partition whose answer came back
  * asks again at once instead of waiting for the request of the others to return, and the broker
