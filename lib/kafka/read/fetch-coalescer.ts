@@ -34,6 +34,7 @@ import {
   fetchRequest,
   IsolationLevel,
   type IsolationLevelValue,
+  readableEnd,
 } from "../wire/fetch.js";
 
 /**
@@ -85,7 +86,6 @@ export class FetchCoalescer {
   /** Per partition, the end of what it can read (high watermark or last stable offset) by its last answer. */
   readonly #ends = new Map<string, number>();
   readonly #readCommitted: boolean;
-  #closed = false;
 
   constructor(senders: FetchSenders, isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED) {
     this.#readCommitted = isolationLevel === IsolationLevel.READ_COMMITTED;
@@ -118,8 +118,7 @@ export class FetchCoalescer {
     const maxWaitMs = end === undefined ? 0 : limits.maxWaitMs;
     return new Promise((resolve, reject) => {
       const waiter = { tp, leaderEpoch: route.leaderEpoch, offset, limits, maxWaitMs, resolve, reject };
-      if (this.#closed) reject(closedError());
-      else (caughtUp ? this.#poll : this.#data).add(route.leader, waiter);
+      (caughtUp ? this.#poll : this.#data).add(route.leader, waiter);
     });
   }
 
@@ -128,7 +127,6 @@ export class FetchCoalescer {
    * now would open its connections again.
    */
   close(): void {
-    this.#closed = true;
     this.#data.close();
     this.#poll.close();
   }
@@ -138,7 +136,7 @@ export class FetchCoalescer {
     for (const t of response.topics) {
       for (const p of t.partitions) {
         const key = partitionKey(t.topic, p.partition);
-        const end = this.#readCommitted && p.lastStableOffset >= 0 ? p.lastStableOffset : p.highWatermark;
+        const end = readableEnd(p, this.#readCommitted);
         // An error answer (NOT_LEADER, OFFSET_OUT_OF_RANGE) says nothing of the end the next fetch meets.
         if (p.errorCode === KafkaErrorCode.NONE && end >= 0) this.#ends.set(key, end);
         else this.#ends.delete(key);
@@ -179,6 +177,10 @@ class Lane {
   }
 
   add(brokerId: number, waiter: Waiter): void {
+    if (this.#closed) {
+      waiter.reject(closedError());
+      return;
+    }
     const queue = this.#queues.get(brokerId) ?? [];
     queue.push(waiter);
     this.#queues.set(brokerId, queue);

@@ -27,7 +27,7 @@ import {
 } from "../wire/cluster-client.js";
 import { translateKafkajsError } from "../wire/connection.js";
 import { KafkaErrorCode, KafkaPartitionError } from "../wire/error-codes.js";
-import { type FetchPartitionResponse, IsolationLevel } from "../wire/fetch.js";
+import { type FetchPartitionResponse, IsolationLevel, readableEnd } from "../wire/fetch.js";
 import { listPartitionOffsets } from "../wire/list-offsets.js";
 import {
   OFFSET_FOR_LEADER_EPOCH_API_KEY,
@@ -226,10 +226,7 @@ export class KafkaPartitionReader implements SourceReader {
     return {
       ...slice,
       // READ_COMMITTED stops at the last stable offset: that is the end this reader can reach.
-      highWatermark:
-        this.#readCommitted && response.lastStableOffset >= 0
-          ? response.lastStableOffset
-          : response.highWatermark,
+      highWatermark: readableEnd(response, this.#readCommitted),
       logStartOffset: response.logStartOffset,
     };
   }

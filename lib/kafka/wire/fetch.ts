@@ -51,6 +51,16 @@ export interface FetchPartitionResponse {
   readonly records: Buffer;
 }
 
+/**
+ * The end of what a fetch of the partition can read: the last stable offset when reading
+ * committed records (read_committed stops there), else the high watermark; -1 when not told.
+ */
+export function readableEnd(partition: FetchPartitionResponse, readCommitted: boolean): number {
+  return readCommitted && partition.lastStableOffset >= 0
+    ? partition.lastStableOffset
+    : partition.highWatermark;
+}
+
 export interface FetchResponse {
   readonly throttleTimeMs: number;
   readonly errorCode: number;
