@@ -11,8 +11,10 @@ export interface PriceInputs {
   readonly lambdaRequestUsd: number;
   /** Seconds one invocation copies for (a scheduled worker's time budget). */
   readonly invocationSeconds: number;
-  /** DynamoDB on-demand, USD per write request unit (one checkpoint of a small item). */
+  /** DynamoDB on-demand, USD per write request unit (a write of up to 1 KiB). */
   readonly dynamodbWriteUsd: number;
+  /** DynamoDB on-demand, USD per read request unit (a strongly consistent read of up to 4 KiB). */
+  readonly dynamodbReadUsd: number;
 }
 
 export const DEFAULT_PRICES: PriceInputs = {
@@ -20,6 +22,7 @@ export const DEFAULT_PRICES: PriceInputs = {
   lambdaRequestUsd: 0.2 / 1_000_000,
   invocationSeconds: 840,
   dynamodbWriteUsd: 0.625 / 1_000_000,
+  dynamodbReadUsd: 0.125 / 1_000_000,
 };
 
 export interface CostEstimate {
@@ -29,13 +32,19 @@ export interface CostEstimate {
   readonly totalUsdPerGib: number;
 }
 
+/** DynamoDB capacity the lease store consumed per GiB copied (mirror-worker.ts, CapacityMeter). */
+export interface DynamoDbUnitsPerGib {
+  readonly read: number;
+  readonly write: number;
+}
+
 /**
  * @param bytesPerSecond the measured copy rate (payload bytes)
- * @param checkpointsPerGib lease checkpoints (DynamoDB writes) per GiB copied
+ * @param unitsPerGib the lease store's read and write units per GiB, measured at that rate
  */
 export function estimateCost(
   bytesPerSecond: number,
-  checkpointsPerGib: number,
+  unitsPerGib: DynamoDbUnitsPerGib,
   memoryMb: number,
   prices: PriceInputs = DEFAULT_PRICES,
 ): CostEstimate {
@@ -43,7 +52,8 @@ export function estimateCost(
   const compute = secondsPerGib * (memoryMb / 1024) * prices.lambdaGbSecondUsd;
   const requests = (secondsPerGib / prices.invocationSeconds) * prices.lambdaRequestUsd;
   const lambdaUsdPerGib = compute + requests;
-  const dynamodbUsdPerGib = checkpointsPerGib * prices.dynamodbWriteUsd;
+  const dynamodbUsdPerGib =
+    unitsPerGib.write * prices.dynamodbWriteUsd + unitsPerGib.read * prices.dynamodbReadUsd;
   return {
     secondsPerGib,
     lambdaUsdPerGib,

@@ -7,6 +7,7 @@
  * (WorkerReport) on stdout. Warnings and errors of the worker go to stderr.
  */
 
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
 import { answerPool } from "../../lib/kafka/wire/answer-pool.js";
@@ -41,7 +42,7 @@ export interface WorkerReport {
   readonly caughtUp: boolean;
   readonly records: number;
   readonly bytes: number;
-  /** Batches copied, i.e. produce requests and lease checkpoints. */
+  /** Source batches copied (a write takes several along; checkpoints are fewer: `dynamodb`). */
   readonly batches: number;
   readonly errors: number;
   /** Wall time of replicate() alone (no process start, no module loading). */
@@ -66,6 +67,16 @@ export interface WorkerReport {
   readonly warmupRecords: number;
   /** Answers read into a buffer a written fetch gave back, new pooled buffers, buffers given back (answer-pool.ts). */
   readonly answers: { readonly reused: number; readonly allocated: number; readonly returned: number };
+  /** The lease store's DynamoDB requests during replicate() and the capacity they consumed (CapacityMeter). */
+  readonly dynamodb: DynamoDbUse;
+}
+
+export interface DynamoDbUse {
+  /** Item requests that read (GetItem, Query, ...) and that write. */
+  readonly reads: number;
+  readonly writes: number;
+  readonly readUnits: number;
+  readonly writeUnits: number;
 }
 
 /** BENCH_WORKER_LOG=info shows the worker's progress with timestamps (for finding stalls). */
@@ -145,6 +156,74 @@ class CountingMetrics implements ReplicationMetrics {
   }
 }
 
+/** Commands that read, billed in read units; every other command that consumes capacity writes. */
+const READ_COMMANDS = new Set([
+  "GetItemCommand",
+  "BatchGetItemCommand",
+  "QueryCommand",
+  "ScanCommand",
+  "TransactGetItemsCommand",
+]);
+/** Commands that take ReturnConsumedCapacity (table and admin calls do not). */
+const METERED_COMMANDS = new Set([
+  ...READ_COMMANDS,
+  "PutItemCommand",
+  "UpdateItemCommand",
+  "DeleteItemCommand",
+  "BatchWriteItemCommand",
+  "TransactWriteItemsCommand",
+]);
+
+type Capacity = { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
+
+/**
+ * What the lease store's DynamoDB requests would bill on demand. Every item request asks for its
+ * ConsumedCapacity (ReturnConsumedCapacity TOTAL: nothing in lib/ sets or reads it), which the
+ * embedded store, dynalite, computes as DynamoDB does: a write is a unit per KiB of the larger of
+ * the item before and after it, a read a unit per 4 KiB, half that when eventually consistent. A
+ * write refused by its condition is billed too and answers no capacity: counted as one unit, the
+ * least DynamoDB bills for it. Checkpoints are one per partition per leases.checkpointIntervalMs,
+ * not one per batch, so the units per GiB depend on the rate: this measures them at the bench's.
+ */
+class CapacityMeter implements DynamoDbUse {
+  reads = 0;
+  writes = 0;
+  readUnits = 0;
+  writeUnits = 0;
+  attach(client: DynamoDBClient): void {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = context.commandName ?? "";
+        if (!METERED_COMMANDS.has(command)) return next(args);
+        const read = READ_COMMANDS.has(command);
+        if (read) this.reads++;
+        else this.writes++;
+        try {
+          const result = await next({
+            ...args,
+            input: { ...(args.input as object), ReturnConsumedCapacity: "TOTAL" },
+          });
+          this.#add(read, (result.output as { ConsumedCapacity?: Capacity }).ConsumedCapacity);
+          return result;
+        } catch (error) {
+          if (!read && (error as { name?: unknown }).name === "ConditionalCheckFailedException")
+            this.writeUnits++;
+          throw error;
+        }
+      },
+      { step: "initialize", name: "benchCapacityMeter" },
+    );
+  }
+  snapshot(): DynamoDbUse {
+    return { reads: this.reads, writes: this.writes, readUnits: this.readUnits, writeUnits: this.writeUnits };
+  }
+  #add(read: boolean, capacity: Capacity): void {
+    const units = [capacity ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+    if (read) this.readUnits += units;
+    else this.writeUnits += units;
+  }
+}
+
 /** Copies what `replicator` finds until caught up: the records copied; throws if it did not complete. */
 async function copyUntilCaughtUp(replicator: Replicator): Promise<number> {
   const summary = await replicator.worker.replicate(Date.now() + 3_600_000, { stopWhenCaughtUp: true });
@@ -211,11 +290,14 @@ async function main(): Promise<void> {
     job.warmupTopic === undefined || shared
       ? 0
       : await warmUpAlone(configFor(job.warmupTopic), table.backend);
-  // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
-  // the pump's path between two writes, so their latency is part of the copy rate. The bench's
-  // embedded store is reached through a DynamoDB client, so `dynamodb` is always set here.
+  // The embedded store is reached through a DynamoDB client, as DynamoDB is.
   const dynamodb = table.backend.dynamodb;
-  if (process.env.BENCH_LEASE_TRACE && dynamodb !== undefined) {
+  if (dynamodb === undefined) throw new Error("the embedded lease store has no DynamoDB client to meter");
+  const meter = new CapacityMeter();
+  meter.attach(dynamodb);
+  // BENCH_LEASE_TRACE=<file> appends the duration of every lease-store call: checkpoints sit on
+  // the pump's path between two writes, so their latency is part of the copy rate.
+  if (process.env.BENCH_LEASE_TRACE) {
     const { appendFileSync } = await import("node:fs");
     dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
@@ -257,6 +339,7 @@ async function main(): Promise<void> {
       allocated: answerPool.allocated,
       returned: answerPool.returned,
     };
+    const dynamodbBefore = meter.snapshot();
     const cpu = process.cpuUsage();
     const started = performance.now();
     const summary = await replicator.worker.replicate(Date.now() + 3_600_000, {
@@ -265,6 +348,7 @@ async function main(): Promise<void> {
     });
     const elapsedMs = performance.now() - started;
     const used = process.cpuUsage(cpu);
+    const dynamodbAfter = meter.snapshot();
     const report: WorkerReport = {
       endReason: summary.endReason,
       caughtUp: summary.caughtUp,
@@ -283,6 +367,12 @@ async function main(): Promise<void> {
         reused: answerPool.reused - pool.reused,
         allocated: answerPool.allocated - pool.allocated,
         returned: answerPool.returned - pool.returned,
+      },
+      dynamodb: {
+        reads: dynamodbAfter.reads - dynamodbBefore.reads,
+        writes: dynamodbAfter.writes - dynamodbBefore.writes,
+        readUnits: dynamodbAfter.readUnits - dynamodbBefore.readUnits,
+        writeUnits: dynamodbAfter.writeUnits - dynamodbBefore.writeUnits,
       },
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);

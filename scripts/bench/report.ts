@@ -16,6 +16,10 @@ export interface BenchSummary {
   /** The kcat pipeline's CPU per GiB (both processes), null when skipped. */
   readonly kcat_cpu_s_per_gib: number | null;
   readonly usd_per_gib: number;
+  /** The lease store's DynamoDB write units per GiB copied, at the measured rate. */
+  readonly dynamodb_write_units_per_gib: number;
+  /** The lease store's DynamoDB read units per GiB copied, at the measured rate. */
+  readonly dynamodb_read_units_per_gib: number;
   /** Records/s the latency run's producer achieved (the run fails below 95% of --rate). */
   readonly achieved_rps: number | null;
   /** The worker's target.copy. */
@@ -47,6 +51,8 @@ export function summarize(result: BenchResult): BenchSummary {
       result.secondHalfCpuSecondsPerGib === null ? null : round(result.secondHalfCpuSecondsPerGib, 2),
     kcat_cpu_s_per_gib: result.kcatCpuSecondsPerGib === null ? null : round(result.kcatCpuSecondsPerGib, 2),
     usd_per_gib: round(result.cost.totalUsdPerGib, 6),
+    dynamodb_write_units_per_gib: round(result.dynamodbUnitsPerGib.write, 1),
+    dynamodb_read_units_per_gib: round(result.dynamodbUnitsPerGib.read, 1),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
     copy: result.options.copy,
     answers_reused: result.mirror.answers.reused,
@@ -115,11 +121,15 @@ export function formatTable(result: BenchResult): string {
     ],
     [
       `Lambda cost per GiB at ${o.lambdaMemoryMb} MB`,
-      `$${cost.totalUsdPerGib.toFixed(6)} (compute+requests $${cost.lambdaUsdPerGib.toFixed(6)}, DynamoDB checkpoints $${cost.dynamodbUsdPerGib.toFixed(6)}; ${cost.secondsPerGib.toFixed(1)} s/GiB)`,
+      `$${cost.totalUsdPerGib.toFixed(6)} (compute+requests $${cost.lambdaUsdPerGib.toFixed(6)}, ${cost.secondsPerGib.toFixed(1)} s/GiB; DynamoDB $${cost.dynamodbUsdPerGib.toFixed(6)})`,
+    ],
+    [
+      "  DynamoDB capacity per GiB",
+      `${result.dynamodbUnitsPerGib.write.toFixed(1)} write units, ${result.dynamodbUnitsPerGib.read.toFixed(1)} read units (from ${mirror.dynamodb.writes} writes and ${mirror.dynamodb.reads} reads in the copy; checkpoints are per partition per leases.checkpointIntervalMs, so per GiB at this rate)`,
     ],
     [
       "price inputs",
-      `Lambda arm64 $${prices.lambdaGbSecondUsd}/GB-s, $${prices.lambdaRequestUsd * 1e6}/M requests, ${prices.invocationSeconds} s per invocation; DynamoDB on-demand $${prices.dynamodbWriteUsd * 1e6}/M writes (us-east-1 list prices, assumed)`,
+      `Lambda arm64 $${prices.lambdaGbSecondUsd}/GB-s, $${prices.lambdaRequestUsd * 1e6}/M requests, ${prices.invocationSeconds} s per invocation; DynamoDB on-demand $${prices.dynamodbWriteUsd * 1e6}/M write units, $${prices.dynamodbReadUsd * 1e6}/M read units (us-east-1 list prices, assumed)`,
     ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -8,7 +8,13 @@ import { availableParallelism, cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { stopLeaseServer } from "../../lib/dynamodb/embedded/ensure.js";
 import { startMockKafka } from "../../test/helpers/mock-kafka.js";
-import { type CostEstimate, DEFAULT_PRICES, estimateCost, type PriceInputs } from "./cost.js";
+import {
+  type CostEstimate,
+  DEFAULT_PRICES,
+  type DynamoDbUnitsPerGib,
+  estimateCost,
+  type PriceInputs,
+} from "./cost.js";
 import { writeDataSet } from "./data.js";
 import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { WorkerReport } from "./mirror-worker.js";
@@ -41,6 +47,8 @@ export interface BenchResult {
   /** kcat's CPU over the same payload: what a C client spends on this machine, for comparison. */
   readonly kcatCpuSecondsPerGib: number | null;
   readonly prices: PriceInputs;
+  /** The lease store's DynamoDB capacity per GiB copied, at the measured rate. */
+  readonly dynamodbUnitsPerGib: DynamoDbUnitsPerGib;
   readonly cost: CostEstimate;
 }
 
@@ -192,6 +200,10 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
 
     const gib = report.bytes / 2 ** 30;
     const bytesPerSecond = report.bytes / (report.elapsedMs / 1000);
+    const dynamodbUnitsPerGib = {
+      read: report.dynamodb.readUnits / gib,
+      write: report.dynamodb.writeUnits / gib,
+    };
     return {
       options,
       machine: describeMachine(),
@@ -208,7 +220,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
           : report.secondHalf.cpuMs / 1000 / (report.secondHalf.bytes / 2 ** 30),
       kcatCpuSecondsPerGib: kcat === null ? null : kcat.cpuSeconds / gib,
       prices: DEFAULT_PRICES,
-      cost: estimateCost(bytesPerSecond, report.batches / gib, options.lambdaMemoryMb),
+      dynamodbUnitsPerGib,
+      cost: estimateCost(bytesPerSecond, dynamodbUnitsPerGib, options.lambdaMemoryMb),
     };
   } finally {
     for (const worker of workers) worker.kill();

@@ -67,6 +67,15 @@ describe("npm run bench (tiny)", () => {
     );
     assert.ok(half.cpuMs > 0 && half.cpuMs < result.mirror.cpuMs, "the half's CPU, in the run's unit");
     assert.match(formatTable(result), /kafka-mirror run --once/);
+    // The copy claims its leases and checkpoints at its end at least. A write is billed a unit or
+    // more, as dynalite's answers say: a meter that read no answer would count none.
+    const { dynamodb } = result.mirror;
+    assert.ok(
+      dynamodb.writes > 0 && dynamodb.writeUnits >= dynamodb.writes,
+      "the lease store's writes were metered",
+    );
+    const gib = result.mirror.bytes / 2 ** 30;
+    assert.equal(line.dynamodb_write_units_per_gib, Math.round((dynamodb.writeUnits / gib) * 10) / 10);
     assert.equal(line.warmup_records, 600, "the worker copied the warm-up topic first");
     assert.match(formatTable(result), /had copied 600 warm-up records first/);
   });
