@@ -83,15 +83,19 @@ export class FetchCoalescer {
    * fetch per broker in flight.
    */
   readonly #poll: Lane;
-  /** Per partition, the end of what it can read (high watermark or last stable offset) by its last answer. */
-  readonly #ends = new Map<string, number>();
+  /**
+   * Per partition, the end of what it can read (high watermark or last stable offset) by its last
+   * answer, and the leader and leader epoch that answered.
+   */
+  readonly #ends = new Map<string, KnownEnd>();
   readonly #readCommitted: boolean;
 
   constructor(senders: FetchSenders, isolationLevel: IsolationLevelValue = IsolationLevel.READ_COMMITTED) {
     this.#readCommitted = isolationLevel === IsolationLevel.READ_COMMITTED;
-    const settled = (round: readonly Waiter[], response: FetchResponse) => {
-      this.#learnEnds(response);
-      settle(round, response);
+    const settled = (brokerId: number, round: readonly Waiter[], response: FetchResponse) => {
+      const answers = answersByPartition(response);
+      this.#learnEnds(brokerId, round, response.errorCode, answers);
+      settle(round, response.errorCode, answers);
     };
     const build = (round: readonly Waiter[]) => buildRequest(round, isolationLevel);
     this.#data = new Lane(senders.data, MAX_IN_FLIGHT, build, settled);
@@ -104,8 +108,10 @@ export class FetchCoalescer {
    * a wait is a long poll. Any other has records to read, which the broker answers at once
    * (minBytes 1), so its request never holds the next ones; it keeps the caller's wait, which a
    * broker before Kafka 3.8 gives a read from tiered storage, and cancels at 0 (KAFKA-15776). A
-   * partition whose end is not known yet (its first fetch, or after an error answer) is asked
-   * not to wait: caught up, its request would be held like a poll.
+   * partition whose end is not known (its first fetch, after an error answer, or learnt from
+   * another leader or leader epoch) is asked not to wait: caught up, its request would be held
+   * like a poll. A new leader's high watermark can lag the old one's until its followers fetch
+   * again, so an end from before a leader change may be past what the new leader serves.
    */
   fetch(
     route: PartitionRoute,
@@ -113,7 +119,9 @@ export class FetchCoalescer {
     offset: number,
     limits: FetchLimits,
   ): Promise<FetchPartitionResponse> {
-    const end = this.#ends.get(partitionKey(tp.topic, tp.partition));
+    const known = this.#ends.get(partitionKey(tp.topic, tp.partition));
+    const end =
+      known?.leader === route.leader && known.leaderEpoch === route.leaderEpoch ? known.end : undefined;
     const caughtUp = limits.maxWaitMs > 0 && end !== undefined && offset >= end;
     const maxWaitMs = end === undefined ? 0 : limits.maxWaitMs;
     return new Promise((resolve, reject) => {
@@ -131,18 +139,29 @@ export class FetchCoalescer {
     this.#poll.close();
   }
 
-  #learnEnds(response: FetchResponse): void {
-    if (response.errorCode !== KafkaErrorCode.NONE) return;
-    for (const t of response.topics) {
-      for (const p of t.partitions) {
-        const key = partitionKey(t.topic, p.partition);
-        const end = readableEnd(p, this.#readCommitted);
-        // An error answer (NOT_LEADER, OFFSET_OUT_OF_RANGE) says nothing of the end the next fetch meets.
-        if (p.errorCode === KafkaErrorCode.NONE && end >= 0) this.#ends.set(key, end);
-        else this.#ends.delete(key);
-      }
+  #learnEnds(
+    brokerId: number,
+    round: readonly Waiter[],
+    errorCode: number,
+    answers: ReadonlyMap<string, FetchPartitionResponse>,
+  ): void {
+    if (errorCode !== KafkaErrorCode.NONE) return;
+    for (const waiter of round) {
+      const key = keyOf(waiter);
+      const p = answers.get(key);
+      const end = p === undefined ? -1 : readableEnd(p, this.#readCommitted);
+      // An error answer (NOT_LEADER, OFFSET_OUT_OF_RANGE) says nothing of the end the next fetch meets.
+      if (p?.errorCode === KafkaErrorCode.NONE && end >= 0)
+        this.#ends.set(key, { end, leader: brokerId, leaderEpoch: waiter.leaderEpoch });
+      else this.#ends.delete(key);
     }
   }
+}
+
+interface KnownEnd {
+  readonly end: number;
+  readonly leader: number;
+  readonly leaderEpoch: number;
 }
 
 /** One connection's requests: waiters queued per broker, combined into requests as they can go. */
@@ -155,14 +174,14 @@ class Lane {
   readonly #send: FetchSender;
   readonly #maxInFlight: number;
   readonly #build: (round: readonly Waiter[]) => FetchRequest;
-  readonly #settle: (round: readonly Waiter[], response: FetchResponse) => void;
+  readonly #settle: (brokerId: number, round: readonly Waiter[], response: FetchResponse) => void;
   #closed = false;
 
   constructor(
     send: FetchSender,
     maxInFlight: number,
     build: (round: readonly Waiter[]) => FetchRequest,
-    settled: (round: readonly Waiter[], response: FetchResponse) => void,
+    settled: (brokerId: number, round: readonly Waiter[], response: FetchResponse) => void,
   ) {
     this.#send = send;
     this.#maxInFlight = maxInFlight;
@@ -207,7 +226,7 @@ class Lane {
     this.#inFlight.set(brokerId, (this.#inFlight.get(brokerId) ?? 0) + 1);
     try {
       const response = await this.#send(brokerId, this.#build(round));
-      this.#settle(round, response);
+      this.#settle(brokerId, round, response);
     } catch (error) {
       for (const waiter of round) waiter.reject(error);
     } finally {
@@ -278,15 +297,23 @@ export function buildRequest(
   };
 }
 
-function settle(round: readonly Waiter[], response: FetchResponse): void {
+function answersByPartition(response: FetchResponse): Map<string, FetchPartitionResponse> {
   const byPartition = new Map<string, FetchPartitionResponse>();
   for (const t of response.topics) {
     for (const p of t.partitions) byPartition.set(partitionKey(t.topic, p.partition), p);
   }
+  return byPartition;
+}
+
+/** Each waiter's answer, or its refusal: the whole request's error, or its partition missing. */
+function settle(
+  round: readonly Waiter[],
+  errorCode: number,
+  answers: ReadonlyMap<string, FetchPartitionResponse>,
+): void {
   for (const waiter of round) {
-    const partition = byPartition.get(keyOf(waiter));
-    if (response.errorCode !== KafkaErrorCode.NONE)
-      waiter.reject(new KafkaPartitionError(response.errorCode));
+    const partition = answers.get(keyOf(waiter));
+    if (errorCode !== KafkaErrorCode.NONE) waiter.reject(new KafkaPartitionError(errorCode));
     else if (partition === undefined)
       waiter.reject(new KafkaPartitionError(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
     else {

@@ -406,6 +406,40 @@ describe("FetchCoalescer", () => {
     );
   });
 
+  it("forgets an end learnt from another leader or leader epoch: a new leader's high watermark may lag the old one's", async () => {
+    // Leader 1 (epoch 4) said the log ends at 100; leader 2, elected at epoch 5, holds the records
+    // up to 100 too, but its high watermark still says 45 until its followers fetch again.
+    const old = new InOrderBroker({ 0: 100 });
+    const next = new InOrderBroker({ 0: 45 });
+    const lane =
+      (name: string): FetchSender =>
+      (brokerId, request) =>
+        (brokerId === 1 ? old : next).connection(name)(brokerId, request);
+    const coalescer = new FetchCoalescer({ data: lane("data"), poll: lane("poll") });
+    const tp = { topic: "a", partition: 0 };
+    await coalescer.fetch(on(1, 4), tp, 0, LIMITS);
+
+    // At 50, below the old leader's end: a read that must not be held (and hold the reads behind
+    // it on the data connection) for maxWaitMs at the new leader.
+    const read = coalescer.fetch(on(2, 5), tp, 50, LIMITS);
+    assert.equal(await settledYet(read), true, "answered at once by the new leader");
+    // Its answer is the new leader's: caught up by it, the next fetch is a poll.
+    const poll = coalescer.fetch(on(2, 5), tp, 50, LIMITS);
+    assert.equal(await settledYet(poll), false, "held as a long poll");
+    next.expire();
+    await poll;
+    // The same broker under a new epoch (elected again) has not answered yet either.
+    await coalescer.fetch(on(2, 6), tp, 40, LIMITS);
+    assert.deepEqual(
+      next.sent.map((s) => [s.connection, s.request.maxWaitMs]),
+      [
+        ["data", 0],
+        ["poll", 500],
+        ["data", 0],
+      ],
+    );
+  });
+
   it("takes the last stable offset as the end when reading committed records, the high watermark otherwise", async () => {
     const sent: string[] = [];
     const lane =
