@@ -15,6 +15,7 @@ import { isReplicatorError } from "../../../lib/errors.js";
 import { contentCrc, scanRecordSet, sourceBatchOf } from "../../../lib/kafka/codec/pass-through.js";
 import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.js";
 import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
+import { answerPool } from "../../../lib/kafka/wire/answer-pool.js";
 import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
 import {
   createKafkaCluster,
@@ -487,6 +488,40 @@ describe("target.copy batches: source batches copied as they came (independent p
     );
     assert.equal(failure.details.kafkaError, "MESSAGE_TOO_LARGE");
     assert.deepEqual(await read(target.topic), [], "nothing of it is visible");
+  });
+
+  it("gives a written batch's answer buffer back only when the write's base offset is known: else its bytes may be sent again", {
+    skip: answerPool.mode === "off" ? "KAFKA_MIRROR_ANSWER_POOL=off: no buffer is given back" : false,
+  }, async (t) => {
+    if (kafka.kind !== "mock") return t.skip("the answer is injected into the mock's Produce");
+    const { mock } = kafka;
+    // Prepare: one kcat batch, fetched for each write (each fetch an answer of its own).
+    const [source, target] = [tpOf(topicName("pool-source")), tpOf(topicName("pool-target"))];
+    await kafka.createTopic(source.topic, 1);
+    await kafka.createTopic(target.topic, 1);
+    const records = [{ key: Buffer.from("k"), value: Buffer.from("pooled answer") }];
+    await kcatProduce({ brokers: kafka.bootstrapServers, ...source, compression: "none", records });
+    const reader = newReader();
+    const writer = newWriter();
+    await writer.fence(target);
+    const returnedBy = async (codes: readonly number[]) => {
+      const fetched = await reader.fetchBatches(source, 0, LIMITS);
+      if (codes.length > 0) await mock.pushRequestErrors(ApiKey.Produce, codes);
+      const before = answerPool.returned;
+      const written = await writer.write(target, fetched.batches);
+      assert.equal(written.acknowledged, 1, "landed whole, as the writer sees it");
+      return { baseOffset: written.baseOffset, returned: answerPool.returned - before };
+    };
+
+    // Act: a write answered with its offset, then one answered DUPLICATE_SEQUENCE_NUMBER (landed
+    // before, the broker says, at an offset it does not give): the pump then looks at the target,
+    // and may write the same bytes again.
+    const known = await returnedBy([]);
+    const unknown = await returnedBy([KafkaErrorCode.DUPLICATE_SEQUENCE_NUMBER]);
+
+    // Assess
+    assert.deepEqual(known, { baseOffset: 0, returned: 1 });
+    assert.deepEqual(unknown, { baseOffset: -1, returned: 0 });
   });
 
   it("without fencing sends source batches idempotent, not transactional, and has no producer id to report", async () => {
