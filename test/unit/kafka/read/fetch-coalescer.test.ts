@@ -438,6 +438,16 @@ describe("FetchCoalescer", () => {
         ["data", 0],
       ],
     );
+
+    // Without leader epochs (a broker before Metadata v10 says none: -1), the leader tells alone.
+    const brokers = [new InOrderBroker({ 0: 100 }), new InOrderBroker({ 0: 45 })];
+    const to =
+      (name: string): FetchSender =>
+      (brokerId, request) =>
+        (brokers[brokerId - 1] as InOrderBroker).connection(name)(brokerId, request);
+    const noEpochs = new FetchCoalescer({ data: to("data"), poll: to("poll") });
+    await noEpochs.fetch(on(1), tp, 0, LIMITS);
+    assert.equal(await settledYet(noEpochs.fetch(on(2), tp, 50, LIMITS)), true, "not held at leader 2");
   });
 
   it("takes the last stable offset as the end when reading committed records, the high watermark otherwise", async () => {
