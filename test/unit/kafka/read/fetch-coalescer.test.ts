@@ -409,13 +409,16 @@ describe("FetchCoalescer", () => {
   it("forgets an end learnt from another leader or leader epoch: a new leader's high watermark may lag the old one's", async () => {
     // Leader 1 (epoch 4) said the log ends at 100; leader 2, elected at epoch 5, holds the records
     // up to 100 too, but its high watermark still says 45 until its followers fetch again.
-    const old = new InOrderBroker({ 0: 100 });
-    const next = new InOrderBroker({ 0: 45 });
-    const lane =
-      (name: string): FetchSender =>
-      (brokerId, request) =>
-        (brokerId === 1 ? old : next).connection(name)(brokerId, request);
-    const coalescer = new FetchCoalescer({ data: lane("data"), poll: lane("poll") });
+    const leaderChange = () => {
+      const old = new InOrderBroker({ 0: 100 });
+      const next = new InOrderBroker({ 0: 45 });
+      const lane =
+        (name: string): FetchSender =>
+        (brokerId, request) =>
+          (brokerId === 1 ? old : next).connection(name)(brokerId, request);
+      return { next, coalescer: new FetchCoalescer({ data: lane("data"), poll: lane("poll") }) };
+    };
+    const { next, coalescer } = leaderChange();
     const tp = { topic: "a", partition: 0 };
     await coalescer.fetch(on(1, 4), tp, 0, LIMITS);
 
@@ -440,12 +443,7 @@ describe("FetchCoalescer", () => {
     );
 
     // Without leader epochs (a broker before Metadata v10 says none: -1), the leader tells alone.
-    const brokers = [new InOrderBroker({ 0: 100 }), new InOrderBroker({ 0: 45 })];
-    const to =
-      (name: string): FetchSender =>
-      (brokerId, request) =>
-        (brokers[brokerId - 1] as InOrderBroker).connection(name)(brokerId, request);
-    const noEpochs = new FetchCoalescer({ data: to("data"), poll: to("poll") });
+    const noEpochs = leaderChange().coalescer;
     await noEpochs.fetch(on(1), tp, 0, LIMITS);
     assert.equal(await settledYet(noEpochs.fetch(on(2), tp, 50, LIMITS)), true, "not held at leader 2");
   });
