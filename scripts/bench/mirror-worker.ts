@@ -179,8 +179,9 @@ type Capacity = { CapacityUnits?: number } | { CapacityUnits?: number }[] | unde
 /**
  * What the lease store's DynamoDB requests would bill on demand. Every item request asks for its
  * ConsumedCapacity (ReturnConsumedCapacity TOTAL: nothing in lib/ sets or reads it), which the
- * embedded store, dynalite, computes as DynamoDB does: a write is a unit per KiB of the larger of
- * the item before and after it, a read a unit per 4 KiB, half that when eventually consistent. A
+ * embedded store, dynalite, computes by DynamoDB's rules (item sizes by its own count, not checked
+ * against DynamoDB's): a write is a unit per KiB of the larger of the item before and after it, a
+ * read a unit per 4 KiB, half that when eventually consistent. A
  * write refused by its condition is billed too and answers no capacity: counted as one unit, the
  * least DynamoDB bills for it. Checkpoints are one per partition per leases.checkpointIntervalMs,
  * not one per batch, so the units per GiB depend on the rate: this measures them at the bench's.
