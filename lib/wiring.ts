@@ -6,6 +6,7 @@
  * CLI, the lag function and the demo build their adapters here and nowhere else.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { CompressionCodec } from "./config/compression.js";
 import {
   type ClusterConfig,
   leaseRequestTimeoutMs,
@@ -105,7 +106,7 @@ export function clusterSide(
   return {
     side,
     connection,
-    reader: () => new KafkaPartitionReader(clocked),
+    reader: () => new KafkaPartitionReader({ ...clocked, batchCodec: batchCodec(config) }),
     writer: (settings = {}) =>
       side === "target"
         ? targetWriter(config, clocked)
@@ -113,6 +114,16 @@ export function clusterSide(
     admin: () => new KafkaClusterAdmin(clocked),
     groups: () => createGroupAdmin(connection),
   };
+}
+
+/**
+ * The codec target.copy "batches" sends every batch in (target.compression), or undefined: each
+ * keeps its own ("none"). Both sides' readers take it, so the target's copies are read as the
+ * source's batches are: their contentCrc over the records uncompressed.
+ */
+function batchCodec(config: MirrorConfig): CompressionCodec | undefined {
+  const { copy, compression } = config.target;
+  return copy === "batches" && compression !== "none" ? compression : undefined;
 }
 
 /**

@@ -11,9 +11,12 @@
  * CHAOS_LEADER_MOVES (clean leader changes of source partitions per run; default 14),
  * CHAOS_TARGET_ISOLATION (read_committed, the default, or read_uncommitted: how the comparison
  * reads the target) and CHAOS_FENCING (the workers' target.fencing: transactional, the default,
- * or none, the old idempotent mode, which cannot fence a frozen worker); CHAOS_KEEP_LOGS=1 keeps
+ * or none, the old idempotent mode, which cannot fence a frozen worker), CHAOS_TARGET_COMPRESSION
+ * (the workers' target.compression, default none; with `--copy batches` any other recompresses
+ * each source batch); CHAOS_KEEP_LOGS=1 keeps
  * the run's worker and driver logs (kept anyway when something was wrong; the path is printed).
  */
+import { COMPRESSION_CODECS } from "../lib/config/compression.js";
 import { ReplicatorError } from "../lib/errors.js";
 import type { SourceIsolationLevel } from "../lib/kafka/read/source-reader.js";
 import { KAFKA_TESTBED } from "../test/helpers/kafka-testbed.js";
@@ -133,6 +136,12 @@ const options: ChaosOptions = {
   ),
   fencing: oneOf("CHAOS_FENCING", process.env.CHAOS_FENCING, FENCING_MODES, base.fencing),
   copy: oneOf("--copy / CHAOS_COPY", copy ?? process.env.CHAOS_COPY, COPY_MODES, base.copy),
+  compression: oneOf(
+    "CHAOS_TARGET_COMPRESSION",
+    process.env.CHAOS_TARGET_COMPRESSION,
+    COMPRESSION_CODECS,
+    base.compression,
+  ),
   keepLogs: process.env.CHAOS_KEEP_LOGS === "1",
   log: (line) => console.error(`[chaos] ${line}`),
 };

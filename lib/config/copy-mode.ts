@@ -10,7 +10,6 @@ export function checkBatchesMode(
     readonly target: {
       readonly copy: string;
       readonly fencing: string;
-      readonly compression: string;
       readonly alias?: string | undefined;
     };
   },
@@ -30,12 +29,6 @@ export function checkBatchesMode(
       "fencing",
       target.fencing,
       `must be "transactional", got ${JSON.stringify(target.fencing)}: fenced writes are how it knows what landed`,
-    );
-  if (target.compression !== "none")
-    refuse(
-      "compression",
-      target.compression,
-      `must be "none" (each batch keeps its own codec), got ${JSON.stringify(target.compression)}; use target.copy "records" to recompress`,
     );
   if (target.alias !== undefined)
     refuse(

@@ -133,11 +133,13 @@ const targetSchema = section({
     ),
   compression: oneOf(COMPRESSION_CODECS)
     .default("none")
-    .describe("Codec of the batches written to the target."),
+    .describe(
+      'Codec of the batches written to the target. With target.copy "batches", "none" keeps each source batch\'s own codec; any other recompresses every batch in another codec to it (records unchanged).',
+    ),
   copy: oneOf(["records", "batches"])
     .default("records")
     .describe(
-      'How records reach the target. "records": each is decoded and written again with the provenance header (target.compression applies; loops prevented by alias). "batches": each source batch is written as it came, byte for byte but for its producer id, epoch, sequence, transactional bit and CRC: no header, no decoding or encoding of records; exactly-once by fenced writes alone. It needs target.fencing "transactional", target.compression "none" (batches keep their codec), and no target.alias (no header to stop a loop); another producer\'s batches in a target partition are skipped and counted (OtherWriterBatches). Change it on a stopped or drained mirror.',
+      'How records reach the target. "records": each is decoded and written again with the provenance header (target.compression applies; loops prevented by alias). "batches": each source batch is written as it came, byte for byte but for its producer id, epoch, sequence, transactional bit and CRC: no header, no decoding or encoding of records; exactly-once by fenced writes alone. With target.compression other than "none" each batch in another codec has its records recompressed, nothing else changed. It needs target.fencing "transactional" and no target.alias (no header to stop a loop); another producer\'s batches in a target partition are skipped and counted (OtherWriterBatches). Change it on a stopped or drained mirror.',
     ),
   fencing: oneOf(["transactional", "none"])
     .default("transactional")

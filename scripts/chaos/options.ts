@@ -4,6 +4,7 @@
  * Kafka's (REAL_KAFKA_CHAOS: two 3-broker Apache Kafka 4.1.2 clusters, six JVMs on the same
  * 2 cores as the workers), with the reason for every value that differs.
  */
+import type { CompressionCodec } from "../../lib/config/compression.js";
 import type { MirrorConfig } from "../../lib/config/schema.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import type { TestbedKind } from "../../test/helpers/kafka-testbed.js";
@@ -115,6 +116,8 @@ export interface ChaosOptions {
   readonly fencing: TargetFencing;
   /** The workers' `target.copy`; "batches" copies carry no provenance, so they are matched by content. */
   readonly copy: TargetCopy;
+  /** The workers' `target.compression` ("batches": any other than "none" recompresses each batch). */
+  readonly compression: CompressionCodec;
   /** MirrorMaker 2's faults and settings (replicator "mm2"). */
   readonly mm2: Mm2ChaosOptions;
   readonly seed: number;
@@ -169,6 +172,7 @@ export const DEFAULT_CHAOS: ChaosOptions = {
   targetIsolation: "read_committed",
   fencing: "transactional",
   copy: "records",
+  compression: "none",
   // Counts, not a rate: a fault spaced by MM2's own start time (~20 s on an idle machine, twice
   // that at a load of 15) would come a handful of times per run, and a few draws more or less
   // would decide whether a run makes the minimum. 5 + 2 + 2 fit a 300 s fault phase.

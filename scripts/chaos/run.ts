@@ -18,6 +18,7 @@
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CompressionCodec } from "../../lib/config/compression.js";
 import { type MirrorConfigInput, parseConfig } from "../../lib/config/schema.js";
 import type { SourceIsolationLevel } from "../../lib/kafka/read/source-reader.js";
 import { restoreBrokers, startClusterFaults } from "./cluster-faults.js";
@@ -66,6 +67,8 @@ export interface ChaosResult extends Tally, FaultCounts, PoolCounts, Partial<Mm2
   fencing?: TargetFencing;
   /** The workers' target.copy (kafka-mirror only). */
   copy?: TargetCopy;
+  /** The workers' target.compression (kafka-mirror only). */
+  compression?: CompressionCodec;
   seed: number;
 }
 
@@ -294,6 +297,7 @@ function mirrorConfig(o: ChaosOptions, clusters: Clusters): MirrorConfigInput {
       requestTimeoutMs: o.requestTimeoutMs.target,
       fencing: o.fencing,
       copy: o.copy,
+      compression: o.compression,
     },
     topics: { whitelist: TOPICS_PATTERN },
     batch: { maxRecords: 500, maxWaitMs: 200 },
@@ -335,7 +339,9 @@ function emptyResult(o: ChaosOptions): ChaosResult {
     recoveries: 0,
     worker_runs: 0,
     target_isolation: o.targetIsolation,
-    ...(o.replicator === "kafka-mirror" ? { fencing: o.fencing, copy: o.copy } : {}),
+    ...(o.replicator === "kafka-mirror"
+      ? { fencing: o.fencing, copy: o.copy, compression: o.compression }
+      : {}),
     anomalies: [],
     seed: o.seed,
   };

@@ -13,6 +13,8 @@ export function cliConfigYaml(o: {
   readonly sourceRequestTimeoutMs?: number;
   /** target.copy. @default records (the setting left out) */
   readonly copy?: "records" | "batches";
+  /** target.compression. @default none (the setting left out) */
+  readonly compression?: string;
 }): string {
   return [
     "source:",
@@ -22,6 +24,7 @@ export function cliConfigYaml(o: {
     "target:",
     `  brokers: ${o.target.join(",")}`,
     ...(o.copy === undefined ? [] : [`  copy: ${o.copy}`]),
+    ...(o.compression === undefined ? [] : [`  compression: ${o.compression}`]),
     ...testBedSettings(o.whitelist, 2000),
     "",
   ].join("\n");

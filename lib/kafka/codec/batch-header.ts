@@ -17,6 +17,7 @@ import { crc32c } from "./crc32c.js";
 export const LOG_OVERHEAD = 12;
 export const HEADER_SIZE = 61;
 
+export const BATCH_LENGTH_OFFSET = 8;
 export const PARTITION_LEADER_EPOCH_OFFSET = 12;
 export const MAGIC_OFFSET = 16;
 export const CRC_OFFSET = 17;

@@ -14,12 +14,18 @@
  *
  * Rewriting the producer fields changes only the first 36 bytes of the CRC'd region, so the new
  * CRC comes from the stored one (crc32c-shift.ts): O(1) per batch, not O(bytes).
+ *
+ * With target.compression set, every batch goes in that codec: one that came in another has its
+ * records section decompressed and compressed again, nothing else of it changed. Its contentCrc is
+ * then that of its uncompressed form, which a copy shares with its source whichever compressor
+ * made it (zstd is native on Node 22.15+ and wasm on Node 20; zlib differs between versions).
  */
 import type { CompressionCodec } from "../../config/compression.js";
 import type { MirrorRecord, SourceBatch } from "../../core/model.js";
 import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
+  BATCH_LENGTH_OFFSET,
   CODEC_MASK,
   CONTROL_FLAG,
   CRC_OFFSET,
@@ -28,6 +34,7 @@ import {
   HEADER_SIZE,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_APPEND_TIME_FLAG,
+  LOG_OVERHEAD,
   MAGIC_OFFSET,
   MAX_TIMESTAMP_OFFSET,
   NO_PARTITION_LEADER_EPOCH,
@@ -39,7 +46,8 @@ import {
   recordSetEntries,
   TRANSACTIONAL_FLAG,
 } from "./batch-header.js";
-import { codecFromId } from "./compression.js";
+import { CODECS, codecFromId, compress, decompress } from "./compression.js";
+import { crc32c } from "./crc32c.js";
 import { crc32cAfterChange } from "./crc32c-shift.js";
 import { decodeLegacyEntry } from "./legacy-message-set.js";
 import type { ControlType, DecodedBatch } from "./model.js";
@@ -145,41 +153,83 @@ function scannedDecoded(batch: DecodedBatch, bytes: Buffer, attributes: number):
 /**
  * The data batch `batch` as a SourceBatch of its records at or after `offset`: as it came when it
  * is whole and begins there or later, else those records encoded again; null when it keeps none.
+ * `codec` (target.compression) puts it in that codec, its contentCrc over its records uncompressed;
+ * undefined keeps the batch's own.
  */
-export async function sourceBatchOf(batch: ScannedBatch, offset: number): Promise<SourceBatch | null> {
+export async function sourceBatchOf(
+  batch: ScannedBatch,
+  offset: number,
+  codec?: CompressionCodec,
+): Promise<SourceBatch | null> {
   if (batch.isControl) throw new RangeError("a control batch is not copied");
-  const { bytes } = batch;
   if (batch.whole && batch.baseOffset >= offset) {
+    const sent = await asSent(batch.bytes, codec);
     return {
       baseOffset: batch.baseOffset,
       lastOffset: batch.lastOffset,
       count: batch.lastOffset - batch.baseOffset + 1,
-      maxTimestamp: readSafeInt64(bytes, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
+      maxTimestamp: readSafeInt64(sent.bytes, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
       producerId: batch.producerId,
-      contentCrc: contentCrc(bytes),
-      bytes,
+      contentCrc: sent.contentCrc,
+      bytes: sent.bytes,
     };
   }
-  const records = batch.records ?? (await decodeBatch(bytes, 0, bytes.length)).records;
+  const records = batch.records ?? (await decodeBatch(batch.bytes, 0, batch.bytes.length)).records;
   const kept = records.filter((record) => record.offset >= offset);
   const first = kept[0];
   const last = kept.at(-1);
   if (first === undefined || last === undefined) return null;
   const encoded = await encodeRecordBatch(kept, {
-    compression: batch.codec,
+    // Compressed once, by asSent, when the target's codec is set.
+    compression: codec === undefined ? batch.codec : "none",
     producerId: -1n,
     producerEpoch: -1,
     baseSequence: -1,
   });
+  const sent = await asSent(encoded, codec);
   return {
     baseOffset: first.offset,
     lastOffset: last.offset,
     count: kept.length,
-    maxTimestamp: readSafeInt64(encoded, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
+    maxTimestamp: readSafeInt64(sent.bytes, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
     producerId: batch.producerId,
-    contentCrc: contentCrc(encoded),
-    bytes: encoded,
+    contentCrc: sent.contentCrc,
+    bytes: sent.bytes,
   };
+}
+
+/** The v2 batch `bytes` as it is to be sent in `codec` (undefined: its own), with its contentCrc. */
+async function asSent(
+  bytes: Buffer,
+  codec: CompressionCodec | undefined,
+): Promise<{ readonly bytes: Buffer; readonly contentCrc: number }> {
+  if (codec === undefined) return { bytes, contentCrc: contentCrc(bytes) };
+  const plain = await inCodec(bytes, "none");
+  const sent = codecOfBatch(bytes) === codec ? bytes : await inCodec(plain, codec);
+  return { bytes: sent, contentCrc: contentCrc(plain) };
+}
+
+function codecOfBatch(bytes: Buffer): CompressionCodec {
+  return codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), checkedBaseOffset(bytes, 0, bytes.length));
+}
+
+/**
+ * The v2 batch `bytes` with its records section in `codec`: `bytes` when it is in it already, else
+ * a new batch whose records are decompressed and compressed again, with the codec bits, the batch
+ * length and the CRC to match; every other header field as it came.
+ */
+async function inCodec(bytes: Buffer, codec: CompressionCodec): Promise<Buffer> {
+  const from = codecOfBatch(bytes);
+  if (from === codec) return bytes;
+  const attributes = bytes.readInt16BE(ATTRIBUTES_OFFSET);
+  const records = await compress(codec, await decompress(from, bytes.subarray(HEADER_SIZE)));
+  const batch = Buffer.allocUnsafe(HEADER_SIZE + records.length);
+  bytes.copy(batch, 0, 0, HEADER_SIZE);
+  records.copy(batch, HEADER_SIZE);
+  batch.writeInt32BE(batch.length - LOG_OVERHEAD, BATCH_LENGTH_OFFSET);
+  batch.writeInt16BE((attributes & ~CODEC_MASK) | CODECS[codec].id, ATTRIBUTES_OFFSET);
+  batch.writeUInt32BE(crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET);
+  return batch;
 }
 
 /** The fields a producer sets in a batch it sends. */

@@ -5,6 +5,7 @@
  * them, unless it is the first of the fetch. nextOffset and epochs are slicePartition's: past
  * control batches, aborted transactions and compaction gaps, epochs of every batch covered.
  */
+import type { CompressionCodec } from "../../config/compression.js";
 import type { SourceBatch } from "../../core/model.js";
 import { type ScannedBatch, sourceBatchOf } from "../codec/pass-through.js";
 import { epochsOf, type Slice, type SliceRoom } from "./fetch-result.js";
@@ -12,12 +13,14 @@ import { epochsOf, type Slice, type SliceRoom } from "./fetch-result.js";
 /**
  * @param all every complete entry the broker returned, in offset order.
  * @param aborted per entry of `all`: it belongs to an aborted transaction (read_committed).
+ * @param codec target.compression: each batch in it (sourceBatchOf); undefined: in its own.
  */
 export async function sliceBatches(
   all: readonly ScannedBatch[],
   aborted: readonly boolean[],
   offset: number,
   room: SliceRoom,
+  codec?: CompressionCodec,
 ): Promise<Slice<SourceBatch>> {
   const units: SourceBatch[] = [];
   let records = 0;
@@ -25,7 +28,7 @@ export async function sliceBatches(
   let nextOffset: number | null = null;
   for (const [i, batch] of all.entries()) {
     if (batch.isControl || aborted[i] === true || batch.lastOffset < offset) continue;
-    const unit = await sourceBatchOf(batch, offset);
+    const unit = await sourceBatchOf(batch, offset, codec);
     if (unit === null) continue;
     const fits = records + unit.count <= room.maxRecords && bytes + unit.bytes.length <= room.maxBytes;
     if (!fits && (units.length > 0 || !room.first)) {

@@ -6,6 +6,7 @@
  * leader or one our stale metadata still names, refuses instead of answering from its own log;
  * the refusal re-routes the call once with fresh metadata, as NOT_LEADER_OR_FOLLOWER does.
  */
+import type { CompressionCodec } from "../../config/compression.js";
 import type {
   FetchedBatches,
   FetchedRecords,
@@ -46,6 +47,12 @@ export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
    * an aborted or fenced write left in a log). @default "read_committed"
    */
   readonly isolationLevel?: SourceIsolationLevel;
+  /**
+   * fetchBatches gives every batch in this codec, compressed again where it came in another, its
+   * contentCrc over its records uncompressed (codec/pass-through.ts): target.copy "batches" with
+   * target.compression, on both sides, so a copy matches its source. @default each batch's own
+   */
+  readonly batchCodec?: CompressionCodec | undefined;
 }
 
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
@@ -57,6 +64,7 @@ export class KafkaPartitionReader implements SourceReader {
   readonly #coalescer: FetchCoalescer;
   readonly #logger: Logger | undefined;
   readonly #readCommitted: boolean;
+  readonly #batchCodec: CompressionCodec | undefined;
   #closed = false;
 
   constructor(options: KafkaPartitionReaderOptions) {
@@ -72,6 +80,7 @@ export class KafkaPartitionReader implements SourceReader {
       this.#readCommitted ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED,
     );
     this.#logger = options.logger;
+    this.#batchCodec = options.batchCodec;
   }
 
   /**
@@ -244,7 +253,7 @@ export class KafkaPartitionReader implements SourceReader {
   readonly #batchesOf: Shape<SourceBatch> = async (response, offset, room) => {
     const all = await scanRecordSet(response.records);
     const aborted = abortedBatches(all, this.#readCommitted ? response.abortedTransactions : []);
-    const slice = await sliceBatches(all, aborted, offset, room);
+    const slice = await sliceBatches(all, aborted, offset, room, this.#batchCodec);
     // Of the answer only these batches' bytes are read from here on, until they are written.
     answerPool.adopt(response.records, slice.units);
     return slice;

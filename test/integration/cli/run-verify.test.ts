@@ -40,7 +40,12 @@ describe("kafka-mirror run, verify and status", () => {
   let sourceWriter: KafkaPartitionWriter;
   let targetWriter: KafkaPartitionWriter;
 
-  const configFile = async (name: string, whitelist: string, copy?: "batches"): Promise<string> => {
+  const configFile = async (
+    name: string,
+    whitelist: string,
+    copy?: "batches",
+    compression?: string,
+  ): Promise<string> => {
     const path = join(dir, name);
     await writeFile(
       path,
@@ -49,6 +54,7 @@ describe("kafka-mirror run, verify and status", () => {
         target: target.bootstrapServers,
         whitelist,
         ...(copy === undefined ? {} : { copy }),
+        ...(compression === undefined ? {} : { compression }),
       }),
     );
     return path;
@@ -251,6 +257,33 @@ describe("kafka-mirror run, verify and status", () => {
     const failed = JSON.parse(after.stdout) as VerifyReport;
     const second = failed.partitions.find((p) => p.target.partition === 1);
     assert.equal(second?.mismatch?.kind, "extra", JSON.stringify(second));
+  });
+
+  it("target.copy batches with target.compression: run --once recompresses, verify compares records uncompressed", async () => {
+    // Prepare: uncompressed source batches (the writer's default), copied in lz4.
+    const topic = "RECOMPRESSED-TOPIC";
+    await source.createTopic(topic, 1);
+    for (let i = 0; i < 3; i++) {
+      const batch = records(40, 30 + i).map((r, j) => ({ ...r, offset: 40 * i + j }));
+      await sourceWriter.write({ topic, partition: 0 }, batch);
+    }
+    const config = await configFile("recompressed.yaml", topic, "batches", "lz4");
+    const asTheyCame = await configFile("as-they-came.yaml", topic, "batches");
+
+    // Act
+    const run = await spawnCli(["run", "--once", "--config", config, "--state-dir", stateDir]);
+    const verify = await cli(["verify", "--config", config, "--json"]);
+    const byBytes = await cli(["verify", "--config", asTheyCame, "--json"]);
+
+    // Assess
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    const [copied] = (JSON.parse(verify.stdout) as VerifyReport).partitions;
+    assert.deepEqual([copied?.mismatch, copied?.sourceRecords, copied?.targetRecords], [null, 120, 120]);
+    // The copies are lz4, their sources not: compared as they lie, they differ.
+    assert.equal(byBytes.code, 1, byBytes.stdout + byBytes.stderr);
+    const [raw] = (JSON.parse(byBytes.stdout) as VerifyReport).partitions;
+    assert.equal(raw?.mismatch?.kind, "altered", JSON.stringify(raw));
   });
 
   /** A source topic of 20 records and a target copy edited by `edit`. */

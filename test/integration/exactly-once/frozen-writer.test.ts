@@ -33,6 +33,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import type { CompressionCodec } from "../../../lib/config/compression.js";
 import { type MirrorConfigInput, parseConfig } from "../../../lib/config/schema.js";
 import type { CopyMode, MirrorRecord, TopicPartition } from "../../../lib/core/model.js";
 import { DEFAULT_PROVENANCE_HEADER, lastProvenance } from "../../../lib/core/provenance.js";
@@ -69,6 +70,8 @@ interface Scenario {
   readonly loseAnswer?: boolean;
   /** Real Kafka only: B starts only once the coordinator aborted A's transaction on its timeout. */
   readonly timeoutAbort?: boolean;
+  /** target.compression: "batches" then recompresses the source's uncompressed batches. */
+  readonly compression?: CompressionCodec;
 }
 
 /** The mock's fault injection, for the scenarios that real Kafka cannot stage. */
@@ -187,6 +190,7 @@ describe("a worker frozen past its lease mid-write", () => {
         maxBatchBytes: 1_024,
         copy,
         fencing,
+        ...(scenario.compression === undefined ? {} : { compression: scenario.compression }),
         ...(point === "mid-transaction" ? { maxInFlightBatches: 1 } : {}),
       },
       topics: { whitelist: topic },
@@ -303,7 +307,7 @@ describe("a worker frozen past its lease mid-write", () => {
       const copied = (await rig.read("dst", tp)).map((r) => sourceOffsetOf(copy, r));
       const inLog = (await readAll(tp, "read_uncommitted")).map((r) => sourceOffsetOf(copy, r));
       if (process.env.FROZEN_WRITER_STORY === "1") console.log(`A:\n${a.story()}\nB:\n${b.logger.story()}`);
-      return { copied, inLog, a, b };
+      return { copied, inLog, a, b, codecs: await codecsOf(tp) };
     } finally {
       await a.kill();
       b.abort.abort();
@@ -350,6 +354,27 @@ describe("a worker frozen past its lease mid-write", () => {
     } finally {
       await Promise.allSettled([committed.close(), everything.close()]);
     }
+  }
+
+  /** The codec ids of the target partition's committed batches, as they lie in its log. */
+  async function codecsOf(tp: TopicPartition): Promise<number[]> {
+    const view = new ClusterView(rig.cluster("dst").bootstrapServers, undefined, "read_committed");
+    const codecs = new Set<number>();
+    try {
+      for (let offset = 0; ; ) {
+        const fetched = await view.reader.fetchBatches(tp, offset, {
+          maxRecords: 1_000,
+          maxBytes: 1 << 20,
+          maxWaitMs: 0,
+        });
+        for (const batch of fetched.batches) codecs.add(batch.bytes.readInt16BE(21) & 0x07);
+        if (fetched.nextOffset >= fetched.highWatermark || fetched.nextOffset === offset) break;
+        offset = fetched.nextOffset;
+      }
+    } finally {
+      await view.close();
+    }
+    return [...codecs];
   }
 
   async function readAll(tp: TopicPartition, isolation: SourceIsolationLevel) {
@@ -417,6 +442,17 @@ describe("a worker frozen past its lease mid-write", () => {
           timeout: 60_000,
         }, async () => {
           assertFencedOut(await freezeScenario({ copy, fencing: "transactional", point }), point);
+        });
+      }
+
+      if (copy === "batches") {
+        it("lands nothing after it wakes (before-send) with target.compression: the look matches recompressed copies", {
+          timeout: 60_000,
+        }, async () => {
+          const point = "before-send";
+          const result = await freezeScenario({ copy, fencing: "transactional", point, compression: "zstd" });
+          assertFencedOut(result, point);
+          assert.deepEqual(result.codecs, [4], "every copy in zstd (the source's batches are uncompressed)");
         });
       }
 

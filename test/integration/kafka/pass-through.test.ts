@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
+import type { CompressionCodec } from "../../../lib/config/compression.js";
 import type { SourceBatch, TopicPartition } from "../../../lib/core/model.js";
 import { isReplicatorError } from "../../../lib/errors.js";
 import { contentCrc, scanRecordSet, sourceBatchOf } from "../../../lib/kafka/codec/pass-through.js";
@@ -120,10 +121,11 @@ describe("target.copy batches: source batches copied as they came (independent p
   let kafka: TestKafka;
   const closers: (() => Promise<unknown>)[] = [];
 
-  const newReader = (): KafkaPartitionReader => {
+  const newReader = (batchCodec?: CompressionCodec): KafkaPartitionReader => {
     const reader = new KafkaPartitionReader({
       brokers: kafka.bootstrapServers,
       clientId: "pass-through-read",
+      batchCodec,
     });
     closers.push(() => reader.close());
     return reader;
@@ -177,19 +179,8 @@ describe("target.copy batches: source batches copied as they came (independent p
       config: { "isolation.level": "read_committed" },
     });
 
-  before(async () => {
-    assert.ok(existsSync(TXN_CLIENT), `${TXN_CLIENT} is missing: run \`npm run setup:testbed\``);
-    kafka = await startTestKafka({ brokers: 1 });
-  });
-
-  after(async () => {
-    await Promise.allSettled(closers.map((close) => close()));
-    await kafka.stop();
-  });
-
-  it("copies kcat's batches in every codec and librdkafka's committed transactions byte for byte but for the producer's and broker's fields; the aborted one and the markers stay behind", async () => {
-    // Prepare: 4 records per codec from kcat (offsets 0-19), then transactions: 20-22 committed,
-    // 23 COMMIT, 24-25 aborted, 26 ABORT, 27-28 committed, 29 COMMIT.
+  /** A source and a target topic; in the source 4 records per codec from kcat (offsets 0-19). */
+  async function kcatInEveryCodec(): Promise<{ source: TopicPartition; target: TopicPartition }> {
     const [source, target] = [tpOf(topicName("source")), tpOf(topicName("target"))];
     await kafka.createTopic(source.topic, 1);
     await kafka.createTopic(target.topic, 1);
@@ -208,6 +199,23 @@ describe("target.copy batches: source batches copied as they came (independent p
         })),
       });
     }
+    return { source, target };
+  }
+
+  before(async () => {
+    assert.ok(existsSync(TXN_CLIENT), `${TXN_CLIENT} is missing: run \`npm run setup:testbed\``);
+    kafka = await startTestKafka({ brokers: 1 });
+  });
+
+  after(async () => {
+    await Promise.allSettled(closers.map((close) => close()));
+    await kafka.stop();
+  });
+
+  it("copies kcat's batches in every codec and librdkafka's committed transactions byte for byte but for the producer's and broker's fields; the aborted one and the markers stay behind", async () => {
+    // Prepare: 4 records per codec from kcat (offsets 0-19), then transactions: 20-22 committed,
+    // 23 COMMIT, 24-25 aborted, 26 ABORT, 27-28 committed, 29 COMMIT.
+    const { source, target } = await kcatInEveryCodec();
     const producer = new ScriptedProducer(kafka.bootstrapServers, source.topic);
     closers.push(() => producer.kill());
     await producer.init();
@@ -259,6 +267,38 @@ describe("target.copy batches: source batches copied as they came (independent p
     assert.equal(targetRecords.length, 4 * CODECS.length + 5);
     assert.deepEqual(shown(targetRecords), shown(sourceRecords), "kcat reads the same records from both");
     assert.ok(!targetRecords.some((r) => r.key?.toString("latin1").startsWith("dropped")));
+  });
+
+  it("with target.compression zstd sends kcat's batches of every codec in zstd, records unchanged, each copy read back with its source batch's content CRC", async () => {
+    // Prepare
+    const { source, target } = await kcatInEveryCodec();
+    const writer = newWriter();
+    await writer.fence(target);
+
+    // Act
+    const units = await copy(newReader("zstd"), writer, source, target, 0);
+
+    // Assess
+    const copies = dataOf(await rawBatches(kafka.bootstrapServers, target.topic));
+    const sources = dataOf(await rawBatches(kafka.bootstrapServers, source.topic));
+    assert.equal(copies.length, sources.length, "one target batch per source batch");
+    for (const [i, { bytes }] of copies.entries()) {
+      assert.equal(bytes.readInt16BE(21) & 0x07, 4, `batch ${i}: zstd`);
+      const from = (sources[i] as RawBatch).bytes;
+      if ((from.readInt16BE(21) & 0x07) === 4)
+        assert.deepEqual(kept(bytes), kept(from), `batch ${i}: as it came`);
+    }
+    assert.deepEqual(
+      shown(await read(target.topic)),
+      shown(await read(source.topic)),
+      "kcat reads the same records",
+    );
+    const readBack = await newReader("zstd").fetchBatches(target, 0, LIMITS);
+    assert.deepEqual(
+      readBack.batches.map((b) => [b.count, b.contentCrc, b.maxTimestamp]),
+      units.map((u) => [u.count, u.contentCrc, u.maxTimestamp]),
+      "each copy's content CRC, read as the look and verify read it, is its source batch's",
+    );
   });
 
   it("sends a batch that straddles the start offset as its records from there, in its codec, and the rest as they came", async () => {

@@ -5,11 +5,17 @@
 // test/helpers/legacy-message-set.ts, so neither shares code with ours.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { gzipSync } from "node:zlib";
 import type { CompressionCodec } from "../../../../lib/config/compression.js";
 import type { MirrorRecord, SourceBatch } from "../../../../lib/core/model.js";
 import { isReplicatorError } from "../../../../lib/errors.js";
 import { crc32c } from "../../../../lib/kafka/codec/crc32c.js";
-import { contentCrc, scanRecordSet, sourceBatchOf } from "../../../../lib/kafka/codec/pass-through.js";
+import {
+  contentCrc,
+  rewriteForProduce,
+  scanRecordSet,
+  sourceBatchOf,
+} from "../../../../lib/kafka/codec/pass-through.js";
 import { decodeRecordBatches, encodeRecordBatch } from "../../../../lib/kafka/codec/record-batch.js";
 import { legacyMessage, legacyWrapper } from "../../../helpers/legacy-message-set.js";
 import { KAFKAJS_GZIP, KAFKAJS_NONE, kafkajsEncode } from "./kafkajs-record-batch.js";
@@ -57,8 +63,8 @@ async function onlyScanned(data: Buffer) {
   return scanned;
 }
 
-async function unitOf(data: Buffer, offset: number): Promise<SourceBatch> {
-  const unit = await sourceBatchOf(await onlyScanned(data), offset);
+async function unitOf(data: Buffer, offset: number, codec?: CompressionCodec): Promise<SourceBatch> {
+  const unit = await sourceBatchOf(await onlyScanned(data), offset, codec);
   assert.ok(unit);
   return unit;
 }
@@ -270,5 +276,108 @@ describe("scanRecordSet and sourceBatchOf", () => {
       scanned.map((s) => s.baseOffset),
       [0],
     );
+  });
+});
+
+describe("sourceBatchOf with target.compression: every batch in that codec", () => {
+  const CODEC_IDS: Readonly<Record<CompressionCodec, number>> = {
+    none: 0,
+    gzip: 1,
+    snappy: 2,
+    lz4: 3,
+    zstd: 4,
+  };
+  const TARGET_CODECS = CODECS.filter((c) => c !== "none");
+
+  /** `unit` as the target stores it: our producer's fields, the broker's offset and leader epoch. */
+  function copyOf(unit: SourceBatch, baseOffset: bigint): Buffer {
+    const fields = { producerId: 9n, producerEpoch: 1, baseSequence: 0, transactional: true };
+    const copy = Buffer.concat(rewriteForProduce(unit.bytes, fields));
+    copy.writeBigInt64BE(baseOffset, 0);
+    copy.writeInt32BE(7, 12);
+    return copy;
+  }
+
+  /** Header bytes a recompression keeps: all but the length, the CRC and the codec bits. */
+  function keptHeader(batch: Buffer): Buffer {
+    const header = Buffer.from(batch.subarray(0, 61));
+    header.fill(0, 8, 12);
+    header.fill(0, 17, 21);
+    header.writeInt16BE(header.readInt16BE(21) & ~0x07, 21);
+    return header;
+  }
+
+  for (const from of CODECS) {
+    for (const to of TARGET_CODECS) {
+      it(`sends a whole ${from} batch in ${to}: its records and header kept, matched by its copy's content CRC`, async () => {
+        // Prepare
+        const source = records(100, 5);
+        const batch = await stored(source, from);
+        const plain = await unitOf(await stored(source, "none"), 100, to);
+
+        // Act
+        const unit = await unitOf(batch, 100, to);
+
+        // Assess
+        assert.equal(unit.bytes.readInt16BE(21) & 0x07, CODEC_IDS[to]);
+        // A batch in the codec already passes as it came: a view of the fetched bytes.
+        const view = unit.bytes.buffer === batch.buffer && unit.bytes.byteOffset === batch.byteOffset;
+        assert.equal(view, from === to);
+        assert.deepEqual(keptHeader(unit.bytes), keptHeader(batch));
+        const [decoded] = await decodeRecordBatches(unit.bytes);
+        assert.deepEqual(content(decoded?.records ?? []), content(source));
+        assert.deepEqual(
+          decoded?.records.map((r) => r.offset),
+          [100, 101, 102, 103, 104],
+        );
+        assert.equal([unit.count, unit.maxTimestamp, unit.producerId].join(), [5, T0 + 40, 42n].join());
+        assert.equal(unit.contentCrc, plain.contentCrc, "the same records in any source codec");
+        const copied = await unitOf(copyOf(unit, 7_000n), 0, to);
+        assert.equal(copied.contentCrc, unit.contentCrc, "the copy, as the target holds it");
+      });
+    }
+  }
+
+  it("matches a copy another compressor made, and not one whose records differ", async () => {
+    // Prepare: the source's records gzipped at level 1, as another zlib or setting might.
+    const source = records(100, 20);
+    const uncompressed = await stored(source, "none");
+    const unit = await unitOf(uncompressed, 100, "gzip");
+    const other = Buffer.concat([
+      uncompressed.subarray(0, 61),
+      gzipSync(uncompressed.subarray(61), { level: 1 }),
+    ]);
+    other.writeInt32BE(other.length - 12, 8);
+    other.writeInt16BE(other.readInt16BE(21) | 1, 21);
+    const altered = records(100, 20);
+    altered[7] = { ...(altered[7] as MirrorRecord), value: Buffer.from("value-1O7") };
+
+    // Act
+    const elsewhere = await unitOf(resealed(other), 100, "gzip");
+    const differing = await unitOf(await stored(altered, "gzip"), 100, "gzip");
+
+    // Assess
+    assert.notDeepEqual(elsewhere.bytes.subarray(61), unit.bytes.subarray(61), "another compressor's bytes");
+    assert.equal(elsewhere.contentCrc, unit.contentCrc);
+    assert.notEqual(differing.contentCrc, unit.contentCrc);
+  });
+
+  it("encodes again, in the target's codec, the records at or after the offset of a batch that begins before it", async () => {
+    // Prepare
+    const source = records(100, 5);
+    const batch = await stored(source, "lz4");
+
+    // Act
+    const unit = await unitOf(batch, 102, "zstd");
+
+    // Assess
+    assert.equal(unit.bytes.readInt16BE(21), CODEC_IDS.zstd, "zstd, CreateTime, not transactional");
+    assert.deepEqual(
+      [unit.baseOffset, unit.lastOffset, unit.count, unit.bytes.readBigInt64BE(43)],
+      [102, 104, 3, -1n],
+    );
+    const [decoded] = await decodeRecordBatches(unit.bytes);
+    assert.deepEqual(content(decoded?.records ?? []), content(source.slice(2)));
+    assert.equal(unit.contentCrc, (await unitOf(copyOf(unit, 0n), 0, "zstd")).contentCrc);
   });
 });
