@@ -46,7 +46,8 @@ export function configProblem(error: ReplicatorError, route: PartitionRoute): Co
         key,
         fix:
           `target topic ${topic} refuses a record as too large: raise max.message.bytes on ${topic} (or the ` +
-          "target brokers' message.max.bytes), or set target.compression for records that were compressed on the source",
+          "target brokers' message.max.bytes), or set target.compression for records that were compressed on the source " +
+          '(with target.copy "batches", to a codec at least as strong as the source batches\')',
       };
     case "INVALID_TIMESTAMP":
       return {

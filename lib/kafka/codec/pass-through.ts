@@ -204,30 +204,27 @@ async function asSent(
   codec: CompressionCodec | undefined,
 ): Promise<{ readonly bytes: Buffer; readonly contentCrc: number }> {
   if (codec === undefined) return { bytes, contentCrc: contentCrc(bytes) };
-  const plain = await inCodec(bytes, "none");
-  const sent = codecOfBatch(bytes) === codec ? bytes : await inCodec(plain, codec);
+  // The header was read (and the CRC checked) by the scan or written by our encoder.
+  const from = codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), readSafeInt64(bytes, 0, "baseOffset"));
+  const plain = await recompressed(bytes, from, "none");
+  const sent = from === codec ? bytes : await recompressed(plain, "none", codec);
   return { bytes: sent, contentCrc: contentCrc(plain) };
 }
 
-function codecOfBatch(bytes: Buffer): CompressionCodec {
-  return codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), checkedBaseOffset(bytes, 0, bytes.length));
-}
-
 /**
- * The v2 batch `bytes` with its records section in `codec`: `bytes` when it is in it already, else
- * a new batch whose records are decompressed and compressed again, with the codec bits, the batch
- * length and the CRC to match; every other header field as it came.
+ * The v2 batch `bytes`, its records section in `from`, with that section in `to`: `bytes` when the
+ * two are one, else a new batch whose codec bits, length and CRC match; every other header field
+ * as it came.
  */
-async function inCodec(bytes: Buffer, codec: CompressionCodec): Promise<Buffer> {
-  const from = codecOfBatch(bytes);
-  if (from === codec) return bytes;
-  const attributes = bytes.readInt16BE(ATTRIBUTES_OFFSET);
-  const records = await compress(codec, await decompress(from, bytes.subarray(HEADER_SIZE)));
+async function recompressed(bytes: Buffer, from: CompressionCodec, to: CompressionCodec): Promise<Buffer> {
+  if (from === to) return bytes;
+  const records = await compress(to, await decompress(from, bytes.subarray(HEADER_SIZE)));
   const batch = Buffer.allocUnsafe(HEADER_SIZE + records.length);
   bytes.copy(batch, 0, 0, HEADER_SIZE);
   records.copy(batch, HEADER_SIZE);
   batch.writeInt32BE(batch.length - LOG_OVERHEAD, BATCH_LENGTH_OFFSET);
-  batch.writeInt16BE((attributes & ~CODEC_MASK) | CODECS[codec].id, ATTRIBUTES_OFFSET);
+  const attributes = bytes.readInt16BE(ATTRIBUTES_OFFSET);
+  batch.writeInt16BE((attributes & ~CODEC_MASK) | CODECS[to].id, ATTRIBUTES_OFFSET);
   batch.writeUInt32BE(crc32c(batch, ATTRIBUTES_OFFSET, batch.length), CRC_OFFSET);
   return batch;
 }
