@@ -28,6 +28,12 @@ const PARTITIONS = 3;
 /** After a group has all it should, how long to watch for records it should not get. */
 const QUIET_MS = 2_500;
 
+/** target.copy and target.compression as the mirror's config sets them (left out: the defaults). */
+interface CopySettings {
+  readonly copy?: "batches";
+  readonly compression?: "zstd";
+}
+
 describe("kafka-mirror failover with real consumer groups", () => {
   let a: TestKafka;
   let b: TestKafka;
@@ -51,7 +57,8 @@ describe("kafka-mirror failover with real consumer groups", () => {
   });
 
   /** A mirror from `source` (alias) into `central`, with its own lease store. */
-  async function mirrorOf(source: TestKafka, alias: string, topics: string, copy?: "batches") {
+  async function mirrorOf(source: TestKafka, alias: string, topics: string, mode: CopySettings = {}) {
+    const { copy, compression } = mode;
     const name = `${alias}-${randomUUID().slice(0, 8)}`;
     const stateDir = join(dir, name);
     stateDirs.push(stateDir);
@@ -64,6 +71,7 @@ describe("kafka-mirror failover with real consumer groups", () => {
         whitelist: topics,
         sourceAlias: alias,
         ...(copy === undefined ? {} : { copy }),
+        ...(compression === undefined ? {} : { compression }),
       }),
     );
     const common = ["--config", config, "--state-dir", stateDir];
@@ -118,12 +126,17 @@ describe("kafka-mirror failover with real consumer groups", () => {
     );
   }
 
-  for (const copy of [undefined, "batches"] as const) {
-    it(`the group resumes on the target at the copy of its first unconsumed record, between another source's records (target.copy ${copy ?? "records"})`, async () => {
+  // "batches" with a target.compression: the translation matches recompressed copies to their
+  // sources (kcat's batches are uncompressed) by the CRC of their records uncompressed.
+  const modes: readonly CopySettings[] = [{}, { copy: "batches" }, { copy: "batches", compression: "zstd" }];
+  for (const mode of modes) {
+    const { copy } = mode;
+    const named = `target.copy ${copy ?? "records"}${mode.compression === undefined ? "" : `, target.compression ${mode.compression}`}`;
+    it(`the group resumes on the target at the copy of its first unconsumed record, between another source's records (${named})`, async () => {
       const topic = `orders-${randomUUID().slice(0, 8)}`;
       await Promise.all([a, b, central].map((c) => c.createTopic(topic, PARTITIONS)));
-      const fromA = await mirrorOf(a, "idc1", topic, copy);
-      const fromB = await mirrorOf(b, "idc2", topic, copy);
+      const fromA = await mirrorOf(a, "idc1", topic, mode);
+      const fromB = await mirrorOf(b, "idc2", topic, mode);
       const group = `billing-${randomUUID().slice(0, 8)}`;
 
       await produce(a, topic, "A", 0, 10);
@@ -149,10 +162,11 @@ describe("kafka-mirror failover with real consumer groups", () => {
       assert.deepEqual(values(got, "B"), expected("B", 4, 8));
     });
 
-    it(`steps over the source's transaction markers and aborted records (target.copy ${copy ?? "records"})`, async () => {
+    if (mode.compression !== undefined) continue;
+    it(`steps over the source's transaction markers and aborted records (${named})`, async () => {
       const topic = `ledger-${randomUUID().slice(0, 8)}`;
       await Promise.all([a, central].map((c) => c.createTopic(topic, 1)));
-      const mirror = await mirrorOf(a, "idc1", topic, copy);
+      const mirror = await mirrorOf(a, "idc1", topic, mode);
       const group = `ledger-${randomUUID().slice(0, 8)}`;
       const producer = new ScriptedProducer(a.bootstrapServers, topic);
       try {
