@@ -8,6 +8,7 @@
  */
 
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { CompressionCodec } from "../../lib/config/compression.js";
 import { parseConfig } from "../../lib/config/schema.js";
 import type { LogFields, Logger, ReplicationMetrics } from "../../lib/core/ports.js";
 import { answerPool } from "../../lib/kafka/wire/answer-pool.js";
@@ -24,6 +25,8 @@ export interface WorkerJob {
   readonly stateDir: string;
   /** target.copy. @default "records" */
   readonly copy?: "records" | "batches";
+  /** target.compression. @default "none" */
+  readonly compression?: CompressionCodec;
   /**
    * Copied first (mode "once"), by a replicator of its own in this process and outside every
    * figure of the report: the measured copy then runs warm (BenchOptions.warmupRecords).
@@ -280,7 +283,12 @@ async function main(): Promise<void> {
   const configFor = (topic: string) =>
     parseConfig({
       source: { brokers: [...job.sourceBrokers], clientId: "bench-mirror" },
-      target: { brokers: [...job.targetBrokers], clientId: "bench-mirror", copy: job.copy ?? "records" },
+      target: {
+        brokers: [...job.targetBrokers],
+        clientId: "bench-mirror",
+        copy: job.copy ?? "records",
+        compression: job.compression ?? "none",
+      },
       topics: { whitelist: topic },
     });
   const shared = job.warmupTopic !== undefined && job.warmupShared === true;

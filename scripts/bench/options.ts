@@ -3,6 +3,7 @@
  * option has a default that reproduces the issue's reference run; unknown or malformed options
  * are refused, so a typo cannot silently run the wrong bench.
  */
+import { COMPRESSION_CODECS, type CompressionCodec } from "../../lib/config/compression.js";
 
 export type BenchKafka = "mock" | "real";
 
@@ -39,6 +40,8 @@ export interface BenchOptions {
   readonly cpuProfDir: string | null;
   /** The worker's target.copy: records decoded and stamped, or source batches passed through. */
   readonly copy: BenchCopy;
+  /** The worker's target.compression (with "batches", any other than none recompresses each batch). */
+  readonly targetCompression: CompressionCodec;
   /**
    * Mock only: records the worker copies from another topic, in the same process, before the
    * measured copy (0: none). A Lambda that stays warm pays start-up and the JIT's compilation
@@ -72,6 +75,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   skipLatency: false,
   cpuProfDir: null,
   copy: "records",
+  targetCompression: "none",
   warmupRecords: 0,
   warmupShared: false,
 };
@@ -103,6 +107,7 @@ export const USAGE = `usage: npm run bench -- [options]
                           Kafka 4.1.2 (kcat, MirrorMaker 2 and kafka-mirror on the same clusters)
   --brokers N             --kafka real: brokers per cluster, 1 or 3 (default ${DEFAULT_OPTIONS.brokers})
   --copy records|batches  the worker's target.copy (default ${DEFAULT_OPTIONS.copy})
+  --target-compression C  the worker's target.compression: ${COMPRESSION_CODECS.join(", ")} (default ${DEFAULT_OPTIONS.targetCompression})
   --warmup-records N      mock only: the worker first copies N records of another topic in the same
                           process, as a warm Lambda would have (default 0)
   --warmup-shared         the measured copy's replicator does the warm-up and then mirrors that idle
@@ -130,6 +135,14 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       const copy = argv[++i];
       if (copy === "records" || copy === "batches") options.copy = copy;
       else problems.push(`--copy needs records or batches, got ${copy ?? "nothing"}`);
+    } else if (arg === "--target-compression") {
+      const codec = argv[++i];
+      const known = COMPRESSION_CODECS.find((c) => c === codec);
+      if (known !== undefined) options.targetCompression = known;
+      else
+        problems.push(
+          `--target-compression needs one of ${COMPRESSION_CODECS.join(", ")}, got ${codec ?? "nothing"}`,
+        );
     } else if (arg === "--warmup-shared") options.warmupShared = true;
     else if (arg === "--skip-kcat") options.skipKcat = true;
     else if (arg === "--skip-latency") options.skipLatency = true;

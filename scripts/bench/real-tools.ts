@@ -150,6 +150,7 @@ export async function runMirror(ctx: ToolContext): Promise<ToolRun> {
     targetBrokers: target.bootstrapServers,
     stateDir: ctx.stateDir,
     copy: options.copy,
+    compression: options.targetCompression,
   };
   const watch = watchCopy({
     targetBrokers: target.bootstrapServers,

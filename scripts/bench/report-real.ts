@@ -8,6 +8,8 @@ export interface RealBenchSummary {
   readonly brokers: number;
   /** The mirror's target.copy. */
   readonly copy: string;
+  /** The mirror's target.compression. */
+  readonly target_compression: string;
   readonly records: number;
   readonly mirror_rps: number;
   readonly kcat_rps: number;
@@ -51,6 +53,7 @@ export function summarizeReal(result: RealBenchResult): RealBenchSummary {
     kafka: "real",
     brokers: result.options.brokers,
     copy: result.options.copy,
+    target_compression: result.options.targetCompression,
     records: result.records,
     mirror_rps: Math.round(mirror.window.rps),
     kcat_rps: Math.round(kcat.window.rps),

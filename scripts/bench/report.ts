@@ -24,6 +24,8 @@ export interface BenchSummary {
   readonly achieved_rps: number | null;
   /** The worker's target.copy. */
   readonly copy: string;
+  /** The worker's target.compression. */
+  readonly target_compression: string;
   /** Fetch answers read into a buffer an earlier one gave back (KAFKA_MIRROR_ANSWER_POOL). */
   readonly answers_reused: number;
   /** Buffers the pool allocated (an answer of a size no free buffer fitted). */
@@ -55,6 +57,7 @@ export function summarize(result: BenchResult): BenchSummary {
     dynamodb_read_units_per_gib: round(result.dynamodbUnitsPerGib.read, 1),
     achieved_rps: result.latency === null ? null : Math.round(result.latency.producedRate),
     copy: result.options.copy,
+    target_compression: result.options.targetCompression,
     answers_reused: result.mirror.answers.reused,
     answers_new: result.mirror.answers.allocated,
     answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",

@@ -20,7 +20,7 @@ import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js
 import type { WorkerReport } from "./mirror-worker.js";
 import type { BenchOptions } from "./options.js";
 import { buildWorker, type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
-import { countRecords, digestTopic, sameCopy } from "./verify.js";
+import { countRecords, digestTopic, sameCopy, storedBytes } from "./verify.js";
 
 export interface BenchResult {
   readonly options: BenchOptions;
@@ -92,6 +92,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       topic: DATA_TOPIC,
       stateDir,
       copy: options.copy,
+      compression: options.targetCompression,
       ...(options.warmupRecords > 0 ? { warmupTopic: WARMUP_TOPIC, warmupShared: options.warmupShared } : {}),
     } as const;
     // A shared warm-up (--warmup-shared) is copied before the measured data is written: the
@@ -160,6 +161,13 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       );
     }
     const mirror = { ...report, rps: report.records / (report.elapsedMs / 1000), verified, copied };
+    // Per GiB the worker wrote: the source's batches in batches mode, its own in records mode.
+    // Compressed by target.compression they are far fewer (the bench's values compress many
+    // times over): then per GiB of the source's batches.
+    const sourceBytes =
+      options.targetCompression === "none" ? report.bytes : await storedBytes(source, DATA_TOPIC, partitions);
+    const sourcePerWritten = sourceBytes / report.bytes;
+
     let latency: LatencyResult | null = null;
     if (!options.skipLatency) {
       // The latency run, too, starts on clusters that hold no other data, for the reason above.
@@ -176,6 +184,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
           topic: LATENCY_TOPIC,
           stateDir,
           copy: options.copy,
+          compression: options.targetCompression,
         },
         null,
       );
@@ -198,8 +207,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       assertRateHeld(latency, options.rate, "latency run");
     }
 
-    const gib = report.bytes / 2 ** 30;
-    const bytesPerSecond = report.bytes / (report.elapsedMs / 1000);
+    const gib = sourceBytes / 2 ** 30;
+    const bytesPerSecond = sourceBytes / (report.elapsedMs / 1000);
     const dynamodbUnitsPerGib = {
       read: report.dynamodb.readUnits / gib,
       write: report.dynamodb.writeUnits / gib,
@@ -217,7 +226,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       secondHalfCpuSecondsPerGib:
         report.secondHalf === null
           ? null
-          : report.secondHalf.cpuMs / 1000 / (report.secondHalf.bytes / 2 ** 30),
+          : report.secondHalf.cpuMs / 1000 / ((report.secondHalf.bytes * sourcePerWritten) / 2 ** 30),
       kcatCpuSecondsPerGib: kcat === null ? null : kcat.cpuSeconds / gib,
       prices: DEFAULT_PRICES,
       dynamodbUnitsPerGib,

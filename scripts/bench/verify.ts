@@ -64,6 +64,29 @@ export async function digestTopic(
   }
 }
 
+/** The bytes of `topic`'s record batches as the brokers hold them (committed data batches). */
+export async function storedBytes(cluster: BenchCluster, topic: string, partitions: number): Promise<number> {
+  const reader = retryingReader(
+    new KafkaPartitionReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
+    benchRetry(),
+  );
+  const limits = { maxRecords: 1_000_000, maxBytes: 8 << 20, maxWaitMs: 0 };
+  let bytes = 0;
+  try {
+    for (let partition = 0; partition < partitions; partition++) {
+      for (let offset = 0; ; ) {
+        const fetched = await reader.fetchBatches({ topic, partition }, offset, limits);
+        bytes += fetched.batches.reduce((sum, b) => sum + b.bytes.length, 0);
+        if (fetched.nextOffset >= fetched.highWatermark || fetched.nextOffset === offset) break;
+        offset = fetched.nextOffset;
+      }
+    }
+    return bytes;
+  } finally {
+    await reader.close();
+  }
+}
+
 /** Every partition holds the same records (count and digest), and all of them: `records` in total. */
 export function sameCopy(
   source: readonly PartitionDigest[],

@@ -109,6 +109,12 @@ describe("npm run bench (tiny)", () => {
     assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
     assert.throws(() => parseBenchOptions(["--copy", "bytes"]), /--copy needs records or batches, got bytes/);
     assert.equal(parseBenchOptions(["--copy", "batches"]).copy, "batches");
+    assert.equal(parseBenchOptions([]).targetCompression, "none");
+    assert.equal(parseBenchOptions(["--target-compression", "zstd"]).targetCompression, "zstd");
+    assert.throws(
+      () => parseBenchOptions(["--target-compression", "brotli"]),
+      /--target-compression needs one of none, gzip, snappy, lz4, zstd, got brotli/,
+    );
     assert.equal(parseBenchOptions(["--target-rtt-ms", "20"]).targetRttMs, 20);
     assert.throws(
       () => parseBenchOptions(["--kafka", "real", "--target-rtt-ms", "20"]),
