@@ -307,7 +307,8 @@ describe("a worker frozen past its lease mid-write", () => {
       const copied = (await rig.read("dst", tp)).map((r) => sourceOffsetOf(copy, r));
       const inLog = (await readAll(tp, "read_uncommitted")).map((r) => sourceOffsetOf(copy, r));
       if (process.env.FROZEN_WRITER_STORY === "1") console.log(`A:\n${a.story()}\nB:\n${b.logger.story()}`);
-      return { copied, inLog, a, b, codecs: await codecsOf(tp) };
+      const codecs = scenario.compression === undefined ? [] : await codecsOf(tp);
+      return { copied, inLog, a, b, codecs };
     } finally {
       await a.kill();
       b.abort.abort();
@@ -446,7 +447,9 @@ describe("a worker frozen past its lease mid-write", () => {
       }
 
       if (copy === "batches") {
-        it("lands nothing after it wakes (before-send) with target.compression: the look matches recompressed copies", {
+        // Whether B's look has A's copies to match depends on A's checkpoint (pass-through.test.ts
+        // and failover.test.ts pin the match itself).
+        it("lands nothing after it wakes (before-send) with target.compression zstd: every record once, every copy zstd", {
           timeout: 60_000,
         }, async () => {
           const point = "before-send";
