@@ -8,6 +8,7 @@ import type { KafkaRetry } from "../../lib/core/retry.js";
 import { retryingAdmin, retryingReader } from "../../lib/core/retrying-ports.js";
 import { KafkaClusterAdmin } from "../../lib/kafka/admin/cluster-admin.js";
 import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
+import { batchCursor } from "../../lib/verify/partition-cursor.js";
 import { digestPartition, type PartitionDigest } from "./data.js";
 
 /** A cluster to read: the mock's and the real test bed's clusters both are one. */
@@ -70,16 +71,13 @@ export async function storedBytes(cluster: BenchCluster, topic: string, partitio
     new KafkaPartitionReader({ brokers: cluster.bootstrapServers, clientId: "bench-verify" }),
     benchRetry(),
   );
-  const limits = { maxRecords: 1_000_000, maxBytes: 8 << 20, maxWaitMs: 0 };
   let bytes = 0;
   try {
     for (let partition = 0; partition < partitions; partition++) {
-      for (let offset = 0; ; ) {
-        const fetched = await reader.fetchBatches({ topic, partition }, offset, limits);
-        bytes += fetched.batches.reduce((sum, b) => sum + b.bytes.length, 0);
-        if (fetched.nextOffset >= fetched.highWatermark || fetched.nextOffset === offset) break;
-        offset = fetched.nextOffset;
-      }
+      // To the end the reader reaches: the cursor stops where a fetch no longer moves.
+      const cursor = batchCursor(reader, { topic, partition }, { from: 0, to: Number.MAX_SAFE_INTEGER });
+      for (let batch = await cursor.next(); batch !== undefined; batch = await cursor.next())
+        bytes += batch.bytes.length;
     }
     return bytes;
   } finally {

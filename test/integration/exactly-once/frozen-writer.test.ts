@@ -45,6 +45,7 @@ import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observabil
 import { KAFKA_TESTBED, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
+import { rawBatches } from "../../helpers/raw-batches.js";
 import { MirrorRig } from "./mirror-rig.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("../../helpers/freezing-worker.ts", import.meta.url));
@@ -357,25 +358,11 @@ describe("a worker frozen past its lease mid-write", () => {
     }
   }
 
-  /** The codec ids of the target partition's committed batches, as they lie in its log. */
+  /** The codec ids of the target partition's data batches, as they lie in its log. */
   async function codecsOf(tp: TopicPartition): Promise<number[]> {
-    const view = new ClusterView(rig.cluster("dst").bootstrapServers, undefined, "read_committed");
-    const codecs = new Set<number>();
-    try {
-      for (let offset = 0; ; ) {
-        const fetched = await view.reader.fetchBatches(tp, offset, {
-          maxRecords: 1_000,
-          maxBytes: 1 << 20,
-          maxWaitMs: 0,
-        });
-        for (const batch of fetched.batches) codecs.add(batch.bytes.readInt16BE(21) & 0x07);
-        if (fetched.nextOffset >= fetched.highWatermark || fetched.nextOffset === offset) break;
-        offset = fetched.nextOffset;
-      }
-    } finally {
-      await view.close();
-    }
-    return [...codecs];
+    const batches = await rawBatches(rig.cluster("dst").bootstrapServers, tp.topic, tp.partition);
+    const data = batches.filter((b) => !b.batch.isControl);
+    return [...new Set(data.map((b) => b.bytes.readInt16BE(21) & 0x07))];
   }
 
   async function readAll(tp: TopicPartition, isolation: SourceIsolationLevel) {
