@@ -108,6 +108,7 @@ export function configSyncPolicy(config: MirrorConfig): ConfigSyncPolicy {
     enabled: config.topics.configSync,
     allow: config.topics.configSyncAllow,
     deny: config.topics.configSyncDeny,
+    ...(config.target.compression === "none" ? {} : { compressionType: config.target.compression }),
   };
 }
 

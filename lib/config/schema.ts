@@ -134,7 +134,7 @@ const targetSchema = section({
   compression: oneOf(COMPRESSION_CODECS)
     .default("none")
     .describe(
-      'Codec of the batches written to the target. With target.copy "batches", "none" keeps each source batch\'s own codec; any other recompresses every batch in another codec to it (records unchanged).',
+      'Codec of the batches written to the target. With target.copy "batches", "none" keeps each source batch\'s own codec; any other recompresses every batch in another codec to it (records unchanged). Other than "none", topic sync gives target topics it as compression.type where the source sets one.',
     ),
   copy: oneOf(["records", "batches"])
     .default("records")

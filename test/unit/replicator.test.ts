@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { parseConfig } from "../../lib/config/schema.js";
 import { createDynamoDbClient } from "../../lib/dynamodb/client.js";
 import { crc32cImplementation } from "../../lib/kafka/codec/crc32c.js";
-import { createReplicator } from "../../lib/replicator.js";
+import { configSyncPolicy, createReplicator } from "../../lib/replicator.js";
 import { CapturingLogger, CapturingMetrics } from "../helpers/fake-observability.js";
 
 function build(source: Record<string, unknown>, provenance = true): CapturingLogger {
@@ -50,5 +50,21 @@ describe("createReplicator", () => {
     assert.equal(lines.length, 1);
     assert.equal(lines[0]?.fields.implementation, crc32cImplementation());
     assert.match(String(lines[0]?.fields.reason), /./);
+  });
+});
+
+describe("configSyncPolicy", () => {
+  it("carries target.compression as the target's compression.type, and nothing for none", () => {
+    const policy = (compression: string) =>
+      configSyncPolicy(
+        parseConfig({
+          source: { brokers: "a:1" },
+          target: { brokers: "b:2", compression },
+          topics: { whitelist: "t" },
+        }),
+      );
+
+    assert.equal(policy("zstd").compressionType, "zstd");
+    assert.equal(policy("none").compressionType, undefined);
   });
 });

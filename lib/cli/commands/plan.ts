@@ -32,6 +32,8 @@ export interface PlannedTopic {
   readonly targetOnly: TopicDrift["targetOnly"];
   /** Source settings not copied, and why. */
   readonly unsynced: TopicDrift["unsynced"];
+  /** The target's compression.type when it makes its broker recompress what we send; else null. */
+  readonly recompressedAs: TopicDrift["recompressedAs"];
 }
 
 export async function planCommand(options: GlobalOptions, io: CliIo): Promise<number> {
@@ -66,7 +68,7 @@ export async function planCommand(options: GlobalOptions, io: CliIo): Promise<nu
       const out = { inSync, selected: planned, skipped: selection.skipped, errors: problems, warnings };
       io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } else {
-      io.stdout.write(renderPlan(planned, inSync));
+      io.stdout.write(renderPlan(planned, inSync, clusters.config.target.compression));
       const skipped = selection.skipped.filter((s) => s.reason !== "internal");
       const lines = [
         ...skipped.map((s) => `  ${s.topic}: ${s.message}`),
@@ -91,10 +93,11 @@ function plannedTopic(d: TopicDrift): PlannedTopic {
     configChanges: d.configs,
     targetOnly: d.targetOnly,
     unsynced: d.unsynced,
+    recompressedAs: d.recompressedAs,
   };
 }
 
-function renderPlan(planned: readonly PlannedTopic[], inSync: boolean): string {
+function renderPlan(planned: readonly PlannedTopic[], inSync: boolean, codec: string): string {
   if (planned.length === 0) return "no source topic is selected\n";
   const table = renderTable(
     ["Source topic", "Target topic", "Partitions", "Target partitions", "Action", "Config changes"],
@@ -111,6 +114,11 @@ function renderPlan(planned: readonly PlannedTopic[], inSync: boolean): string {
     ...p.configChanges.map((c) => `  ${p.target}: set ${c.name} ${c.from ?? "(unset)"} -> ${c.to}`),
     ...p.targetOnly.map((name) => `  ${p.target}: keep ${name} (target only)`),
     ...p.unsynced.map((u) => `  ${p.target}: not copied ${u.name}=${u.source} (${u.why})`),
+    ...(p.recompressedAs === null
+      ? []
+      : [
+          `  ${p.target}: compression.type=${p.recompressedAs} makes its broker recompress the ${codec} batches we send (target.compression); set it to ${codec} or producer`,
+        ]),
   ]);
   const summary = inSync ? "\nin sync: nothing to create, grow or set\n" : "";
   return `${table}\n${details.length > 0 ? `\nconfigs:\n${details.join("\n")}\n` : ""}${summary}`;

@@ -14,6 +14,9 @@
  * - `max.message.bytes` gets headroom for the provenance header each copy carries, and is only
  *   raised, never lowered: a target smaller than the source's would refuse records the source
  *   took.
+ * - `compression.type` becomes target.compression where that is set: the source's value (say
+ *   lz4) would make the target broker recompress every zstd batch we send, overriding the
+ *   setting, and in target.copy "batches" rebuild the copies the look matches.
  */
 import { ReplicatorError } from "../../errors.js";
 
@@ -56,6 +59,8 @@ export const NEVER_SYNCED_CONFIGS: readonly { readonly name: string; readonly wh
 
 export const MAX_MESSAGE_BYTES = "max.message.bytes";
 
+export const COMPRESSION_TYPE = "compression.type";
+
 /**
  * Added to the source's max.message.bytes on the target: every copy carries a provenance header
  * (its key, up to 255 bytes, an alias of up to 100, partition and offset, and varint lengths),
@@ -70,6 +75,11 @@ export interface ConfigSyncPolicy {
   readonly allow: readonly string[];
   /** Names never copied even when allowed. */
   readonly deny: readonly string[];
+  /**
+   * target.compression when it is not "none": the value a synced compression.type gets instead
+   * of the source's (Kafka's names for the codecs are ours). Undefined: the source's value.
+   */
+  readonly compressionType?: string;
 }
 
 export const DEFAULT_CONFIG_SYNC: ConfigSyncPolicy = {
@@ -103,7 +113,8 @@ export function isSynced(name: string, policy: ConfigSyncPolicy): boolean {
 }
 
 /** The value the target should have for a synced source setting. */
-function targetValue(name: string, sourceValue: string): string {
+function targetValue(name: string, sourceValue: string, policy: ConfigSyncPolicy): string {
+  if (name === COMPRESSION_TYPE) return policy.compressionType ?? sourceValue;
   if (name !== MAX_MESSAGE_BYTES) return sourceValue;
   const bytes = Number(sourceValue);
   return Number.isSafeInteger(bytes) ? String(bytes + MAX_MESSAGE_BYTES_HEADROOM) : sourceValue;
@@ -129,7 +140,7 @@ export function configChanges(
   const changes: ConfigChange[] = [];
   for (const [name, value] of source) {
     if (!isSynced(name, policy)) continue;
-    const to = targetValue(name, value);
+    const to = targetValue(name, value, policy);
     const from = target.get(name) ?? null;
     if (from === to) continue;
     if (name === MAX_MESSAGE_BYTES && from !== null && Number(from) >= Number(to)) continue;

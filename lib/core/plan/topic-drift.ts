@@ -5,6 +5,7 @@
  */
 import { ReplicatorError } from "../../errors.js";
 import {
+  COMPRESSION_TYPE,
   type ConfigChange,
   type ConfigSyncPolicy,
   configChanges,
@@ -49,6 +50,11 @@ export interface TopicDrift {
   readonly targetOnly: readonly string[];
   /** Source settings that differ on the target and are not copied, and why. */
   readonly unsynced: readonly UnsyncedConfig[];
+  /**
+   * The target's compression.type after sync when it names a codec other than target.compression
+   * (ConfigSyncPolicy.compressionType): its broker recompresses every batch we send. Else null.
+   */
+  readonly recompressedAs: string | null;
 }
 
 export interface DriftInput {
@@ -71,16 +77,30 @@ export function topicDrift({
 }: DriftInput): TopicDrift {
   const partitions: PartitionAction =
     targetPartitions === undefined ? "create" : targetPartitions < topic.partitions ? "grow" : "ok";
+  const current = partitions === "create" ? new Map<string, string>() : targetConfigs;
+  const configs = configChanges(sourceConfigs, current, policy);
   return {
     source: topic.source,
     target: topic.target,
     sourcePartitions: topic.partitions,
     targetPartitions: targetPartitions ?? null,
     partitions,
-    configs: configChanges(sourceConfigs, partitions === "create" ? new Map() : targetConfigs, policy),
+    configs,
     targetOnly: [...targetConfigs.keys()].filter((name) => !sourceConfigs.has(name)).sort(),
     unsynced: unsyncedConfigs(sourceConfigs, targetConfigs, policy),
+    recompressedAs: recompressedAs(current, configs, policy),
   };
+}
+
+/** TopicDrift.recompressedAs: "producer" (Kafka's default) keeps the batches' own codec. */
+function recompressedAs(
+  current: ReadonlyMap<string, string>,
+  configs: readonly ConfigChange[],
+  policy: ConfigSyncPolicy,
+): string | null {
+  if (policy.compressionType === undefined) return null;
+  const after = configs.find((c) => c.name === COMPRESSION_TYPE)?.to ?? current.get(COMPRESSION_TYPE);
+  return after === undefined || after === "producer" || after === policy.compressionType ? null : after;
 }
 
 /** True when nothing would be created, grown or set. */

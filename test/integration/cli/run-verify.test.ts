@@ -21,6 +21,7 @@ import { runCliCaptured, spawnCli } from "../../helpers/cli.js";
 import { cliConfigYaml } from "../../helpers/cli-config.js";
 import { makeRecords } from "../../helpers/fake-cluster.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
+import { rawBatches } from "../../helpers/raw-batches.js";
 
 const MIRRORED = ["BIN-BI-TOPIC", "PUSH-BI-TOPIC"] as const;
 const PARTITIONS = 4;
@@ -260,9 +261,10 @@ describe("kafka-mirror run, verify and status", () => {
   });
 
   it("target.copy batches with target.compression: run --once recompresses, verify compares records uncompressed", async () => {
-    // Prepare: uncompressed source batches (the writer's default), copied in lz4.
+    // Prepare: uncompressed batches (the writer's default) into a source topic whose
+    // compression.type gzip (real Kafka stores them gzip), copied in lz4.
     const topic = "RECOMPRESSED-TOPIC";
-    await source.createTopic(topic, 1);
+    await source.createTopic(topic, 1, undefined, { "compression.type": "gzip" });
     for (let i = 0; i < 3; i++) {
       const batch = records(40, 30 + i).map((r, j) => ({ ...r, offset: 40 * i + j }));
       await sourceWriter.write({ topic, partition: 0 }, batch);
@@ -284,6 +286,20 @@ describe("kafka-mirror run, verify and status", () => {
     assert.equal(byBytes.code, 1, byBytes.stdout + byBytes.stderr);
     const [raw] = (JSON.parse(byBytes.stdout) as VerifyReport).partitions;
     assert.equal(raw?.mismatch?.kind, "altered", JSON.stringify(raw));
+    // Created with compression.type lz4, not the source's gzip, so the broker kept our lz4 (real
+    // Kafka would have rebuilt each copy in gzip). plan shows the codec a change would set.
+    const admin = new KafkaClusterAdmin({ brokers: target.bootstrapServers });
+    try {
+      const configs = (await admin.describeTopicConfigs([topic])).get(topic);
+      assert.equal(configs?.get("compression.type"), "lz4");
+    } finally {
+      await admin.close();
+    }
+    const stored = (await rawBatches(target.bootstrapServers, topic)).filter((b) => !b.batch.isControl);
+    assert.ok(stored.length > 0);
+    for (const { bytes } of stored) assert.equal(bytes.readInt16BE(21) & 0x07, 3, "an lz4 copy");
+    const toZstd = await cli(["plan", "--config", await configFile("zstd.yaml", topic, "batches", "zstd")]);
+    assert.match(toZstd.stdout, /set compression\.type lz4 -> zstd/, toZstd.stdout);
   });
 
   /** A source topic of 20 records and a target copy edited by `edit`. */

@@ -68,6 +68,30 @@ describe("config sync", () => {
     );
   });
 
+  it("gives compression.type target.compression's codec where it is set: the source's would recompress what we send", () => {
+    const source = new Map([
+      ["compression.type", "lz4"],
+      ["retention.ms", "1000"],
+    ]);
+    const zstd = { ...DEFAULT_CONFIG_SYNC, compressionType: "zstd" };
+
+    assert.deepEqual(configsForCreate(source, zstd).get("compression.type"), "zstd");
+    assert.deepEqual(configChanges(source, new Map([["compression.type", "lz4"]]), zstd), [
+      { name: "compression.type", from: "lz4", to: "zstd" },
+      { name: "retention.ms", from: null, to: "1000" },
+    ]);
+    assert.deepEqual(configChanges(source, new Map([["compression.type", "lz4"]]), DEFAULT_CONFIG_SYNC), [
+      { name: "retention.ms", from: null, to: "1000" },
+    ]);
+    // Not set on the source, or not synced: left alone (topicDrift reports a conflict).
+    assert.deepEqual(configChanges(new Map([["retention.ms", "1000"]]), new Map(), zstd), [
+      { name: "retention.ms", from: null, to: "1000" },
+    ]);
+    assert.deepEqual(configChanges(source, new Map(), { ...zstd, deny: ["compression.type"] }), [
+      { name: "retention.ms", from: null, to: "1000" },
+    ]);
+  });
+
   it("follows the allow and deny lists, and copies nothing when off", () => {
     const source = new Map([
       ["retention.ms", "1000"],

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DEFAULT_CONFIG_SYNC } from "../../../../lib/core/plan/config-sync.js";
+import { type ConfigSyncPolicy, DEFAULT_CONFIG_SYNC } from "../../../../lib/core/plan/config-sync.js";
 import { inSync, topicDrift } from "../../../../lib/core/plan/topic-drift.js";
 
 const topic = { source: "orders", target: "dr.orders", partitions: 8 };
@@ -51,5 +51,31 @@ describe("topicDrift", () => {
     assert.deepEqual(more.configs, []);
     assert.deepEqual(more.targetOnly, ["retention.bytes"]);
     assert.equal(inSync(more), true);
+  });
+
+  it("names a target compression.type that would recompress target.compression's batches, after sync", () => {
+    const zstd: ConfigSyncPolicy = { ...DEFAULT_CONFIG_SYNC, compressionType: "zstd" };
+    const drift = (
+      sourceConfigs: Map<string, string>,
+      targetConfigs: Map<string, string>,
+      policy = zstd,
+      targetPartitions: number | undefined = 8,
+    ) => topicDrift({ topic, targetPartitions, sourceConfigs, targetConfigs, policy }).recompressedAs;
+    const lz4 = new Map([["compression.type", "lz4"]]);
+
+    // Sync sets zstd where the source sets a compression.type: nothing left to warn of.
+    assert.equal(drift(lz4, lz4), null);
+    assert.equal(drift(lz4, new Map(), zstd, undefined), null);
+    // Set on the target only, or kept out of sync: it stays, and is named.
+    assert.equal(drift(new Map(), lz4), "lz4");
+    assert.equal(
+      drift(lz4, new Map([["compression.type", "gzip"]]), { ...zstd, deny: ["compression.type"] }),
+      "gzip",
+    );
+    // Kafka's default keeps the batches' codec; so does the codec itself.
+    assert.equal(drift(new Map(), new Map([["compression.type", "producer"]])), null);
+    assert.equal(drift(new Map(), new Map([["compression.type", "zstd"]])), null);
+    // Without target.compression nothing we send has a codec of ours to keep.
+    assert.equal(drift(new Map(), lz4, DEFAULT_CONFIG_SYNC), null);
   });
 });
