@@ -270,6 +270,13 @@ export class LeaseCoordinator {
         try {
           const lease = await this.#o.store.lease(a.tp);
           if (!this.#alive(now)) {
+            // Handed to us meanwhile: nothing of ours pumps an awaited lease, and until a
+            // heartbeat of ours lands nothing may start, so give it back for the leader to place.
+            if (lease !== null && lease.owner === this.#o.workerId) {
+              await this.#o.store.release(lease);
+              this.#awaited.delete(key);
+              return;
+            }
             a.nextPollAt = now + AWAIT_POLL_MS; // the next heartbeat withdraws the request
             return;
           }

@@ -120,22 +120,56 @@ export class LeaderRole {
       maxChanges: maxChangesPerRound,
       drainLeadMs,
     });
-    const writes: (() => Promise<unknown>)[] = [];
-    for (const w of workers) {
-      const next = plan.assignments.get(w.workerId);
-      if (next !== undefined && !sameKeys(w.assignment, next)) {
-        writes.push(...handoffRequests(w, next, leases, at, store));
-      }
-      if (next !== undefined && w.workerId !== me.workerId && !sameKeys(w.assignment, next)) {
-        writes.push(() => store.assign(w.workerId, next));
-      }
-      if (w.expiresAt + WORKER_ITEM_GC_MS <= at) writes.push(() => store.removeWorker(w));
-    }
     const mine = plan.assignments.get(me.workerId) ?? [];
-    if (!sameKeys(me.assignment, mine)) writes.push(() => store.assign(me.workerId, mine));
-    await inParallel(writes, WRITE_CONCURRENCY);
+    // Each write runs only while our items hold: a throttled table can stretch a long list past
+    // them, and another leader's round may be writing by then.
+    const holding = () => {
+      const t = this.#o.clock.now();
+      return t < held.expiresAt && t < me.expiresAt;
+    };
+    await publish(workers, plan.assignments, leases, at, store, holding);
     return { mine, deferred: plan.deferred, liveWorkers: plan.assignments.size };
   }
+}
+
+/**
+ * Writes the assignments that changed (and deletes long-dead worker items), then the handoff
+ * requests of the workers whose assignment landed; each write only while `holding()`. The first
+ * failure is thrown once all are settled.
+ */
+async function publish(
+  workers: readonly WorkerRecord[],
+  assignments: ReadonlyMap<string, readonly string[]>,
+  leases: ReadonlyMap<string, Lease>,
+  at: number,
+  store: LeaseStore,
+  holding: () => boolean,
+): Promise<void> {
+  const whileHolding = (write: () => Promise<unknown>) => async () => (holding() ? write() : undefined);
+  const assigned = new Set<string>();
+  const writes: (() => Promise<unknown>)[] = [];
+  const requests = new Map<string, (() => Promise<unknown>)[]>();
+  for (const w of workers) {
+    const next = assignments.get(w.workerId);
+    if (next !== undefined && !sameKeys(w.assignment, next)) {
+      writes.push(
+        whileHolding(async () => {
+          if (await store.assign(w.workerId, next)) assigned.add(w.workerId);
+        }),
+      );
+      requests.set(w.workerId, handoffRequests(w, next, leases, at, store));
+    }
+    if (w.expiresAt + WORKER_ITEM_GC_MS <= at) writes.push(whileHolding(() => store.removeWorker(w)));
+  }
+  // Requests only for workers whose assignment landed: a holder hands a lease to the asker,
+  // which pumps only what its assignment names, so the lease would idle until the next round.
+  let failure: { error: unknown } | null = null;
+  await inParallel(writes, WRITE_CONCURRENCY).catch((error: unknown) => {
+    failure = { error };
+  });
+  const asked = [...requests].flatMap(([id, ws]) => (assigned.has(id) ? ws : []));
+  await inParallel(asked.map(whileHolding), WRITE_CONCURRENCY);
+  if (failure !== null) throw (failure as { error: unknown }).error;
 }
 
 /**

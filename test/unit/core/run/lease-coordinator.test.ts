@@ -36,6 +36,15 @@ function lease(partition: number, owner: string | null, expiresAt = NOW + DURATI
   };
 }
 
+/** A live worker's heartbeat, without its expiry. */
+const beatOf = (workerId: string) => ({
+  workerId,
+  slot: workerId,
+  startedAt: NOW,
+  draining: false,
+  deadline: FAR,
+});
+
 /** The clock stays at NOW unless a test moves it: a round's own `now` is later, and counts. */
 function coordinatorOn(
   store: LeaseStore,
@@ -328,8 +337,7 @@ describe("LeaseCoordinator", () => {
     assert.equal(store.get(tp)?.owner, "me");
     frozen.arm(async () => {
       clock.t = NOW + DURATION + 2_000;
-      const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
-      await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
+      await store.heartbeat({ ...beatOf("B"), expiresAt: clock.t + 3_000 });
       assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
       assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
     });
@@ -357,8 +365,7 @@ describe("LeaseCoordinator", () => {
     await coordinator.rebalance(NOW, FAR);
     frozen.arm(async () => {
       clock.t = NOW + DURATION + 2_000;
-      const beatOfB = { workerId: "B", slot: "B", startedAt: NOW, draining: false, deadline: FAR };
-      await store.heartbeat({ ...beatOfB, expiresAt: clock.t + 3_000 });
+      await store.heartbeat({ ...beatOf("B"), expiresAt: clock.t + 3_000 });
       assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
       for (const tp of tps) assert.ok(await store.claim(store.get(tp) as Lease, "B", clock.t + DURATION));
       assert.ok(await store.assign("B", ["t:0", "t:1"]));
@@ -377,6 +384,62 @@ describe("LeaseCoordinator", () => {
         ["B", null],
         ["B", null],
       ],
+    );
+  });
+
+  it("a leader round asks no holder on behalf of a worker whose assignment write failed (regression: the lease was handed to a worker that would not pump it)", async () => {
+    // Prepare: we lead and hold t:0 and t:1; B joins, and writes of B's assignment fail.
+    const store = new InMemoryLeaseStore();
+    await store.ensure([0, 1].map((partition) => ({ topic: "t", partition })));
+    const failing = storeWith(store, {
+      assign: async (id, keys) => {
+        if (id === "B") throw new Error("throttled");
+        return store.assign(id, keys);
+      },
+    });
+    const coordinator = coordinatorOn(failing);
+    await coordinator.rebalance(NOW, FAR);
+    await store.heartbeat({ ...beatOf("B"), expiresAt: NOW + 3_000 });
+
+    // Act: the round moves one partition to B.
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    // Assess
+    assert.equal(store.workers().find((w) => w.workerId === "B")?.assignment, null);
+    assert.deepEqual(
+      (await store.list()).map((l) => [l.owner, l.handoffTo]),
+      [
+        ["me", null],
+        ["me", null],
+      ],
+    );
+  });
+
+  it("a leader round stops writing once it outlasts its leader item (regression: a throttled round overwrote the next leader's assignments)", async () => {
+    // Prepare: we lead and hold t:0 and t:1; B joins. The round's first assignment write freezes
+    // past our leader item and heartbeat, and meanwhile B takes the leadership.
+    const store = new InMemoryLeaseStore();
+    await store.ensure([0, 1].map((partition) => ({ topic: "t", partition })));
+    const clock = { t: NOW };
+    const frozen = freezingIn(store, "assign");
+    const coordinator = coordinatorOn(frozen.store, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    await store.heartbeat({ ...beatOf("B"), expiresAt: NOW + 60_000 });
+    frozen.arm(async () => {
+      clock.t = NOW + DURATION + 2_000;
+      assert.ok(await store.claimLeader(await store.leader(), "B", clock.t + 3_000));
+    });
+
+    // Act
+    await coordinator.rebalance(NOW + 500, FAR);
+
+    // Assess: the frozen write landed late; the rest of the round (our own shrunk assignment,
+    // the request to our own holding) was not written.
+    assert.ok(frozen.froze, "the write froze");
+    assert.deepEqual(store.workers().find((w) => w.workerId === "me")?.assignment, ["t:0", "t:1"]);
+    assert.deepEqual(
+      (await store.list()).map((l) => l.handoffTo),
+      [null, null],
     );
   });
 
@@ -476,6 +539,28 @@ describe("LeaseCoordinator", () => {
     // Assess
     assert.deepEqual(readsAt, [1, 0, 0, 1]);
     assert.equal(store.get(tp)?.owner, "H");
+  });
+
+  it("a poll that finds the worker not alive gives back a lease handed to it meanwhile (regression: it idled until the next heartbeat)", async () => {
+    // Prepare: H holds t:0, L leads and assigns it to us; our round asks H; H hands it over;
+    // then the clock passes our heartbeat (3 s from NOW + 1 s).
+    const { store, tp } = await firstRoundDone("H");
+    const clock = { t: NOW };
+    const coordinator = coordinatorOn(store, "me", 1_000, { now: () => clock.t });
+    await coordinator.rebalance(NOW, FAR);
+    assert.ok(await store.assign("me", ["t:0"]));
+    await coordinator.rebalance(NOW + 1_000, FAR);
+    assert.ok(await store.handOver(store.get(tp) as Lease, NOW + 1_200 + DURATION));
+    assert.equal(store.get(tp)?.owner, "me");
+    clock.t = NOW + 4_500;
+
+    // Act
+    const polled = await coordinator.poll(NOW + 1_500, FAR);
+
+    // Assess: free for the leader to place, not held for a run that may not come back.
+    assert.deepEqual([...polled.acquired, ...polled.requested], []);
+    assert.equal(store.get(tp)?.owner, null);
+    assert.equal(coordinator.awaiting, false);
   });
 
   it("a newcomer asks the holder, and takes the lease only once it is handed over", async () => {
