@@ -87,9 +87,12 @@ export interface SourceBatch {
   /**
    * CRC-32C of the batch as it would be with producer id, producer epoch and base sequence -1
    * and the transactional bit clear: the same for a source batch and its copy, so a look at the
-   * target matches copies to source batches without reading their records.
+   * target matches copies to source batches without reading their records. Null when the reader
+   * left it to be computed on demand (SourceReader.contentCrc): with target.compression set it is
+   * that of the records uncompressed, which a batch passing as it came would be decompressed for
+   * when only a look, a translation or verify compares it.
    */
-  readonly contentCrc: number;
+  readonly contentCrc: number | null;
   /** The batch (magic 2) from its baseOffset field to its end: as the source stored it, or encoded again. */
   readonly bytes: Buffer;
 }

@@ -36,6 +36,7 @@ import type {
   FetchedRecords,
   FetchLimits,
   PartitionOffsets,
+  SourceBatch,
   TopicInfo,
   TopicPartition,
   WriteResult,
@@ -56,6 +57,8 @@ export interface SourceReader {
    * the fetch before a batch that would pass them, except the first.
    */
   fetchBatches(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedBatches>;
+  /** SourceBatch.contentCrc of a batch fetchBatches returned (of this reader's cluster or the other's), computed if it was left null. */
+  contentCrc(batch: SourceBatch): Promise<number>;
   /**
    * Which log the partition is now: the topic's id (null when the cluster has none) and the
    * partition's current leader epoch (-1 when unknown). Throws KAFKA_RETRIABLE for transient

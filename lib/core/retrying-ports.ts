@@ -43,6 +43,8 @@ export function retryingReader(reader: SourceReader, retry: KafkaRetry): SourceR
       retryRetryable(`fetching ${where(tp)}`, () => reader.fetch(tp, offset, limits), retry),
     fetchBatches: (tp, offset, limits: FetchLimits): Promise<FetchedBatches> =>
       retryRetryable(`fetching ${where(tp)}`, () => reader.fetchBatches(tp, offset, limits), retry),
+    // No request: nothing to retry.
+    contentCrc: (batch) => reader.contentCrc(batch),
     describePartition: (tp): Promise<PartitionIdentity> =>
       retryRetryable(`describing ${where(tp)}`, () => reader.describePartition(tp), retry),
     endOffsetForLeaderEpoch: (tp, leaderEpoch): Promise<number> =>

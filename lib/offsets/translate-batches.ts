@@ -40,6 +40,7 @@
 import { nearestPoint } from "../core/lease/offset-map.js";
 import type { FetchedBatches, FetchLimits, SourceBatch } from "../core/model.js";
 import type { OffsetMapPoint } from "../core/ports.js";
+import { withContentCrcs } from "../core/pump/content-crc.js";
 import { targetBounds } from "../core/pump/target-read.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { BatchesTranslateDeps, Translation, TranslationRequest } from "./model.js";
@@ -178,6 +179,7 @@ function isCopyOf(copy: SourceBatch, batch: SourceBatch | undefined): boolean {
     batch !== undefined &&
     copy.producerId >= 0n &&
     copy.count === batch.count &&
+    copy.contentCrc !== null &&
     copy.contentCrc === batch.contentCrc
   );
 }
@@ -224,7 +226,10 @@ async function readSource(
   offset: number,
 ): Promise<FetchedBatches> {
   try {
-    return await deps.source.fetchBatches(request.source, offset, SOURCE_SCAN_LIMITS);
+    return await withContentCrcs(
+      deps.source,
+      await deps.source.fetchBatches(request.source, offset, SOURCE_SCAN_LIMITS),
+    );
   } catch (error) {
     if (!isReplicatorError(error, "OFFSET_OUT_OF_RANGE")) throw error;
     const { topic, partition } = request.source;
@@ -246,7 +251,7 @@ async function readTarget(
   const { target } = request;
   const read = (o: number, limits: FetchLimits) => deps.reader.fetchBatches(target, o, limits);
   const fetched = await fetchTargetTowards(deps, target, offset, to, read);
-  if (fetched !== null) return fetched;
+  if (fetched !== null) return withContentCrcs(deps.reader, fetched);
   throw untranslatable(
     request,
     `target ${target.topic}/${target.partition} no longer holds offset ${offset} (retention while it was read), ` +

@@ -77,6 +77,7 @@ export class BatchDigest {
   add(batch: SourceBatch): void {
     const fields = Buffer.alloc(16);
     fields.writeInt32BE(batch.count, 0);
+    if (batch.contentCrc === null) throw new RangeError("a batch without its contentCrc (withContentCrcs)");
     fields.writeUInt32BE(batch.contentCrc >>> 0, 4);
     fields.writeBigInt64BE(BigInt(Number.isSafeInteger(batch.maxTimestamp) ? batch.maxTimestamp : -1), 8);
     this.#hash.update(fields);

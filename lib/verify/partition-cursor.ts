@@ -13,6 +13,7 @@ import type {
   TopicPartition,
 } from "../core/model.js";
 import type { SourceReader } from "../core/ports.js";
+import { withContentCrcs } from "../core/pump/content-crc.js";
 import type { Mismatch } from "./model.js";
 
 const LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 << 20, maxWaitMs: 0 };
@@ -100,7 +101,10 @@ export function batchCursor(
   range: { readonly from: number; readonly to: number },
 ): PartitionCursor<SourceBatch> {
   const read = async (offset: number, limits: FetchLimits) => {
-    const fetched: FetchedBatches = await reader.fetchBatches(tp, offset, limits);
+    const fetched: FetchedBatches = await withContentCrcs(
+      reader,
+      await reader.fetchBatches(tp, offset, limits),
+    );
     return { ...fetched, units: fetched.batches };
   };
   return new PartitionCursor(read, tp, range, (b) => b.baseOffset);

@@ -4,9 +4,10 @@
  * fault phase, with acks=all and retries through broker faults. The records of a partition differ from each other
  * (their headers carry a sequence number; only a send repeated after a failure repeats one), so a
  * copy can be traced to its source record by content alone (MirrorMaker 2's copies carry no
- * provenance header).
+ * provenance header). Every other round is sent gzipped: source batches of two codecs, so that
+ * under a target.compression some pass as they came and others are recompressed.
  */
-import { Kafka, logLevel, type Message, type Producer } from "kafkajs";
+import { CompressionTypes, Kafka, logLevel, type Message, type Producer } from "kafkajs";
 import { sleep } from "./faults.js";
 import type { ChaosOptions } from "./options.js";
 
@@ -59,7 +60,7 @@ export async function produce(
       await Promise.all(
         topics.map((topic, t) => {
           const byPartition = Array.from({ length: o.partitions }, (_, p) => chaosRecords(t, p, start, end));
-          return sendPerPartition(producer, topic, byPartition, log);
+          return sendPerPartition(producer, topic, byPartition, log, round % 2 === 1);
         }),
       );
       await sleep(pause);
@@ -83,13 +84,15 @@ export async function sendPerPartition(
   topic: string,
   byPartition: readonly Message[][],
   log: (line: string) => void,
+  gzip = false,
 ): Promise<void> {
+  const compression = gzip ? CompressionTypes.GZIP : CompressionTypes.None;
   await Promise.all(
     byPartition.map(async (messages) => {
       if (messages.length === 0) return;
       for (;;) {
         try {
-          await producer.send({ topic, acks: -1, messages });
+          await producer.send({ topic, acks: -1, messages, compression });
           return;
         } catch (error) {
           // A failed send may have landed in part: the comparison is against what the

@@ -3,7 +3,10 @@
  * batch's `bytes` stand for its encoding: a token this module maps back to its records, so a
  * fake writer given one writes exactly those records, as Kafka stores a passed-through batch.
  * `contentCrc` is a digest of what a copy keeps (timestamps, keys, values, headers, their
- * order), not of offsets or the producer, as the real one leaves out the rewritten fields.
+ * order), not of offsets or the producer, as the real one leaves out the rewritten fields. A
+ * whole batch leaves it null, as the real reader does for a batch passing as it came under a
+ * target.compression, so every test of the look, translation and verify asks for it
+ * (fakeContentCrc, SourceReader.contentCrc).
  */
 import type { MirrorRecord, SourceBatch } from "../../lib/core/model.js";
 
@@ -27,9 +30,14 @@ export function sourceBatch(
     count: records.length,
     maxTimestamp: records.reduce((max, r) => Math.max(max, r.timestamp), Number.NEGATIVE_INFINITY),
     producerId,
-    contentCrc: contentDigest(records),
+    contentCrc: whole ? null : contentDigest(records),
     bytes,
   };
+}
+
+/** SourceReader.contentCrc of the fakes. */
+export async function fakeContentCrc(batch: SourceBatch): Promise<number> {
+  return batch.contentCrc ?? contentDigest(recordsOf(batch));
 }
 
 /** The records a batch's token stands for. */

@@ -29,7 +29,7 @@ import type {
 } from "../../lib/core/ports.js";
 import { type ProvenanceStamp, stamped } from "../../lib/core/provenance.js";
 import { ReplicatorError } from "../../lib/errors.js";
-import { recordsOf, sourceBatch } from "./fake-batches.js";
+import { fakeContentCrc, recordsOf, sourceBatch } from "./fake-batches.js";
 
 /** A stored offset: a data record, or null for an offset that holds none (control batch, compaction gap). */
 type Slot = {
@@ -381,6 +381,10 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
     }
     const epochs = (all.epochs ?? []).filter((e) => e.offset < nextOffset || e.offset === offset);
     return { ...all, batches, nextOffset, bytes, epochs };
+  }
+
+  contentCrc(batch: SourceBatch): Promise<number> {
+    return fakeContentCrc(batch);
   }
 
   async listTopics(): Promise<TopicInfo[]> {

@@ -81,6 +81,7 @@ export function flakyReader(reader: SourceReader, failures: FlakyOptions = {}): 
       failing("fetch", failures, flaky);
       return reader.fetchBatches(tp, offset, limits);
     },
+    contentCrc: (batch) => reader.contentCrc(batch),
     describePartition: (tp) => reader.describePartition(tp),
     endOffsetForLeaderEpoch: (tp, epoch) => reader.endOffsetForLeaderEpoch(tp, epoch),
     close: () => reader.close(),

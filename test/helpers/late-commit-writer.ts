@@ -172,6 +172,7 @@ export class LateCommitWriter implements TargetWriter {
         this.#lateCommit();
         return answer;
       },
+      contentCrc: (batch) => cluster.contentCrc(batch),
       describePartition: (tp) => cluster.describePartition(tp),
       endOffsetForLeaderEpoch: (tp, epoch) => cluster.endOffsetForLeaderEpoch(tp, epoch),
       close: () => cluster.close(),

@@ -19,6 +19,7 @@ export function retryingReader(reader: SourceReader, withinMs = 15_000): SourceR
   return {
     fetch: (tp, offset, limits) => retried(() => reader.fetch(tp, offset, limits)),
     fetchBatches: (tp, offset, limits) => retried(() => reader.fetchBatches(tp, offset, limits)),
+    contentCrc: (batch) => reader.contentCrc(batch),
     describePartition: (tp) => retried(() => reader.describePartition(tp)),
     endOffsetForLeaderEpoch: (tp, epoch) => retried(() => reader.endOffsetForLeaderEpoch(tp, epoch)),
     close: () => reader.close(),

@@ -325,7 +325,7 @@ export class PartitionPump {
         await this.#deps.target.fence(this.#held.route.target, () => this.#guard.writeDeadline());
         await tail.refresh();
       }
-      const pending = tail === null ? remaining : tail.pending(remaining);
+      const pending = tail === null ? remaining : await tail.pending(remaining);
       if (pending.length === 0) return [];
       const gate = await this.#guard.allowsWrite();
       if (gate !== "ok") return gate;

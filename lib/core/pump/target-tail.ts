@@ -148,14 +148,14 @@ export class TargetTail {
    * Of the pump's next `units` (in order, from where the position's checkpoint is), those not in
    * the target yet. Batches mode: the first ones must be the copies found, one to one.
    */
-  pending(units: CopyUnits): CopyUnits {
+  async pending(units: CopyUnits): Promise<CopyUnits> {
     const left = unitsAfter(units, this.#landed);
     if (!isBatches(left)) return left;
     let matched = 0;
     for (const batch of left) {
       const found = this.#found[0];
       if (found === undefined) break;
-      if (found.count !== batch.count || found.contentCrc !== batch.contentCrc)
+      if (found.count !== batch.count || found.contentCrc !== (await this.#deps.reader.contentCrc(batch)))
         throw this.#mismatch(found, batch);
       this.#found.shift();
       this.#landed = batch.lastOffset;
@@ -187,9 +187,8 @@ export class TargetTail {
   }
 
   /**
-   * Brings the view up to the target's current end. With no stored position there is nothing
-   * to look for (no write of ours can be pending), so the end is simply adopted. Returns how many
-   * target records were read.
+   * Brings the view up to the target's current end. With no stored position there is nothing to
+   * look for (no write of ours can be pending): the end is adopted. Returns target records read.
    */
   async refresh(): Promise<number> {
     const end = await this.#end();
@@ -257,7 +256,7 @@ export class TargetTail {
     if (mode.copy === "batches") {
       const read = (o: number, limits: FetchLimits) => reader.fetchBatches(target, o, limits);
       const fetched = await fetchTowards(read, target, offset, goal, this.#fields());
-      this.#noteCopies(fetched.batches, mode.producerId());
+      await this.#noteCopies(fetched.batches, mode.producerId());
       return { progress: fetched, records: fetched.batches.reduce((n, b) => n + b.count, 0) };
     }
     const read = (o: number, limits: FetchLimits) => reader.fetch(target, o, limits);
@@ -277,7 +276,7 @@ export class TargetTail {
   }
 
   /** Batches mode: our committed batches are copies to match; another producer's are skipped, said once. */
-  #noteCopies(batches: readonly SourceBatch[], ours: bigint | null): void {
+  async #noteCopies(batches: readonly SourceBatch[], ours: bigint | null): Promise<void> {
     if (ours === null) {
       throw new ReplicatorError(
         "CONFIG_INVALID",
@@ -286,9 +285,10 @@ export class TargetTail {
       );
     }
     const others: SourceBatch[] = [];
+    const crcOf = (b: SourceBatch) => this.#deps.reader.contentCrc(b);
     for (const b of batches) {
       if (b.producerId !== ours) others.push(b);
-      else this.#found.push({ count: b.count, contentCrc: b.contentCrc, targetOffset: b.baseOffset });
+      else this.#found.push({ count: b.count, contentCrc: await crcOf(b), targetOffset: b.baseOffset });
     }
     const other = others[0];
     if (other === undefined) return;

@@ -198,17 +198,34 @@ export async function sourceBatchOf(
   };
 }
 
-/** The v2 batch `bytes` as it is to be sent in `codec` (undefined: its own), with its contentCrc. */
+/**
+ * The v2 batch `bytes` as it is to be sent in `codec` (undefined: its own), with its contentCrc:
+ * null for a batch already in `codec`, whose CRC uncompressed (uncompressedContentCrc) would cost
+ * a decompression that only a look, a translation or verify needs.
+ */
 async function asSent(
   bytes: Buffer,
   codec: CompressionCodec | undefined,
-): Promise<{ readonly bytes: Buffer; readonly contentCrc: number }> {
+): Promise<{ readonly bytes: Buffer; readonly contentCrc: number | null }> {
   if (codec === undefined) return { bytes, contentCrc: contentCrc(bytes) };
-  // The header was read (and the CRC checked) by the scan or written by our encoder.
-  const from = codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), readSafeInt64(bytes, 0, "baseOffset"));
+  const from = batchCodec(bytes);
+  if (from === codec) return { bytes, contentCrc: null };
   const plain = await recompressed(bytes, from, "none");
-  const sent = from === codec ? bytes : await recompressed(plain, "none", codec);
-  return { bytes: sent, contentCrc: contentCrc(plain) };
+  return { bytes: await recompressed(plain, "none", codec), contentCrc: contentCrc(plain) };
+}
+
+/** The codec of the v2 batch `bytes`, whose header the scan read (CRC checked) or our encoder wrote. */
+function batchCodec(bytes: Buffer): CompressionCodec {
+  return codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), readSafeInt64(bytes, 0, "baseOffset"));
+}
+
+/**
+ * SourceBatch.contentCrc under a target.compression: the contentCrc of the v2 batch `bytes` with
+ * its records section uncompressed, whichever codec it is in. Throws CORRUPT_BATCH when that
+ * section does not decompress.
+ */
+export async function uncompressedContentCrc(bytes: Buffer): Promise<number> {
+  return contentCrc(await recompressed(bytes, batchCodec(bytes), "none"));
 }
 
 /**

@@ -18,7 +18,7 @@ import type {
 } from "../../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.js";
 import { describeError, ReplicatorError } from "../../errors.js";
-import { scanRecordSet } from "../codec/pass-through.js";
+import { scanRecordSet, uncompressedContentCrc } from "../codec/pass-through.js";
 import { decodeRecordBatches } from "../codec/record-batch.js";
 import { answerPool } from "../wire/answer-pool.js";
 import {
@@ -105,6 +105,14 @@ export class KafkaPartitionReader implements SourceReader {
   async fetchBatches(tp: TopicPartition, offset: number, limits: FetchLimits): Promise<FetchedBatches> {
     const filled = await this.#fill(tp, offset, limits, this.#batchesOf);
     return { batches: filled.units, ...progressOf(filled), bytes: filled.bytes };
+  }
+
+  /**
+   * Left null only by a reader with a batchCodec, for a batch already in it: its CRC uncompressed.
+   * Asked before the batch is written, while its bytes are still its answer's (answer-pool.ts).
+   */
+  async contentCrc(batch: SourceBatch): Promise<number> {
+    return batch.contentCrc ?? uncompressedContentCrc(batch.bytes);
   }
 
   /** fetch's and fetchBatches' one loop: the first fetch, then the follow-ups (see fetch). */

@@ -39,6 +39,7 @@ function readCommitted(cluster: InMemoryCluster, lso: number): SourceReader {
       };
     },
     fetchBatches: () => Promise.reject(new Error("verify reads records")),
+    contentCrc: () => Promise.reject(new Error("verify reads records")),
     describePartition: (tp) => cluster.describePartition(tp),
     endOffsetForLeaderEpoch: (tp, epoch) => cluster.endOffsetForLeaderEpoch(tp, epoch),
     close: () => cluster.close(),

@@ -70,6 +70,9 @@ class ReadCommittedPartition implements SourceReader, ClusterAdmin {
   async fetchBatches(): Promise<FetchedBatches> {
     throw new Error("these tests look at records (target.copy records)");
   }
+  async contentCrc(): Promise<number> {
+    throw new Error("these tests look at records (target.copy records)");
+  }
   async listOffsets(_topic: string, partitions: readonly number[]): Promise<PartitionOffsets[]> {
     return partitions.map((partition) => ({
       partition,
