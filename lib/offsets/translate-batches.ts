@@ -37,10 +37,11 @@
  * nothing to count from: OFFSETS_UNTRANSLATABLE, as for an offset below the map. A step back
  * stopped by it answers the oldest point it could read from, as records mode does.
  */
+
+import { withContentCrcs } from "../core/content-crc.js";
 import { nearestPoint } from "../core/lease/offset-map.js";
 import type { FetchedBatches, FetchLimits, SourceBatch } from "../core/model.js";
 import type { OffsetMapPoint } from "../core/ports.js";
-import { withContentCrcs } from "../core/pump/content-crc.js";
 import { targetBounds } from "../core/pump/target-read.js";
 import { isReplicatorError, ReplicatorError } from "../errors.js";
 import type { BatchesTranslateDeps, Translation, TranslationRequest } from "./model.js";

@@ -65,6 +65,12 @@ function updateWithBytes(hash: Hash, bytes: Buffer | null): void {
   if (bytes !== null) hash.update(bytes);
 }
 
+/** A batch's contentCrc, which verify reads through withContentCrcs: never null here. */
+function resolved(batch: SourceBatch): number {
+  if (batch.contentCrc === null) throw new RangeError("a batch without its contentCrc (withContentCrcs)");
+  return batch.contentCrc;
+}
+
 /**
  * A digest of batches as target.copy "batches" must preserve them: the record count, content CRC
  * and largest timestamp of each, in order; never the offsets or producer fields, which a copy
@@ -77,8 +83,7 @@ export class BatchDigest {
   add(batch: SourceBatch): void {
     const fields = Buffer.alloc(16);
     fields.writeInt32BE(batch.count, 0);
-    if (batch.contentCrc === null) throw new RangeError("a batch without its contentCrc (withContentCrcs)");
-    fields.writeUInt32BE(batch.contentCrc >>> 0, 4);
+    fields.writeUInt32BE(resolved(batch) >>> 0, 4);
     fields.writeBigInt64BE(BigInt(Number.isSafeInteger(batch.maxTimestamp) ? batch.maxTimestamp : -1), 8);
     this.#hash.update(fields);
     this.#records += batch.count;
@@ -103,7 +108,7 @@ export class BatchDigest {
 export function batchDifference(a: SourceBatch, b: SourceBatch): string {
   const differs: string[] = [];
   if (a.count !== b.count) differs.push(`${a.count} records against ${b.count}`);
-  if (a.contentCrc !== b.contentCrc) differs.push("content CRC");
+  if (resolved(a) !== resolved(b)) differs.push("content CRC");
   if (a.maxTimestamp !== b.maxTimestamp)
     differs.push(`max timestamp ${a.maxTimestamp} against ${b.maxTimestamp}`);
   return differs.join(", ");

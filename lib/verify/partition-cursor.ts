@@ -4,6 +4,8 @@
  * in memory. A unit is a record (SourceReader.fetch), or in target.copy "batches" a batch
  * (fetchBatches); recordCursor and batchCursor make one of each.
  */
+
+import { withContentCrcs } from "../core/content-crc.js";
 import type {
   FetchedBatches,
   FetchedRecords,
@@ -13,7 +15,6 @@ import type {
   TopicPartition,
 } from "../core/model.js";
 import type { SourceReader } from "../core/ports.js";
-import { withContentCrcs } from "../core/pump/content-crc.js";
 import type { Mismatch } from "./model.js";
 
 const LIMITS: FetchLimits = { maxRecords: 10_000, maxBytes: 4 << 20, maxWaitMs: 0 };

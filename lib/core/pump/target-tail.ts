@@ -23,8 +23,8 @@
  * holder's can still commit. So the committed batches of our producer id past the position are
  * copies, one to one and in order, of the source batches from the checkpoint on; the look notes
  * them (`found`) and `pending` matches them to the source batches the pump holds, by record
- * count and content CRC (SourceBatch.contentCrc, which leaves out what a copy rewrites). A
- * mismatch means the source changed under the copy, and the partition stops rather than guess.
+ * count and content CRC (SourceReader.contentCrc, which leaves out what a copy rewrites): on a
+ * mismatch the source changed under the copy, and the partition stops rather than guess.
  *
  * The target is read READ_COMMITTED, up to an end fixed when the look starts (target-read.ts):
  * the high watermark then, as nothing of ours can land later without a new writeFailed. It may
@@ -186,10 +186,7 @@ export class TargetTail {
     this.#goal = null;
   }
 
-  /**
-   * Brings the view up to the target's current end. With no stored position there is nothing to
-   * look for (no write of ours can be pending): the end is adopted. Returns target records read.
-   */
+  /** Brings the view up to the target's end (adopted if no position is stored); returns records read. */
   async refresh(): Promise<number> {
     const end = await this.#end();
     if (this.#position === null) {
@@ -284,12 +281,13 @@ export class TargetTail {
         { details: this.#fields() },
       );
     }
-    const others: SourceBatch[] = [];
-    const crcOf = (b: SourceBatch) => this.#deps.reader.contentCrc(b);
-    for (const b of batches) {
-      if (b.producerId !== ours) others.push(b);
-      else this.#found.push({ count: b.count, contentCrc: await crcOf(b), targetOffset: b.baseOffset });
+    const others = batches.filter((b) => b.producerId !== ours);
+    const found: FoundCopy[] = []; // all or none: a throw leaves the fetch to be read again
+    for (const b of batches.filter((b) => b.producerId === ours)) {
+      const contentCrc = await this.#deps.reader.contentCrc(b);
+      found.push({ count: b.count, contentCrc, targetOffset: b.baseOffset });
     }
+    this.#found.push(...found);
     const other = others[0];
     if (other === undefined) return;
     const { topic, partition } = this.#source;

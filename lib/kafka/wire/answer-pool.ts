@@ -13,6 +13,8 @@
  *  - the target writer drops the counts of batches once a write committed them all, its base
  *    offset known (`done`), and each produce request's parts are counted while queued on their
  *    socket (`pin`).
+ * A batch's bytes are read after its write only where the write did not give them back: a lazy
+ * contentCrc (SourceReader.contentCrc) of the look is asked of units not yet written whole.
  * Whoever never gives back what it holds (a records-mode read, a failed fetch, a write not
  * committed whole, a batch dropped) leaves the buffer to the garbage collector, as before: a miss
  * costs a reuse, never bytes. A batch is counted once (`adopt` and `done` look it up by object),

@@ -367,6 +367,23 @@ describe("sourceBatchOf with target.compression: every batch in that codec", () 
     assert.notEqual(await crcOf(differing), await crcOf(unit));
   });
 
+  it("passes a batch in the codec that does not decompress as it came, matched by its bytes; one in another codec stops", async () => {
+    // Prepare: a zstd batch whose compressed section is cut short, its CRC made valid again.
+    const whole = await stored(records(100, 5), "zstd");
+    const broken = resealed(Buffer.from(whole.subarray(0, whole.length - 8)));
+    broken.writeInt32BE(broken.length - 12, 8);
+
+    // Act
+    const unit = await unitOf(broken, 100, "zstd");
+    const copied = await unitOf(copyOf(unit, 7_000n), 0, "zstd");
+
+    // Assess: as with no codec set, nothing decompressed; the look or verify does not stop on it.
+    assert.deepEqual(unit.bytes, broken);
+    assert.equal(await crcOf(unit), contentCrc(broken));
+    assert.equal(await crcOf(copied), await crcOf(unit));
+    await assert.rejects(unitOf(broken, 100, "lz4"), (error) => isReplicatorError(error, "CORRUPT_BATCH"));
+  });
+
   it("encodes again, in the target's codec, the records at or after the offset of a batch that begins before it", async () => {
     // Prepare
     const source = records(100, 5);

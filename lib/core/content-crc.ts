@@ -3,8 +3,8 @@
  * target.compression: its CRC uncompressed costs a decompression). What compares batches by it
  * (translation, verify) reads them through here.
  */
-import type { FetchedBatches } from "../model.js";
-import type { SourceReader } from "../ports.js";
+import type { FetchedBatches } from "./model.js";
+import type { SourceReader } from "./ports.js";
 
 /** `fetched` with every batch's contentCrc computed by `reader`. */
 export async function withContentCrcs(
