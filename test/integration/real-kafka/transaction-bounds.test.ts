@@ -222,7 +222,9 @@ describe("fenced writes into a real Kafka target", () => {
     // answers), and when the write stops at its deadline the broker freezes for good, so its
     // EndTxn is never answered. The lease runs to the run's deadline, as a run's last does.
     const R = 5_000;
-    const topic = await sourceTopic(250, 20, 700);
+    // Enough that the copy is still going at armAt: with 250 batches one CI run and three runs
+    // right after it ended about 7 s in, no write held (the copy done, the partition given up).
+    const topic = await sourceTopic(1_000, 20, 700);
     const startedAt = Date.now();
     const deadline = startedAt + 18_000;
     const armAt = deadline - 2 * R - 1_500;
