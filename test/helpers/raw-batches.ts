@@ -65,3 +65,13 @@ export async function rawBatches(
     await cluster.disconnect();
   }
 }
+
+/** The data batches of `batches`: the transaction markers left out. */
+export function dataOf(batches: readonly RawBatch[]): RawBatch[] {
+  return batches.filter((b) => !b.batch.isControl);
+}
+
+/** The codec id of a v2 batch as it lies (attributes bits 0-2: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+export function codecIdOf(bytes: Buffer): number {
+  return bytes.readInt16BE(21) & 0x07;
+}

@@ -45,7 +45,7 @@ import { CapturingLogger, CapturingMetrics } from "../../helpers/fake-observabil
 import { KAFKA_TESTBED, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { ApiKey, type MockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
-import { rawBatches } from "../../helpers/raw-batches.js";
+import { codecIdOf, dataOf, rawBatches } from "../../helpers/raw-batches.js";
 import { MirrorRig } from "./mirror-rig.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("../../helpers/freezing-worker.ts", import.meta.url));
@@ -361,8 +361,7 @@ describe("a worker frozen past its lease mid-write", () => {
   /** The codec ids of the target partition's data batches, as they lie in its log. */
   async function codecsOf(tp: TopicPartition): Promise<number[]> {
     const batches = await rawBatches(rig.cluster("dst").bootstrapServers, tp.topic, tp.partition);
-    const data = batches.filter((b) => !b.batch.isControl);
-    return [...new Set(data.map((b) => b.bytes.readInt16BE(21) & 0x07))];
+    return [...new Set(dataOf(batches).map((b) => codecIdOf(b.bytes)))];
   }
 
   async function readAll(tp: TopicPartition, isolation: SourceIsolationLevel) {
