@@ -97,7 +97,8 @@ function plannedTopic(d: TopicDrift): PlannedTopic {
   };
 }
 
-function renderPlan(planned: readonly PlannedTopic[], inSync: boolean, codec: string): string {
+/** plan's text: a table of the selected topics, then each config change, kept setting and warning. */
+export function renderPlan(planned: readonly PlannedTopic[], inSync: boolean, codec: string): string {
   if (planned.length === 0) return "no source topic is selected\n";
   const table = renderTable(
     ["Source topic", "Target topic", "Partitions", "Target partitions", "Action", "Config changes"],
