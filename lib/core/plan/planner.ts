@@ -22,7 +22,13 @@ import type {
   TopicPlanError,
 } from "./model.js";
 import { applyDrift } from "./plan-apply.js";
-import { type MappedTopic, type TopicDrift, tooFewPartitions, topicDrift } from "./topic-drift.js";
+import {
+  type MappedTopic,
+  recompressionWarning,
+  type TopicDrift,
+  tooFewPartitions,
+  topicDrift,
+} from "./topic-drift.js";
 
 /**
  * Lists, maps, and describes both sides; changes nothing. Reading configs can fail where
@@ -86,10 +92,21 @@ export async function planTopics(options: PlanTopicsOptions): Promise<TopicPlan>
   return {
     partitions,
     errors: errors.sort(byTopic),
-    warnings: [...read.warnings, ...applied.warnings].sort(byTopic),
+    warnings: [...read.warnings, ...applied.warnings, ...recompressionWarnings(read.topics, options)].sort(
+      byTopic,
+    ),
     drift: read.topics,
     emptySelection: read.emptySelection,
   };
+}
+
+function recompressionWarnings(drift: readonly TopicDrift[], options: PlanTopicsOptions): TopicPlanError[] {
+  const codec = options.configSync.compressionType;
+  if (codec === undefined) return [];
+  return drift.flatMap((d) => {
+    const error = recompressionWarning(d, codec);
+    return error === null ? [] : [{ topic: d.source, error }];
+  });
 }
 
 /** The selected source topics, by name, with their target names; a topic that fails to map is an error. */

@@ -103,6 +103,19 @@ function recompressedAs(
   return after === undefined || after === "producer" || after === policy.compressionType ? null : after;
 }
 
+/**
+ * The workers' warning for TopicDrift.recompressedAs (plan prints its own line): the setting is
+ * the target's alone or kept out of sync, so only a person can change it.
+ */
+export function recompressionWarning(d: TopicDrift, codec: string): ReplicatorError | null {
+  if (d.recompressedAs === null) return null;
+  return new ReplicatorError(
+    "TOPIC_CONFIG_FAILED",
+    `compression.type=${d.recompressedAs} on ${d.target} makes its broker recompress the ${codec} batches we send (target.compression): set it to ${codec} or producer`,
+    { details: { sourceTopic: d.source, targetTopic: d.target, compressionType: d.recompressedAs, codec } },
+  );
+}
+
 /** True when nothing would be created, grown or set. */
 export function inSync(drift: TopicDrift): boolean {
   return drift.partitions === "ok" && drift.configs.length === 0;

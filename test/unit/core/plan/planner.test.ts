@@ -199,6 +199,39 @@ describe("planTopics", () => {
     );
   });
 
+  it("warns of a target compression.type that would recompress target.compression's batches, and leaves it", async () => {
+    const { source, target, retry } = clusters();
+    for (const topic of ["own", "producer", "synced"]) {
+      source.createTopic(topic, 1);
+      target.createTopic(topic, 1);
+    }
+    // Set on the target alone: never deleted, so only a person can change it.
+    target.setTopicConfigs("own", { "compression.type": "gzip" });
+    target.setTopicConfigs("producer", { "compression.type": "producer" });
+    // Set by the source: sync gives the target the codec instead.
+    source.setTopicConfigs("synced", { "compression.type": "lz4" });
+    const zstd = {
+      ...options(source, target, retry),
+      configSync: { ...DEFAULT_CONFIG_SYNC, compressionType: "zstd" },
+    };
+
+    const plan = await planTopics(zstd);
+
+    assert.equal(plan.partitions.length, 3, "every topic is still mirrored");
+    assert.deepEqual(
+      plan.warnings.map((w) => [w.topic, w.error.code]),
+      [["own", "TOPIC_CONFIG_FAILED"]],
+    );
+    assert.match(
+      plan.warnings[0]?.error.message ?? "",
+      /compression\.type=gzip on own makes its broker recompress the zstd batches we send \(target\.compression\): set it to zstd or producer/,
+    );
+    assert.equal(target.topicConfigs("own").get("compression.type"), "gzip");
+    assert.equal(target.topicConfigs("synced").get("compression.type"), "zstd");
+    // Without target.compression, the batches' own codec is the source's: nothing to warn of.
+    assert.deepEqual((await planTopics(options(source, target, retry))).warnings, []);
+  });
+
   it("source configs that cannot be read (no permission): copying goes on, but no target is created without them", async () => {
     const { source, target, retry } = clusters();
     source.createTopic("logs", 1);
