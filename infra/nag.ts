@@ -9,7 +9,7 @@ export function acknowledgeNagFindings(stack: Stack): void {
   v.acknowledge({
     id: "AwsSolutions::AwsSolutions-L1",
     reason:
-      "nodejs22.x is the runtime the bundles are built for (esbuild target node22, infra/replicator-function.ts); no test runs them on a Lambda runtime (the suite and the bundle test run on the local Node 20, TESTING.md), so moving to a newer runtime is a deliberate change of the build target and the runtime together, not a default",
+      "nodejs22.x is the runtime the bundles are built for (esbuild target node22, infra/replicator-function.ts); the bundle tests run them on Node's 22.x release from the test bed, not on Lambda's runtime (TESTING.md), so moving to a newer runtime is a deliberate change of the build target and the runtime together, not a default",
   });
   for (const side of ["Source", "Target"]) {
     v.acknowledge({

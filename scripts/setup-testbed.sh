@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything the tests and the demo need into .testbed/ (ignored by git): librdkafka's
-# mock Kafka cluster behind our launcher, DynamoDB Local, and a real Apache Kafka's jars. Each
+# mock Kafka cluster behind our launcher, DynamoDB Local, a real Apache Kafka's jars, and the
+# Node release the functions run on (the bench's worker runs on it). Each
 # step skips itself when its output is already there, so running this before every test run is
 # cheap.
 set -euo pipefail
@@ -39,10 +40,10 @@ step() {
   bash "scripts/testbed/$1.sh"
   echo "setup-testbed: $1: $((SECONDS - started)) s" >&2
 }
-# Side by side: the mock's build is a C compile, the other two mostly downloads (a first setup
-# on a clean clone: 81 s + 4 s + 33 s one after the other). Their outputs do not overlap.
+# Side by side: the mock's build is a C compile, the others mostly downloads (a first setup
+# on a clean clone: 81 s + 4 s + 33 s + 3 s one after the other). Their outputs do not overlap.
 pids=()
-for name in build-mock-kafka fetch-dynamodb-local fetch-kafka; do
+for name in build-mock-kafka fetch-dynamodb-local fetch-kafka fetch-functions-node; do
   step "${name}" &
   pids+=("$!")
 done

@@ -4,6 +4,7 @@
  * are refused, so a typo cannot silently run the wrong bench.
  */
 import { COMPRESSION_CODECS, type CompressionCodec } from "../../lib/config/compression.js";
+import type { WorkerNode } from "./processes.js";
 
 export type BenchKafka = "mock" | "real";
 
@@ -53,6 +54,8 @@ export interface BenchOptions {
    * warm-up topic alongside (as a warm Lambda keeps its replicator); else by one of its own.
    */
   readonly warmupShared: boolean;
+  /** The Node the mirror worker runs on: the functions' release from the test bed, or this one. */
+  readonly workerNode: WorkerNode;
 }
 
 export type BenchCopy = "records" | "batches";
@@ -78,6 +81,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   targetCompression: "none",
   warmupRecords: 0,
   warmupShared: false,
+  workerNode: "functions",
 };
 
 const NUMERIC = {
@@ -112,6 +116,9 @@ export const USAGE = `usage: npm run bench -- [options]
                           process, as a warm Lambda would have (default 0)
   --warmup-shared         the measured copy's replicator does the warm-up and then mirrors that idle
                           topic too (default: a replicator of its own)
+  --worker-node functions|current
+                          the Node the worker runs on: the Lambda functions' release, which the test
+                          bed fetches (default), or the one running the bench
   --skip-kcat             do not run the kcat pipeline
   --skip-latency          do not run the latency run
   --cpu-prof DIR          write a V8 CPU profile of the mirror worker into DIR`;
@@ -143,6 +150,10 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         problems.push(
           `--target-compression needs one of ${COMPRESSION_CODECS.join(", ")}, got ${codec ?? "nothing"}`,
         );
+    } else if (arg === "--worker-node") {
+      const node = argv[++i];
+      if (node === "functions" || node === "current") options.workerNode = node;
+      else problems.push(`--worker-node needs functions or current, got ${node ?? "nothing"}`);
     } else if (arg === "--warmup-shared") options.warmupShared = true;
     else if (arg === "--skip-kcat") options.skipKcat = true;
     else if (arg === "--skip-latency") options.skipLatency = true;

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FUNCTION_MALLOC_TUNABLES, FUNCTION_NODE_FLAGS } from "../../infra/node-flags.js";
+import { functionsNode } from "../../test/helpers/functions-node.js";
 import type { WorkerJob, WorkerReport } from "./mirror-worker.js";
 import { GO_LINE, WARM_LINE } from "./worker-protocol.js";
 
@@ -16,13 +17,29 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUILD_DIR = join(ROOT, "node_modules", ".cache", "kafka-mirror-bench");
 
 /**
+ * The Node the worker runs on: "functions" (the default) is the functions' release from the test
+ * bed, so the bench measures what Lambda runs (the same worker used about a fifth less CPU on
+ * Node 22 than on Node 20 here); "current" is the Node running the bench.
+ */
+export type WorkerNode = "functions" | "current";
+
+export interface WorkerBuild {
+  /** The build's directory, which the caller removes; the bundle is its `worker.js`. */
+  readonly dir: string;
+  /** The node binary the worker starts with. */
+  readonly node: string;
+  /** Its `node -v`. */
+  readonly version: string;
+}
+
+/**
  * Builds the worker as the package builds the CLI (scripts/build.mjs: one ESM bundle of our code,
  * packages imported), into a directory of its own (a bench and the bench test may run at once):
  * the worker then runs on plain node, as `kafka-mirror run` and the functions do. Under tsx it
- * also paid for tsx's loader thread and a larger heap to mark. Returns the directory, which the
- * caller removes; the bundle is its `worker.js`.
+ * also paid for tsx's loader thread and a larger heap to mark.
  */
-export function buildWorker(): string {
+export function buildWorker(workerNode: WorkerNode): WorkerBuild {
+  const node = workerNode === "current" ? process.execPath : functionsNodeOrHint();
   mkdirSync(BUILD_DIR, { recursive: true });
   const dir = mkdtempSync(join(BUILD_DIR, "worker-"));
   try {
@@ -35,7 +52,19 @@ export function buildWorker(): string {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  return dir;
+  const version = execFileSync(node, ["-v"], { encoding: "utf8" }).trim();
+  return { dir, node, version };
+}
+
+function functionsNodeOrHint(): string {
+  try {
+    return functionsNode();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `${message}; or pass --worker-node current to run the worker on this Node (${process.version})`,
+    );
+  }
 }
 
 export interface RunningWorker {
@@ -55,12 +84,12 @@ export interface RunningWorker {
   kill(): void;
 }
 
-/** The worker buildWorker() built into `build`, with the V8 flags and malloc settings of the Lambda functions. */
-export function startWorker(build: string, job: WorkerJob, cpuProfDir: string | null): RunningWorker {
+/** The worker buildWorker() built, on its Node, with the V8 flags and malloc settings of the Lambda functions. */
+export function startWorker(build: WorkerBuild, job: WorkerJob, cpuProfDir: string | null): RunningWorker {
   const args: string[] = [...FUNCTION_NODE_FLAGS];
   if (cpuProfDir !== null) args.push("--cpu-prof", "--cpu-prof-dir", cpuProfDir);
-  args.push(join(build, "worker.js"));
-  const child = spawn(process.execPath, args, {
+  args.push(join(build.dir, "worker.js"));
+  const child = spawn(build.node, args, {
     env: {
       ...process.env,
       BENCH_WORKER: JSON.stringify(job),

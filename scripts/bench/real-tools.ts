@@ -10,7 +10,7 @@ import type { RealKafka } from "../../test/helpers/real-kafka.js";
 import type { PartitionDigest } from "./data.js";
 import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { BenchOptions } from "./options.js";
-import { runKcatPipeline, startKcatPipeline, startWorker } from "./processes.js";
+import { runKcatPipeline, startKcatPipeline, startWorker, type WorkerBuild } from "./processes.js";
 import { type CopyWindow, watchCopy } from "./progress.js";
 import { digestTopic, sameCopy } from "./verify.js";
 
@@ -41,7 +41,7 @@ export interface ToolContext {
   readonly sourceDigests: readonly PartitionDigest[];
   readonly stateDir: string;
   /** The worker's build (buildWorker()). */
-  readonly build: string;
+  readonly build: WorkerBuild;
   readonly log: (line: string) => void;
 }
 

@@ -40,6 +40,8 @@ import { digestTopic } from "./verify.js";
 export interface RealBenchResult {
   readonly options: BenchOptions;
   readonly machine: string;
+  /** The Node version kafka-mirror's worker ran on (BenchOptions.workerNode). */
+  readonly workerNode: string;
   readonly records: number;
   readonly payloadBytes: number;
   readonly produceRps: number;
@@ -56,7 +58,7 @@ export async function runRealBench(
 ): Promise<RealBenchResult> {
   const clusters: RealKafka[] = [];
   // Built first: a build that fails leaves nothing behind.
-  const build = buildWorker();
+  const build = buildWorker(options.workerNode);
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-bench-"));
   try {
     const { brokers, partitions } = options;
@@ -92,7 +94,8 @@ export async function runRealBench(
     const mirror = await runMirror(ctx);
     return {
       options,
-      machine: describeMachine(),
+      machine: describeMachine(build),
+      workerNode: build.version,
       records: options.records,
       payloadBytes: sourceDigests.reduce((sum, d) => sum + d.bytes, 0),
       produceRps,
@@ -102,6 +105,6 @@ export async function runRealBench(
     };
   } finally {
     await Promise.allSettled([...clusters.map((c) => c.stop()), stopLeaseServer(stateDir)]);
-    await Promise.all([stateDir, build].map((dir) => rm(dir, { recursive: true, force: true })));
+    await Promise.all([stateDir, build.dir].map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }

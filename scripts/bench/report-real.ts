@@ -42,6 +42,8 @@ export interface RealBenchSummary {
   readonly mm2_verified: boolean;
   /** MM2 from spawn to its source task RUNNING. */
   readonly mm2_start_ms: number;
+  /** The Node version kafka-mirror's worker ran on (--worker-node). */
+  readonly worker_node: string;
 }
 
 export function summarizeReal(result: RealBenchResult): RealBenchSummary {
@@ -76,6 +78,7 @@ export function summarizeReal(result: RealBenchResult): RealBenchSummary {
     verified: mirror.verified === true,
     mm2_verified: mm2.verified === true,
     mm2_start_ms: mm2.own.startMs ?? Number.NaN,
+    worker_node: result.workerNode,
   };
 }
 

@@ -35,6 +35,8 @@ export interface BenchSummary {
   readonly warmup_records: number;
   /** The warm-up was copied by the measured copy's replicator (--warmup-shared). */
   readonly warmup_shared: boolean;
+  /** The Node version the worker ran on (--worker-node). */
+  readonly worker_node: string;
 }
 
 export function summarize(result: BenchResult): BenchSummary {
@@ -63,6 +65,7 @@ export function summarize(result: BenchResult): BenchSummary {
     answer_pool: process.env.KAFKA_MIRROR_ANSWER_POOL || "on",
     warmup_records: result.mirror.warmupRecords,
     warmup_shared: result.options.warmupShared,
+    worker_node: result.workerNode,
   };
 }
 
@@ -96,6 +99,7 @@ export function formatTable(result: BenchResult): string {
         ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)${o.warmupShared ? ", with the same replicator" : ""}`
         : "started for it (the JIT's warm-up in every figure, start-up in the whole copy's)",
     ],
+
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],

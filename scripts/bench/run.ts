@@ -19,12 +19,20 @@ import { writeDataSet } from "./data.js";
 import { assertRateHeld, type LatencyResult, measureLatency } from "./latency.js";
 import type { WorkerReport } from "./mirror-worker.js";
 import type { BenchOptions } from "./options.js";
-import { buildWorker, type RunningWorker, runKcatPipeline, startWorker } from "./processes.js";
+import {
+  buildWorker,
+  type RunningWorker,
+  runKcatPipeline,
+  startWorker,
+  type WorkerBuild,
+} from "./processes.js";
 import { countRecords, digestTopic, sameCopy, storedBytes } from "./verify.js";
 
 export interface BenchResult {
   readonly options: BenchOptions;
   readonly machine: string;
+  /** The Node version the worker ran on (BenchOptions.workerNode). */
+  readonly workerNode: string;
   readonly records: number;
   readonly payloadBytes: number;
   readonly produceRps: number;
@@ -63,7 +71,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const started: { stop(): Promise<void> }[] = [];
   const workers: RunningWorker[] = [];
   // Built first: a build that fails leaves nothing behind.
-  const build = buildWorker();
+  const build = buildWorker(options.workerNode);
   // The embedded lease store of `kafka-mirror run`: a dynalite server the first worker starts.
   const stateDir = await mkdtemp(join(tmpdir(), "kafka-mirror-bench-"));
   try {
@@ -215,7 +223,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     };
     return {
       options,
-      machine: describeMachine(),
+      machine: describeMachine(build),
+      workerNode: build.version,
       records: options.records,
       payloadBytes,
       produceRps,
@@ -235,11 +244,13 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   } finally {
     for (const worker of workers) worker.kill();
     await Promise.allSettled([...started.map((s) => s.stop()), stopLeaseServer(stateDir)]);
-    await Promise.all([stateDir, build].map((dir) => rm(dir, { recursive: true, force: true })));
+    await Promise.all([stateDir, build.dir].map((dir) => rm(dir, { recursive: true, force: true })));
   }
 }
 
-export function describeMachine(): string {
+export function describeMachine(build: WorkerBuild): string {
   const model = cpus()[0]?.model.trim() ?? "unknown CPU";
-  return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.versions.node}`;
+  const worker =
+    build.node === process.execPath ? "the same Node" : `Node ${build.version} (the functions' release)`;
+  return `${availableParallelism()} x ${model}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, bench on Node ${process.version}, worker on ${worker}`;
 }

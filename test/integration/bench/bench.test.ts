@@ -67,6 +67,9 @@ describe("npm run bench (tiny)", () => {
     );
     assert.ok(half.cpuMs > 0 && half.cpuMs < result.mirror.cpuMs, "the half's CPU, in the run's unit");
     assert.match(formatTable(result), /kafka-mirror run --once/);
+    // On the release the functions run (nodejs22.x, infra/replicator-function.ts), not this Node.
+    assert.match(String(line.worker_node), /^v22\./);
+    assert.match(formatTable(result), /worker on Node v22\.\d+\.\d+ \(the functions' release\)/);
     // The copy claims its leases and checkpoints at its end at least. A write is billed a unit or
     // more, as dynalite's answers say: a meter that read no answer would count none.
     const { dynamodb } = result.mirror;
@@ -91,7 +94,10 @@ describe("npm run bench (tiny)", () => {
         "200",
         "--source-batch-bytes",
         "65536",
-      ].concat(["--skip-kcat", "--skip-latency", "--warmup-records", "400", "--warmup-shared"]),
+      ].concat(
+        ["--skip-kcat", "--skip-latency", "--warmup-records", "400", "--warmup-shared"],
+        ["--worker-node", "current"],
+      ),
     );
 
     const result = await runBench(options, () => undefined);
@@ -101,6 +107,7 @@ describe("npm run bench (tiny)", () => {
     assert.equal(result.mirror.records, 2000);
     assert.equal(result.mirror.verified, true);
     assert.equal(summarize(result).warmup_shared, true);
+    assert.equal(summarize(result).worker_node, process.version, "--worker-node current");
   });
 
   it("refuses unknown and malformed options, naming them", () => {
@@ -109,6 +116,11 @@ describe("npm run bench (tiny)", () => {
     assert.throws(() => parseBenchOptions(["--kafka", "msk"]), /--kafka needs mock or real, got msk/);
     assert.throws(() => parseBenchOptions(["--copy", "bytes"]), /--copy needs records or batches, got bytes/);
     assert.equal(parseBenchOptions(["--copy", "batches"]).copy, "batches");
+    assert.equal(parseBenchOptions([]).workerNode, "functions");
+    assert.throws(
+      () => parseBenchOptions(["--worker-node", "20"]),
+      /--worker-node needs functions or current, got 20/,
+    );
     assert.equal(parseBenchOptions([]).targetCompression, "none");
     assert.equal(parseBenchOptions(["--target-compression", "zstd"]).targetCompression, "zstd");
     assert.throws(

@@ -260,8 +260,10 @@ describe("the synthesized Lambda bundles against local clusters", () => {
     // level for the worker's line on its CRC-32C.
     const copy = await invoke(functions.replicate, 25_000, { POWERTOOLS_LOG_LEVEL: "DEBUG" });
 
-    // Assess 2: started as Lambda starts it, through the bundle's exec wrapper and its flags.
+    // Assess 2: started as Lambda starts it, on the runtime's Node release (nodejs22.x), through
+    // the bundle's exec wrapper and its flags.
     assert.equal(copy.result.ok, true, copy.result.error);
+    assert.match(copy.result.node ?? "", /^v22\./);
     assert.deepEqual(copy.result.execArgv, [...FUNCTION_NODE_FLAGS]);
     assert.equal(copy.result.result?.records, total);
     assert.equal(copy.result.result?.errors, 0);

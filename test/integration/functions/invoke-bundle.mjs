@@ -28,9 +28,8 @@ try {
   const result = await handler(JSON.parse(eventJson), context);
   const remainingMs = context.getRemainingTimeInMillis();
   // execArgv: the node flags it ran with (the exec wrapper's, when the bundle has one).
-  process.stdout.write(
-    `RESULT ${JSON.stringify({ ok: true, result, remainingMs, execArgv: process.execArgv })}\n`,
-  );
+  const ran = { execArgv: process.execArgv, node: process.version };
+  process.stdout.write(`RESULT ${JSON.stringify({ ok: true, result, remainingMs, ...ran })}\n`);
 } catch (error) {
   process.stdout.write(`RESULT ${JSON.stringify({ ok: false, error: String(error?.message ?? error) })}\n`);
 }
