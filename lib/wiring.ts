@@ -13,11 +13,13 @@ import {
   type MirrorConfig,
   writeSafetyMarginMs,
 } from "./config/schema.js";
+import { systemClock } from "./core/clock.js";
 import { MemoryLeaseTable } from "./core/lease/memory-table.js";
 import { TableLeaseStore } from "./core/lease/store.js";
 import type { Clock, GroupAdmin, LeaseStore, Logger, ReplicationMetrics } from "./core/ports.js";
 import { transactionTimeoutBounds } from "./core/run/transaction-timeout.js";
 import { createDynamoDbClient } from "./dynamodb/client.js";
+import { watchClockSkew } from "./dynamodb/clock-skew.js";
 import { createEmbeddedLeaseClient } from "./dynamodb/embedded/client.js";
 import { hasEmbeddedStore } from "./dynamodb/embedded/state-dir.js";
 import { createLeaseTable, describeLeaseTable } from "./dynamodb/lease-table.js";
@@ -225,12 +227,18 @@ export interface LeaseObservers {
   readonly clock?: Clock | undefined;
 }
 
-/** THE lease store of a config over `backend`; `observers` hear of lease items it skips. */
+/**
+ * THE lease store of a config over `backend`; `observers` hear of lease items it skips, and with
+ * a logger, of this worker's clock being off DynamoDB's (clock-skew.ts).
+ */
 export function createLeaseStore(
   config: Pick<MirrorConfig, "leases">,
   backend: LeaseBackend,
   observers: LeaseObservers = {},
 ): LeaseStore {
+  if (backend.dynamodb !== undefined && observers.logger !== undefined) {
+    watchClockSkew(backend.dynamodb, observers.clock ?? systemClock, observers.logger);
+  }
   const table =
     backend.memory !== undefined
       ? backend.memory
