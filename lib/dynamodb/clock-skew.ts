@@ -26,13 +26,15 @@ export function clockSkewAtLeast(sentAt: number, receivedAt: number, serverDate:
   return behind > 0 ? -behind : 0;
 }
 
+/** When each client last warned: a client's lease stores come and go (a warm function's runs). */
+const lastWarning = new WeakMap<DynamoDBClient, number>();
+
 /**
  * Checks every answer `client` gets against the worker's `clock` and warns, at most every
- * CLOCK_SKEW_REPEAT_MS, when they are CLOCK_SKEW_WARN_MS or more apart. Named, so a client
- * shared by several replicators (a warm function) keeps one check, the latest's.
+ * CLOCK_SKEW_REPEAT_MS per client, when they are CLOCK_SKEW_WARN_MS or more apart. Named, so a
+ * client shared by several lease stores keeps one check, with the latest's clock and logger.
  */
 export function watchClockSkew(client: DynamoDBClient, clock: Clock, logger: Logger): void {
-  let warnedAt = Number.NEGATIVE_INFINITY;
   client.middlewareStack.add(
     (next) => async (args) => {
       const sentAt = clock.now();
@@ -40,8 +42,9 @@ export function watchClockSkew(client: DynamoDBClient, clock: Clock, logger: Log
       const receivedAt = clock.now();
       const date = dateHeader(result.response);
       const skewMs = date === null ? 0 : clockSkewAtLeast(sentAt, receivedAt, date);
+      const warnedAt = lastWarning.get(client) ?? Number.NEGATIVE_INFINITY;
       if (Math.abs(skewMs) >= CLOCK_SKEW_WARN_MS && receivedAt - warnedAt >= CLOCK_SKEW_REPEAT_MS) {
-        warnedAt = receivedAt;
+        lastWarning.set(client, receivedAt);
         logger.warn(`this worker's clock is ${skewMs > 0 ? "ahead of" : "behind"} DynamoDB's`, {
           skewMsAtLeast: Math.abs(skewMs),
           why: "lease expiries are written by one worker's clock and read by another's: beyond a few seconds, partitions move back and forth between workers (nothing is lost or copied twice); sync this host's clock (NTP, chrony)",

@@ -99,7 +99,6 @@ export function formatTable(result: BenchResult): string {
         ? `had copied ${mirror.warmupRecords} warm-up records first (not in any figure here)${o.warmupShared ? ", with the same replicator" : ""}`
         : "started for it (the JIT's warm-up in every figure, start-up in the whole copy's)",
     ],
-
     ["ratio mirror / kcat", kcat === null ? "n/a" : (mirror.rps / kcat.rps).toFixed(3)],
     ["copy verified record for record", mirror.verified ? "yes" : "NO"],
     ["worker peak RSS", `${mirror.maxRssMb.toFixed(0)} MB`],

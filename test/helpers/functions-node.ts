@@ -12,7 +12,7 @@ const FUNCTIONS_NODE = fileURLToPath(new URL("../../.testbed/functions-node/bin/
 export function functionsNode(): string {
   if (!existsSync(FUNCTIONS_NODE)) {
     throw new Error(
-      `the Lambda functions' Node is not in ${FUNCTIONS_NODE}: run npm run setup:testbed (scripts/testbed/fetch-functions-node.sh fetches it for x64 and arm64 Linux)`,
+      `the Lambda functions' Node is not in ${FUNCTIONS_NODE}: run npm run setup:testbed; its fetch-functions-node step says so when it skips this machine (it fetches Node's glibc builds for x64 and arm64 Linux only)`,
     );
   }
   return FUNCTIONS_NODE;
