@@ -110,6 +110,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   process.once("SIGTERM", onSignal);
   let keepLogs = true;
   try {
+    // First, so a run that dies before its JSON line can still be replayed (CHAOS_SEED).
+    timeline(`seed ${o.seed}`);
     if (o.kafka === "real") {
       timeline(
         `starting Apache Kafka 4.1.2: ${o.brokers.source} source, ${o.brokers.target} target broker(s)`,
