@@ -5,7 +5,9 @@
  * holder, handoffs and DynamoDB calls per minute, verifies the copy, and ends with one JSON line
  * per mode. Options: --mode lambda|cli|both, --ticks N (5: 4 tick boundaries), --tick-seconds S
  * (60), --slots N (3), --cli-seconds S (360), --rate R (300 records/s), --topics N (3),
- * --partitions N (4).
+ * --partitions N (4), --sparse-seconds S (10: one more topic whose partitions get a record each
+ * every S seconds, its latency reported apart; 0: none), --max-wait-ms N (100: the workers'
+ * batch.maxWaitMs, below the product's 500 as in every soak before; 500 measures the default).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -25,6 +27,8 @@ const { values } = parseArgs({
     rate: { type: "string", default: "300" },
     topics: { type: "string", default: "3" },
     partitions: { type: "string", default: "4" },
+    "sparse-seconds": { type: "string", default: "10" },
+    "max-wait-ms": { type: "string", default: "100" },
   },
 });
 const number = (name: keyof typeof values): number => {
@@ -40,7 +44,16 @@ const tickSeconds = number("tick-seconds");
 if (tickSeconds % 60 !== 0) throw new Error("--tick-seconds must be whole minutes (the stack's ticks are)");
 const log = (line: string) =>
   process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-const traffic = { topics: number("topics"), partitions: number("partitions"), rate: number("rate") };
+const sparseSeconds = Number(values["sparse-seconds"]);
+if (!Number.isInteger(sparseSeconds) || sparseSeconds < 0)
+  throw new Error(`--sparse-seconds must be a whole number >= 0, got ${values["sparse-seconds"]}`);
+const traffic = {
+  topics: number("topics"),
+  partitions: number("partitions"),
+  rate: number("rate"),
+  sparseSeconds,
+  maxWaitMs: number("max-wait-ms"),
+};
 const results: ModeResult[] = [];
 const dir = await mkdtemp(join(tmpdir(), "kafka-mirror-soak-"));
 
@@ -71,6 +84,11 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 for (const r of results) {
+  if (r.sparse !== null) {
+    log(
+      `${r.mode}: sparse topic (a record per partition every ${r.sparse.every_s} s): p50 ${r.sparse.p50_ms} ms, p99 ${r.sparse.p99_ms} ms, max ${r.sparse.max_ms} ms over ${r.sparse.records} records`,
+    );
+  }
   log(
     `${r.mode}: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms; longest with nobody copying ${r.max_no_copy_ms} ms; holderless max ${(r.holderless_fraction_max * 100).toFixed(2)}% of the time, longest ${r.max_holderless_ms} ms; ${r.handoffs} handoffs; ${r.dynamodb_calls_per_min} DynamoDB calls/min; ${r.verified ? "copy verified" : `COPY NOT VERIFIED: ${r.mismatches.slice(0, 3).join("; ")}`}`,
   );

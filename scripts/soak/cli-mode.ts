@@ -24,7 +24,7 @@ export async function runCliMode(
       source: { brokers: rig.source.bootstrapServers },
       target: { brokers: rig.target.bootstrapServers },
       topics: { whitelist: rig.topicPattern },
-      batch: { maxWaitMs: 100 },
+      batch: { maxWaitMs: rig.maxWaitMs },
       leases: { table: rig.table },
     }),
   );

@@ -49,7 +49,7 @@ export async function runLambdaMode(
       },
       rig.table,
     ),
-    KAFKA_MIRROR_BATCH_MAX_WAIT_MS: "100",
+    KAFKA_MIRROR_BATCH_MAX_WAIT_MS: String(rig.maxWaitMs),
     // DynamoDB Local keeps tables per region: the one the rig created the table in.
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: "local",

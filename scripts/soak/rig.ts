@@ -20,6 +20,13 @@ export interface SoakOptions {
   readonly topics: number;
   readonly partitions: number;
   readonly rate: number;
+  /**
+   * One more topic, whose partitions get a record each every this many seconds (0: none): a
+   * partition that caught up while a poll was out waits for that poll (up to batch.maxWaitMs).
+   */
+  readonly sparseSeconds: number;
+  /** The workers' batch.maxWaitMs: how long a poll of caught-up partitions may be held. */
+  readonly maxWaitMs: number;
 }
 
 export interface ModeResult {
@@ -31,6 +38,16 @@ export interface ModeResult {
   readonly p99_ms: number;
   readonly max_ms: number;
   readonly max_no_copy_ms: number;
+  /** SoakOptions.maxWaitMs. */
+  readonly max_wait_ms: number;
+  /** The sparse topic's records (SoakOptions.sparseSeconds; null without one). */
+  readonly sparse: {
+    every_s: number;
+    records: number;
+    p50_ms: number;
+    p99_ms: number;
+    max_ms: number;
+  } | null;
   readonly holderless_fraction_max: number;
   readonly holderless_fraction_mean: number;
   readonly max_holderless_ms: number;
@@ -47,15 +64,22 @@ export class SoakRig {
   dynamo!: DynamoDbLocal;
   proxy!: CountingProxy;
   readonly table = `soak-${process.pid}-${Date.now()}`;
+  /** Every partition copied: the steady topics', then the sparse topic's. */
   readonly partitions: TopicPartition[] = [];
   readonly topicPattern: string;
   readonly #options: SoakOptions;
+  readonly #topics: string[] = [];
+  readonly maxWaitMs: number;
 
   constructor(options: SoakOptions, prefix: string) {
     this.#options = options;
-    for (let t = 0; t < options.topics; t++)
+    this.maxWaitMs = options.maxWaitMs;
+    const topics = options.topics + (options.sparseSeconds > 0 ? 1 : 0);
+    for (let t = 0; t < topics; t++) {
+      this.#topics.push(`${prefix}-${t}`);
       for (let p = 0; p < options.partitions; p++)
         this.partitions.push({ topic: `${prefix}-${t}`, partition: p });
+    }
     this.topicPattern = `${prefix}-[0-9]+`;
   }
 
@@ -72,11 +96,7 @@ export class SoakRig {
     } finally {
       client.destroy();
     }
-    for (let t = 0; t < this.#options.topics; t++)
-      await this.source.createTopic(
-        this.partitions[t * this.#options.partitions]?.topic ?? "",
-        this.#options.partitions,
-      );
+    for (const topic of this.#topics) await this.source.createTopic(topic, this.#options.partitions);
   }
 
   async stop(): Promise<void> {
@@ -94,11 +114,14 @@ export class SoakRig {
     runWorkers: (traffic: Traffic) => Promise<void>,
     log: (line: string) => void,
   ): Promise<ModeResult> {
+    const steady = this.#options.topics * this.#options.partitions;
+    const { sparseSeconds } = this.#options;
     const traffic = new Traffic(
       this.source.bootstrapServers,
       this.target.bootstrapServers,
-      this.partitions,
+      this.partitions.slice(0, steady),
       this.#options.rate,
+      sparseSeconds > 0 ? { partitions: this.partitions.slice(steady), everyMs: sparseSeconds * 1000 } : null,
     );
     const client = clientFor(this.dynamo.endpoint);
     const store = new DynamoDbLeaseStore({ client, tableName: this.table });
@@ -137,6 +160,17 @@ export class SoakRig {
       p99_ms: latency.p99Ms,
       max_ms: latency.maxMs,
       max_no_copy_ms: latency.maxNoCopyMs,
+      max_wait_ms: this.maxWaitMs,
+      sparse:
+        latency.sparse === null
+          ? null
+          : {
+              every_s: sparseSeconds,
+              records: latency.sparse.records,
+              p50_ms: latency.sparse.p50Ms,
+              p99_ms: latency.sparse.p99Ms,
+              max_ms: latency.sparse.maxMs,
+            },
       holderless_fraction_max: round(Math.max(0, ...fractions)),
       holderless_fraction_mean: round(fractions.reduce((a, b) => a + b, 0) / Math.max(1, fractions.length)),
       max_holderless_ms: Math.max(0, ...stats.map((s) => s.maxHolderlessMs)),

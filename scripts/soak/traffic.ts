@@ -8,6 +8,21 @@ import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
 import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
 import { percentile } from "../bench/latency.js";
 
+/** Records that come seldom: one per partition every `everyMs`, beside the steady ones. */
+export interface SparseTraffic {
+  readonly partitions: readonly TopicPartition[];
+  readonly everyMs: number;
+}
+
+/** Arrival delays of one kind of record. */
+export interface Delays {
+  /** Records measured (created after measureFromNow). */
+  readonly records: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
 export interface Latency {
   readonly produced: number;
   readonly received: number;
@@ -19,6 +34,8 @@ export interface Latency {
    * it (an owned lease nobody pumps counts here, not as holderless).
    */
   readonly maxNoCopyMs: number;
+  /** The sparse partitions' records alone (null without any): a record that waits for a poll shows here. */
+  readonly sparse: Delays | null;
 }
 
 export class Traffic {
@@ -26,8 +43,13 @@ export class Traffic {
   readonly #reader: KafkaPartitionReader;
   readonly #partitions: readonly TopicPartition[];
   readonly #rate: number;
+  readonly #sparse: SparseTraffic | null;
+  /** Steady partitions first, then the sparse ones: a read loop's index says which it is. */
+  readonly #all: readonly TopicPartition[];
   readonly #delays: number[] = [];
+  readonly #sparseDelays: number[] = [];
   #produced = 0;
+  #sparseProduced = 0;
   #received = 0;
   #running = true;
   #loops: Promise<void>[] = [];
@@ -41,22 +63,25 @@ export class Traffic {
     targetBrokers: string[],
     partitions: readonly TopicPartition[],
     rate: number,
+    sparse: SparseTraffic | null = null,
   ) {
     this.#writer = new KafkaPartitionWriter({ brokers: sourceBrokers, clientId: "soak-producer" });
     this.#reader = new KafkaPartitionReader({ brokers: targetBrokers, clientId: "soak-arrivals" });
     this.#partitions = partitions;
     this.#rate = rate;
+    this.#sparse = sparse;
+    this.#all = [...partitions, ...(sparse?.partitions ?? [])];
   }
 
-  /** Starts producing `rate` records/s and reading the target. */
+  /** Starts producing `rate` records/s (and the sparse ones) and reading the target. */
   start(): void {
-    this.#loops = [this.#produce(), ...this.#partitions.map((tp, index) => this.#read(tp, index))];
+    this.#loops = [this.#produce(), ...this.#all.map((tp, index) => this.#read(tp, index))];
   }
 
   /** Resolves once every partition has had a record arrive (throws after `timeoutMs`). */
   async warmedUp(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
-    while (this.#arrived.size < this.#partitions.length) {
+    while (this.#arrived.size < this.#all.length) {
       if (Date.now() > until)
         throw new Error(`only ${this.#arrived.size} partitions copy after ${timeoutMs} ms`);
       await sleep(100);
@@ -81,25 +106,26 @@ export class Traffic {
 
   /** Whether everything produced so far has arrived in the target. */
   get drained(): boolean {
-    return this.#received >= this.#produced;
+    return this.#received >= this.#produced + this.#sparseProduced;
   }
 
   /** Stops producing and reading; waits until everything produced arrived (or `drainMs` passed). */
   async stop(drainMs = 60_000): Promise<Latency> {
     await this.stopProducing();
     const until = Date.now() + drainMs;
-    while (this.#received < this.#produced && Date.now() < until) await sleep(100);
+    while (!this.drained && Date.now() < until) await sleep(100);
     this.#reading = false;
     await Promise.allSettled(this.#loops);
     await Promise.allSettled([this.#writer.close(), this.#reader.close()]);
-    const sorted = Float64Array.from(this.#delays).sort();
+    const steady = delays(this.#delays);
     return {
-      produced: this.#produced,
+      produced: this.#produced + this.#sparseProduced,
       received: this.#received,
-      p50Ms: percentile(sorted, 0.5),
-      p99Ms: percentile(sorted, 0.99),
-      maxMs: sorted.at(-1) ?? Number.NaN,
+      p50Ms: steady.p50Ms,
+      p99Ms: steady.p99Ms,
+      maxMs: steady.maxMs,
       maxNoCopyMs: this.#maxNoCopyMs,
+      sparse: this.#sparse === null ? null : delays(this.#sparseDelays),
     };
   }
 
@@ -111,15 +137,19 @@ export class Traffic {
       const due = Math.floor((this.#rate * (performance.now() - started)) / 1000);
       const chunks = new Map<number, MirrorRecord[]>();
       const now = Date.now();
-      for (; this.#produced < due; this.#produced++) {
-        const index = this.#produced % this.#partitions.length;
-        const records = chunks.get(index) ?? [];
-        records.push(this.#record(now));
-        chunks.set(index, records);
+      const add = (index: number) => chunks.set(index, [...(chunks.get(index) ?? []), this.#record(now)]);
+      for (; this.#produced < due; this.#produced++) add(this.#produced % this.#partitions.length);
+      const sparse = this.#sparse?.partitions.length ?? 0;
+      const sparseDue =
+        this.#sparse === null
+          ? 0
+          : Math.floor((sparse * (performance.now() - started)) / this.#sparse.everyMs);
+      for (; this.#sparseProduced < sparseDue; this.#sparseProduced++) {
+        add(this.#partitions.length + (this.#sparseProduced % sparse));
       }
       await Promise.all(
         [...chunks].map(([index, records]) =>
-          this.#writer.write(this.#partitions[index] as TopicPartition, records),
+          this.#writer.write(this.#all[index] as TopicPartition, records),
         ),
       );
       await sleep(20);
@@ -148,7 +178,9 @@ export class Traffic {
         let oldest = Number.POSITIVE_INFINITY;
         for (const record of fetched.records) {
           if (record.timestamp >= this.#measureFrom) {
-            this.#delays.push(now - record.timestamp);
+            (index < this.#partitions.length ? this.#delays : this.#sparseDelays).push(
+              now - record.timestamp,
+            );
             oldest = Math.min(oldest, record.timestamp);
           }
           this.#received++;
@@ -164,6 +196,16 @@ export class Traffic {
       }
     }
   }
+}
+
+function delays(of: readonly number[]): Delays {
+  const sorted = Float64Array.from(of).sort();
+  return {
+    records: sorted.length,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+  };
 }
 
 export function sleep(ms: number): Promise<void> {
