@@ -69,11 +69,9 @@ export class SoakRig {
   readonly topicPattern: string;
   readonly #options: SoakOptions;
   readonly #topics: string[] = [];
-  readonly maxWaitMs: number;
 
   constructor(options: SoakOptions, prefix: string) {
     this.#options = options;
-    this.maxWaitMs = options.maxWaitMs;
     const topics = options.topics + (options.sparseSeconds > 0 ? 1 : 0);
     for (let t = 0; t < topics; t++) {
       this.#topics.push(`${prefix}-${t}`);
@@ -81,6 +79,11 @@ export class SoakRig {
         this.partitions.push({ topic: `${prefix}-${t}`, partition: p });
     }
     this.topicPattern = `${prefix}-[0-9]+`;
+  }
+
+  /** SoakOptions.maxWaitMs, for the modes' worker configs. */
+  get maxWaitMs(): number {
+    return this.#options.maxWaitMs;
   }
 
   async start(): Promise<void> {

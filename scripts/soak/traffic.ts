@@ -137,7 +137,11 @@ export class Traffic {
       const due = Math.floor((this.#rate * (performance.now() - started)) / 1000);
       const chunks = new Map<number, MirrorRecord[]>();
       const now = Date.now();
-      const add = (index: number) => chunks.set(index, [...(chunks.get(index) ?? []), this.#record(now)]);
+      const add = (index: number) => {
+        const records = chunks.get(index) ?? [];
+        records.push(this.#record(now));
+        chunks.set(index, records);
+      };
       for (; this.#produced < due; this.#produced++) add(this.#produced % this.#partitions.length);
       const sparse = this.#sparse?.partitions.length ?? 0;
       const sparseDue =
