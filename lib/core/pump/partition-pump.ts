@@ -239,7 +239,7 @@ export class PartitionPump {
       const outcome = await feed.next();
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
       if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
-      const fetched = feed.withReady(outcome.fetched, this.#settings.writeMaxBytes ?? 0);
+      const fetched = await feed.withReady(outcome.fetched, this.#settings.writeMaxBytes ?? 0);
       const fetchedAt = this.#deps.clock.now();
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
         // Where the copies a look found begin: after everything written so far.

@@ -95,6 +95,17 @@ export class ReadAhead<T> {
     return { value: settled.value, release: () => this.#release(taken) };
   }
 
+  /**
+   * Settles once the oldest result not taken yet is in; null when there is none on its way (it
+   * is in already, or the chain paused or ended with nothing waiting).
+   */
+  oldestOnItsWay(): Promise<void> | null {
+    const oldest = this.#queue[0];
+    if (oldest === undefined || oldest.settled !== null) return null;
+    // #issue's callback, registered first, has set `settled` when this one runs.
+    return oldest.link.then(() => undefined);
+  }
+
   #take(): Waiting<T> {
     // Resumed first: a chain can pause with nothing waiting (the budget spent when the result
     // its pump had taken already came in), and then the fetch it resumes with is the next one.

@@ -64,6 +64,19 @@ function pumpFor(
 
 const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value);
 
+/** Partition 0 copied until caught up: each write's records and ms after the start, and the copy's ms. */
+async function copyTimed(e: Env, writeMaxBytes: number) {
+  const started = e.clock.now();
+  const writes: [number, number][] = [];
+  e.target.hooks.beforeWrite = async (_tp, records) => {
+    writes.push([records.length, e.clock.now() - started]);
+  };
+  const budget = new ReadAheadBudget(1 << 20);
+  const pump = pumpFor(e, await hold(e, 0), { writeMaxBytes }, { readAheadBudget: budget });
+  await runUntilCaughtUp(e.clock, pump);
+  return { writes, ms: e.clock.now() - started };
+}
+
 describe("PartitionPump", () => {
   it("copies every record in order and checkpoints the log end", async () => {
     // Prepare
@@ -285,7 +298,7 @@ describe("PartitionPump", () => {
     ]);
   });
 
-  it("a write takes along the fetches read ahead already, up to writeMaxBytes, every record once", async () => {
+  it("a write takes along the fetches read ahead, up to writeMaxBytes, every record once", async () => {
     const sizes = async (writeMaxBytes: number) => {
       const e = env();
       e.source.append(src(0), makeRecords(60, 0));
@@ -309,13 +322,58 @@ describe("PartitionPump", () => {
     // Room for two fetches of ten records: each write after the first takes the two read ahead.
     const twoFetches = 2 * Math.max(...one.fetchBytes);
     const merged = await sizes(twoFetches);
-    assert.deepEqual(merged.writes, [10, 20, 20, 10]);
+    // Room for two fetches of ten records: each write takes the next fetch along.
+    assert.deepEqual(merged.writes, [20, 20, 20]);
     // What a write took along stays charged to the read-ahead budget until it is written: during
-    // each write of 20, its second fetch (120 bytes) and the one read since (120), not 120 alone.
+    // the first write of 20, its second fetch (120 bytes) and the two read since (240).
     assert.deepEqual(one.fetchBytes, [120, 120, 120, 120, 120, 120]);
-    assert.deepEqual(merged.held, [240, 240, 240, 0]);
+    assert.deepEqual(merged.held, [360, 240, 120]);
     assert.deepEqual((await sizes(twoFetches - 1)).writes, one.writes, "no room for a second fetch");
-    assert.deepEqual((await sizes(1 << 20)).writes, [10, 20, 20, 10], "never more than was read ahead");
+    // Behind, a write waits for the fetches on their way (answered at once here) up to the end.
+    assert.deepEqual((await sizes(1 << 20)).writes, [60]);
+  });
+
+  it("reads slower than writes: a write of a partition behind waits for the fetches on their way, not one per fetch", async () => {
+    const run = async (writeMaxBytes: number) => {
+      const e = env();
+      e.source.append(src(0), makeRecords(60, 0));
+      e.source.hooks.beforeFetch = () => e.clock.sleep(100); // a slow source, a target at once
+      const copy = await copyTimed(e, writeMaxBytes);
+      assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
+      assert.equal(e.store.get(src(0))?.checkpoint, 60);
+      return copy;
+    };
+    const apart = await run(0);
+    assert.deepEqual(
+      apart.writes.map(([records]) => records),
+      [10, 10, 10, 10, 10, 10],
+    );
+    const together = await run(3 * 120);
+    assert.deepEqual(
+      together.writes.map(([records]) => records),
+      [30, 30],
+    );
+    // Waiting for reads that pace the copy anyway costs it no time.
+    assert.ok(together.ms <= apart.ms, `${together.ms} ms against ${apart.ms} ms`);
+  });
+
+  it("a write of a partition caught up goes at once, not after the next fetch", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(15, 0));
+    // The fetch of 10-15 reaches the end: its write does not wait for the long poll after it.
+    assert.deepEqual((await copyTimed(e, 1 << 20)).writes, [[15, 0]]);
+  });
+
+  it("a write waits for a fetch on its way at most batch.maxWaitMs", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(20, 0));
+    e.source.hooks.beforeFetch = async (_tp, offset) => {
+      if (offset === 10) await e.clock.sleep(5_000); // a fetch that is slow to come back
+    };
+    assert.deepEqual((await copyTimed(e, 1 << 20)).writes, [
+      [10, 500],
+      [10, 5_000],
+    ]);
   });
 
   it("never starts a write that could end after the lease expiry minus the margin", async () => {
