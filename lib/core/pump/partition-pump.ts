@@ -53,7 +53,7 @@ export interface PumpSettings {
   readonly startFrom: StartFrom;
   /** A write starts only this long before the lease expiry: at least a request timeout, retries included. */
   readonly writeSafetyMarginMs: number;
-  /** A write takes along fetches already read while together they hold at most this (SourceFeed.withReady). @default 0 (one fetch per write) */
+  /** A write takes along fetches read ahead (or, behind, on their way) while together they hold at most this (SourceFeed.withReady); a partition also reads ahead up to this. @default 0 (one fetch per write) */
   readonly writeMaxBytes?: number;
   /** At most one routine checkpoint per this many ms (Checkpointer). @default 0 (one per batch) */
   readonly checkpointIntervalMs?: number;
@@ -216,6 +216,7 @@ export class PartitionPump {
         this.#settings.batch,
         found.offset,
         this.#copyMode,
+        this.#settings.writeMaxBytes ?? 0,
       );
       let ended: PumpStopReason | "diverged";
       try {
@@ -239,7 +240,7 @@ export class PartitionPump {
       const outcome = await feed.next();
       if (outcome.kind === "stopped") return outcome.reason ?? held.end();
       if (outcome.kind === "failed") return this.#epochs.failedRead(outcome.error, this.#nextOffset ?? 0);
-      const fetched = await feed.withReady(outcome.fetched, this.#settings.writeMaxBytes ?? 0);
+      const fetched = await feed.withReady(outcome.fetched);
       const fetchedAt = this.#deps.clock.now();
       for (const part of epochParts(fetched, this.#nextOffset ?? fetched.nextOffset)) {
         // Where the copies a look found begin: after everything written so far.

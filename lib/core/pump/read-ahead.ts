@@ -97,11 +97,12 @@ export class ReadAhead<T> {
 
   /**
    * Settles once the oldest result not taken yet is in; null when there is none on its way (it
-   * is in already, or the chain paused or ended with nothing waiting).
+   * is in already, or the chain paused or ended with nothing waiting), or when the shared budget
+   * is spent: taking it would read on past the budget.
    */
   oldestOnItsWay(): Promise<void> | null {
     const oldest = this.#queue[0];
-    if (oldest === undefined || oldest.settled !== null) return null;
+    if (oldest === undefined || oldest.settled !== null || (this.#budget?.spent ?? false)) return null;
     // #issue's callback, registered first, has set `settled` when this one runs.
     return oldest.link.then(() => undefined);
   }

@@ -28,12 +28,26 @@ export type FetchOutcome =
   | { readonly kind: "failed"; readonly error: unknown };
 
 /**
- * Fetch results read ahead of the write in progress, per partition. Two keep reading busy while
- * a batch is written (one was not enough: the bench's pumps waited on fetches 60% of their time);
- * each is at most batch.maxBytes plus one source batch, and PumpDeps.readAheadBudget bounds them
- * across the worker.
+ * Fetch results read ahead of the write in progress, per partition: at least two keep reading
+ * busy while a batch is written (one was not enough: the bench's pumps waited on fetches 60% of
+ * their time); each is at most batch.maxBytes plus one source batch, and
+ * PumpDeps.readAheadBudget bounds them across the worker.
  */
 const READ_AHEAD = 2;
+
+/** The most results read ahead per partition: more would save a write little. */
+const MAX_READ_AHEAD = 8;
+
+/**
+ * Results read ahead, and the most fetches one write holds: as many full fetches as
+ * writeMaxBytes holds, within READ_AHEAD..MAX_READ_AHEAD. A write of n fetches takes less than n
+ * reads' time, or results are in when it starts and it waits for none; so with room for n
+ * results, reading goes on while it is out. With less, a source no faster than the target would
+ * wait for each write, and each write for the reads it waited for.
+ */
+export function readAheadDepth(limits: Pick<FetchLimits, "maxBytes">, writeMaxBytes: number): number {
+  return Math.min(MAX_READ_AHEAD, Math.max(READ_AHEAD, Math.ceil(writeMaxBytes / limits.maxBytes)));
+}
 
 /** The reason a wait of withReady is over; a constant, as abort() would build a DOMException each time. */
 const WAIT_OVER = new Error("wait over");
@@ -44,18 +58,31 @@ export class SourceFeed {
   readonly #limits: FetchLimits;
   readonly #ahead: ReadAhead<FetchOutcome>;
   readonly #copy: CopyMode;
+  /** The most one write takes along (PumpSettings.writeMaxBytes); 0: one fetch per write. */
+  readonly #writeMaxBytes: number;
+  /** readAheadDepth: results read ahead, and the most fetches one write holds. */
+  readonly #depth: number;
   /** Gives back the budget of results withReady took along (ReadAhead.takeReady). */
   readonly #takenAlong: (() => void)[] = [];
 
-  constructor(deps: SourceFeedDeps, guard: LeaseGuard, limits: FetchLimits, start: number, copy: CopyMode) {
+  constructor(
+    deps: SourceFeedDeps,
+    guard: LeaseGuard,
+    limits: FetchLimits,
+    start: number,
+    copy: CopyMode,
+    writeMaxBytes: number,
+  ) {
     this.#deps = deps;
     this.#copy = copy;
     this.#guard = guard;
     this.#limits = limits;
+    this.#writeMaxBytes = writeMaxBytes;
+    this.#depth = readAheadDepth(limits, writeMaxBytes);
     this.#ahead = new ReadAhead<FetchOutcome>(
       (offset) => this.#fetch(offset),
       start,
-      READ_AHEAD,
+      this.#depth,
       deps.readAheadBudget ?? null,
     );
   }
@@ -79,22 +106,27 @@ export class SourceFeed {
 
   /**
    * `fetched` and the results read after it, as one fetch, while together they hold at most
-   * `maxBytes`: a write takes them along, so a partition that is behind is copied in fewer,
+   * writeMaxBytes and readAheadDepth fetches: a write takes them along, so a partition that is behind is copied in fewer,
    * larger writes (each a transaction and a round of requests of its own). What it takes stays
    * charged to the read-ahead budget until the pump asks for more (or closes).
    *
-   * A result still on its way is waited for, up to batch.maxWaitMs, while the partition is
-   * behind (its source holds more than this write, so that fetch is answered at once) and one
-   * more fetch the size of the last would fit. Where reading is slower than writing, nothing is
-   * in yet when a write starts, and each fetch was a transaction of its own (bench --copy batches
-   * on the mock: 1,200 writes a GiB at batch.maxBytes 1 MiB, about 300 with the wait).
+   * Results still on their way are waited for, batch.maxWaitMs in all, while the partition is
+   * behind (its source holds more than this write, so such a fetch is answered at once), one
+   * more fetch the size of the last would fit, and the read-ahead budget is not spent. Where
+   * reading is slower than writing, nothing is in yet when a write starts, and each fetch was a
+   * transaction of its own (bench --copy batches on the mock: 1,200 writes a GiB at
+   * batch.maxBytes 1 MiB, about 300 with the wait). A fetch being retried delays the write by
+   * the whole wait.
    */
-  async withReady(fetched: FetchedUnits, maxBytes: number): Promise<FetchedUnits> {
+  async withReady(fetched: FetchedUnits): Promise<FetchedUnits> {
+    const maxBytes = this.#writeMaxBytes;
     let merged = fetched;
     // What the next fetch of a partition that is behind likely holds: as much as the last.
     let lastBytes = fetched.bytes;
+    let waitUntil: number | null = null;
+    let fetches = 1;
     const signal = this.#guard.held.signal;
-    while (maxBytes > 0 && merged.units.length > 0 && !signal.aborted) {
+    while (maxBytes > 0 && fetches < this.#depth && merged.units.length > 0 && !signal.aborted) {
       const fits = (f: FetchedUnits) =>
         f.units.length > 0 && merged.bytes + f.bytes <= maxBytes && canMerge(merged, f);
       const taken = this.#ahead.takeReady((o) => o.kind === "fetched" && fits(o.fetched));
@@ -102,18 +134,22 @@ export class SourceFeed {
         this.#takenAlong.push(taken.release);
         merged = mergeFetched(merged, taken.value.fetched);
         lastBytes = taken.value.fetched.bytes;
+        fetches++;
         continue;
       }
       const behind = merged.nextOffset < merged.highWatermark;
       if (!behind || merged.bytes + lastBytes > maxBytes) return merged;
       const onItsWay = this.#ahead.oldestOnItsWay();
-      if (onItsWay === null || !(await this.#arrives(onItsWay))) return merged;
+      if (onItsWay === null) return merged;
+      waitUntil ??= this.#deps.clock.now() + this.#limits.maxWaitMs;
+      const left = waitUntil - this.#deps.clock.now();
+      if (left <= 0 || !(await this.#arrives(onItsWay, left))) return merged;
     }
     return merged;
   }
 
-  /** Whether `onItsWay` settles within batch.maxWaitMs and while the lease is held. */
-  async #arrives(onItsWay: Promise<void>): Promise<boolean> {
+  /** Whether `onItsWay` settles within `ms` and while the lease is held. */
+  async #arrives(onItsWay: Promise<void>, ms: number): Promise<boolean> {
     const held = this.#guard.held.signal;
     const over = new AbortController();
     const stop = () => over.abort(WAIT_OVER);
@@ -121,7 +157,7 @@ export class SourceFeed {
     try {
       return await Promise.race([
         onItsWay.then(() => !held.aborted),
-        this.#deps.clock.sleep(this.#limits.maxWaitMs, over.signal).then(() => false),
+        this.#deps.clock.sleep(ms, over.signal).then(() => false),
       ]);
     } finally {
       held.removeEventListener("abort", stop);

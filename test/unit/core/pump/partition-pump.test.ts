@@ -64,15 +64,32 @@ function pumpFor(
 
 const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value);
 
+/** Fetches full at 120 bytes (ten records of makeRecords), as production's are at batch.maxBytes. */
+const FULL_AT_TEN = { maxRecords: 10, maxBytes: 120, maxWaitMs: 500 };
+
 /** Partition 0 copied until caught up: each write's records and ms after the start, and the copy's ms. */
-async function copyTimed(e: Env, writeMaxBytes: number) {
+async function copyTimed(
+  e: Env,
+  writeMaxBytes: number,
+  options: {
+    readonly budgetBytes?: number;
+    readonly writeMs?: (records: number) => number;
+    readonly batch?: PumpSettings["batch"];
+  } = {},
+) {
   const started = e.clock.now();
   const writes: [number, number][] = [];
   e.target.hooks.beforeWrite = async (_tp, records) => {
     writes.push([records.length, e.clock.now() - started]);
+    if (options.writeMs !== undefined) await e.clock.sleep(options.writeMs(records.length));
   };
-  const budget = new ReadAheadBudget(1 << 20);
-  const pump = pumpFor(e, await hold(e, 0), { writeMaxBytes }, { readAheadBudget: budget });
+  const budget = new ReadAheadBudget(options.budgetBytes ?? 1 << 20);
+  const pump = pumpFor(
+    e,
+    await hold(e, 0),
+    { writeMaxBytes, batch: options.batch ?? FULL_AT_TEN },
+    { readAheadBudget: budget },
+  );
   await runUntilCaughtUp(e.clock, pump);
   return { writes, ms: e.clock.now() - started };
 }
@@ -310,7 +327,12 @@ describe("PartitionPump", () => {
         held.push(budget.used);
         await e.clock.sleep(100); // a slow target: the next fetches are in before it answers
       };
-      const pump = pumpFor(e, await hold(e, 0), { writeMaxBytes }, { readAheadBudget: budget });
+      const pump = pumpFor(
+        e,
+        await hold(e, 0),
+        { writeMaxBytes, batch: FULL_AT_TEN },
+        { readAheadBudget: budget },
+      );
       await runUntilCaughtUp(e.clock, pump);
       assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
       assert.equal(e.store.get(src(0))?.checkpoint, 60);
@@ -374,6 +396,75 @@ describe("PartitionPump", () => {
       [10, 500],
       [10, 5_000],
     ]);
+  });
+
+  it("a write waits batch.maxWaitMs in all, not that for each fetch it waits for", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(60, 0));
+    e.source.hooks.beforeFetch = async (_tp, offset) => {
+      if (offset > 0) await e.clock.sleep(300);
+    };
+    // The fetch from 10 is in at 300 and taken along; the one from 20 would be in at 600.
+    assert.deepEqual((await copyTimed(e, 1 << 20)).writes[0], [20, 500]);
+  });
+
+  it("a write does not wait for a fetch once the read-ahead budget is spent", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(60, 0));
+    e.source.hooks.beforeFetch = () => e.clock.sleep(100);
+    // Fetches of 120 bytes. The two the write waits for and takes along (10-19, 20-29) spend the
+    // budget of 200; taking the second resumed the chain, but the fetch from 30 is not waited for.
+    const { writes } = await copyTimed(e, 1 << 20, { budgetBytes: 200 });
+    assert.deepEqual(writes[0], [30, 300]);
+  });
+
+  it("a wait for a fetch ends when the lease does", async () => {
+    const e = env();
+    e.source.append(src(0), makeRecords(20, 0));
+    e.source.hooks.beforeFetch = async (_tp, offset) => {
+      if (offset === 10) await e.clock.sleep(60_000);
+    };
+    const held = await hold(e, 0);
+    const pump = pumpFor(
+      e,
+      held,
+      { writeMaxBytes: 1 << 20, batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 20_000 } },
+      { readAheadBudget: new ReadAheadBudget(1 << 20) },
+    );
+    const started = e.clock.now();
+    let endedAt: number | null = null;
+    const running = pump.run().then(() => {
+      endedAt = e.clock.now();
+    });
+    await until(e.clock, () => e.clock.now() >= started + 100);
+    held.stop();
+    await until(e.clock, () => endedAt !== null);
+    await running;
+    assert.equal(endedAt, started + 100);
+    assert.deepEqual(e.target.records(dst(0)), [], "nothing written after the stop");
+  });
+
+  it("a source no faster than the target: reading goes on while a write of several fetches is out", async () => {
+    const run = async (writeMaxBytes: number, batch = FULL_AT_TEN) => {
+      const e = env();
+      e.source.append(src(0), makeRecords(120, 0));
+      e.source.hooks.beforeFetch = () => e.clock.sleep(100);
+      // 5 ms a write and 9 ms a record: one fetch of 10 in 95 ms, a little under a read.
+      const copy = await copyTimed(e, writeMaxBytes, { writeMs: (records) => 5 + 9 * records, batch });
+      assert.deepEqual(values(e.target.records(dst(0))), values(e.source.records(src(0))));
+      return { ...copy, sizes: copy.writes.map(([records]) => records) };
+    };
+    const apart = await run(0);
+    assert.equal(apart.sizes.length, 12);
+    const together = await run(3 * 120);
+    assert.deepEqual(together.sizes, [30, 30, 30, 30]);
+    // Paced by the reads either way: it ends at most its last write (of three fetches) later.
+    assert.ok(together.ms <= apart.ms + 275, `${together.ms} ms against ${apart.ms} ms`);
+    // Fetches cut by maxRecords, not full: the bytes would let a write hold three, but only two
+    // results are read ahead (readAheadDepth), so it holds two and reading goes on meanwhile.
+    const cut = await run(3 * 120, { ...FULL_AT_TEN, maxBytes: 1 << 20 });
+    assert.deepEqual(cut.sizes, [20, 20, 20, 20, 20, 20]);
+    assert.ok(cut.ms <= apart.ms + 185, `${cut.ms} ms against ${apart.ms} ms`);
   });
 
   it("never starts a write that could end after the lease expiry minus the margin", async () => {

@@ -143,6 +143,21 @@ describe("ReadAhead", () => {
     assert.equal(await second, "5..8");
   });
 
+  it("says when the oldest result is in, and not while the shared budget is spent", async () => {
+    const budget = new ReadAheadBudget(150);
+    const { calls, fetch } = manualFetch();
+    const ahead = new ReadAhead(fetch, 0, 2, budget);
+    const onItsWay = ahead.oldestOnItsWay();
+    assert.notEqual(onItsWay, null);
+    calls[0]?.answer({ next: 4, bytes: 100, value: "0..3" });
+    await onItsWay;
+    assert.equal(ahead.oldestOnItsWay(), null, "in already");
+    assert.equal(ahead.takeReady(() => true)?.value, "0..3");
+    assert.notEqual(ahead.oldestOnItsWay(), null, "the fetch from 4 is on its way");
+    budget.take(100);
+    assert.equal(ahead.oldestOnItsWay(), null, "budget spent: taking it would read on past it");
+  });
+
   it("ends the chain at a result without a next offset", async () => {
     const { calls, fetch } = manualFetch();
     const ahead = new ReadAhead(fetch, 0, 3);
