@@ -17,9 +17,10 @@ describe("exactly-once target position", () => {
 
   it("is stored right after the last copied record, past the markers of earlier transactions", async () => {
     await rig.produce("src", TOPIC, 0, 100, 1);
-    // Fetches of ten records, a write taking along at most the two read ahead: four writes or
-    // more, four transactions, each followed by its commit marker.
-    const config = { topics: { whitelist: TOPIC }, batch: { maxRecords: 10 } };
+    // Fetches of five records, a write holding at most four fetches (readAheadDepth at the
+    // defaults): five writes or more, five transactions, each followed by its commit marker, so
+    // the last record lies past four markers at least.
+    const config = { topics: { whitelist: TOPIC }, batch: { maxRecords: 5 } };
     const { summary } = await rig.replicate("src", "dst", config);
     assert.deepEqual(summary.errors, []);
 

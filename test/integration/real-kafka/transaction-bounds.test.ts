@@ -166,11 +166,12 @@ describe("fenced writes into a real Kafka target", () => {
   });
 
   it("leaves no transaction open when a run is stopped during a write of unknown outcome", async () => {
-    // Prepare: writes of one batch; the third one's produce request meets a frozen broker, and
-    // the run is stopped (SIGTERM in the CLI) at that moment. The broker thaws after the request
-    // timed out, so the request lands in the write's open transaction.
+    // Prepare: fetches of one batch, a write holding up to four (readAheadDepth at the defaults),
+    // one produce request each; the third one's meets a frozen broker, and the run is stopped
+    // (SIGTERM in the CLI) at that moment. The broker thaws after the request timed out, so the
+    // request lands in the write's open transaction. 20 batches: five writes or more.
     const requestTimeoutMs = 3_000;
-    const topic = await sourceTopic(5, 10);
+    const topic = await sourceTopic(20, 10);
     const logger = new HookLogger();
     const replicator = await replicatorFor(
       topic,
