@@ -106,9 +106,10 @@ export class SourceFeed {
 
   /**
    * `fetched` and the results read after it, as one fetch, while together they hold at most
-   * writeMaxBytes and readAheadDepth fetches: a write takes them along, so a partition that is behind is copied in fewer,
-   * larger writes (each a transaction and a round of requests of its own). What it takes stays
-   * charged to the read-ahead budget until the pump asks for more (or closes).
+   * writeMaxBytes and readAheadDepth fetches: a write takes them along, so a partition that is
+   * behind is copied in fewer, larger writes (each a transaction and a round of requests of its
+   * own). What it takes stays charged to the read-ahead budget until the pump asks for more (or
+   * closes).
    *
    * Results still on their way are waited for, batch.maxWaitMs in all, while the partition is
    * behind (its source holds more than this write, so such a fetch is answered at once), one
