@@ -341,7 +341,6 @@ describe("PartitionPump", () => {
     };
     const one = await sizes(0);
     assert.deepEqual(one.writes, [10, 10, 10, 10, 10, 10], "0: one fetch per write");
-    // Room for two fetches of ten records: each write after the first takes the two read ahead.
     const twoFetches = 2 * Math.max(...one.fetchBytes);
     const merged = await sizes(twoFetches);
     // Room for two fetches of ten records: each write takes the next fetch along.
