@@ -140,9 +140,7 @@ export async function measureLatency(opts: LatencyOptions): Promise<LatencyResul
       produced,
       received: arrivals.received,
       producedRate,
-      p50Ms: percentile(sorted, 0.5),
-      p99Ms: percentile(sorted, 0.99),
-      maxMs: sorted.at(-1) ?? Number.NaN,
+      ...delayPercentiles(sorted),
     };
   } finally {
     reading = false;
@@ -303,7 +301,16 @@ function digits(bytes: Buffer, from: number, to: number): number {
   return n;
 }
 
-export function percentile(sorted: Float64Array, q: number): number {
+/** The p50, p99 and largest of delays sorted ascending (NaN each when there are none). */
+export function delayPercentiles(sorted: Float64Array): { p50Ms: number; p99Ms: number; maxMs: number } {
+  return {
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+  };
+}
+
+function percentile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[index] as number;

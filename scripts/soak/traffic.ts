@@ -6,7 +6,7 @@
 import type { MirrorRecord, TopicPartition } from "../../lib/core/model.js";
 import { KafkaPartitionWriter } from "../../lib/kafka/produce/target-writer.js";
 import { KafkaPartitionReader } from "../../lib/kafka/read/source-reader.js";
-import { percentile } from "../bench/latency.js";
+import { delayPercentiles } from "../bench/latency.js";
 
 /** Records that come seldom: one per partition every `everyMs`, beside the steady ones. */
 export interface SparseTraffic {
@@ -204,12 +204,7 @@ export class Traffic {
 
 function delays(of: readonly number[]): Delays {
   const sorted = Float64Array.from(of).sort();
-  return {
-    records: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted.at(-1) ?? Number.NaN,
-  };
+  return { records: sorted.length, ...delayPercentiles(sorted) };
 }
 
 export function sleep(ms: number): Promise<void> {
