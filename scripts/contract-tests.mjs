@@ -35,6 +35,7 @@ export const REAL_KAFKA_ONLY_TESTS = [
   "test/integration/testbed/real-kafka.test.ts",
   "test/integration/testbed/mirror-maker2.test.ts",
   "test/integration/real-kafka/transaction-bounds.test.ts",
+  "test/integration/real-kafka/producer-id-change.test.ts",
   "test/integration/kafka/group-admin-real-kafka.test.ts",
   "test/integration/kafka/leader-epoch-real-kafka.test.ts",
   "test/integration/offsets/failover-real-kafka.test.ts",

@@ -13,6 +13,7 @@
  *   assignment      L(S)  lease keys the leader assigned
  *   backoff         M(N)  lease key -> epoch ms
  *   offsetMap       S     "c:t c:t ..." (offset-map-attribute.ts)
+ *   producerIds     L(S)  target producer ids in decimal (int64 exceeds a safe N)
  *   sourceLeaderEpoch N   older versions' epoch, which could be stale: never read, removed with
  *                         every write of `sourceEpoch` (expressions.ts)
  * `updatedAt` is written, never read. The leader item is read leniently: what cannot be read is
@@ -60,6 +61,7 @@ const CODECS: { readonly [A in AttributeName]: Codec } = {
   sourceEpoch: "N",
   sourceEpochAt: "N",
   offsetMap: "offsetMap",
+  producerIds: "L",
   workerId: "S",
   slot: "S",
   startedAt: "N",
@@ -84,6 +86,7 @@ const LEASE_READS: readonly AttributeName[] = [
   "sourceEpoch",
   "sourceEpochAt",
   "offsetMap",
+  "producerIds",
 ];
 const WORKER_READS: readonly AttributeName[] = [
   "workerId",

@@ -113,7 +113,8 @@ export class CountingStore {
       },
       claim: (o, owner, e) => leaseWrite("claim", o, () => s.claim(o, owner, e)),
       renew: (h, e) => leaseWrite("renew", h, () => s.renew(h, e)),
-      checkpoint: (h, n, now, t, src) => leaseWrite("checkpoint", h, () => s.checkpoint(h, n, now, t, src)),
+      checkpoint: (h, n, now, t, src, ids) =>
+        leaseWrite("checkpoint", h, () => s.checkpoint(h, n, now, t, src, ids)),
       resetCheckpoint: (h, n, now, r, p) =>
         leaseWrite("resetCheckpoint", h, () => s.resetCheckpoint(h, n, now, r, p)),
       release: (h) => leaseWrite("release", h, () => s.release(h)),

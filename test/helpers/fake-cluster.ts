@@ -307,7 +307,12 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
   readonly landedAt: number[] = [];
 
   /** The producer id this cluster's writes carry (FencedWriter's transactional producer for every partition). */
-  readonly producerIdOfWrites = 7n;
+  producerIdOfWrites = 7n;
+  /**
+   * The next FencedWriter.fence gets a new producer id, as Kafka gives a transactional id once
+   * its epoch is exhausted or it expired unused.
+   */
+  newProducerIdAtNextFence = false;
 
   async write(
     tp: TopicPartition,

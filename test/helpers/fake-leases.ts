@@ -35,8 +35,8 @@ export function storeWith(store: LeaseStore, overrides: Partial<LeaseStore>): Le
     claimLeader: (observed, owner, expiresAt) => store.claimLeader(observed, owner, expiresAt),
     claim: (observed, owner, expiresAt) => store.claim(observed, owner, expiresAt),
     renew: (held, expiresAt) => store.renew(held, expiresAt),
-    checkpoint: (held, next, now, targetOffset, source) =>
-      store.checkpoint(held, next, now, targetOffset, source),
+    checkpoint: (held, next, now, targetOffset, source, producerIds) =>
+      store.checkpoint(held, next, now, targetOffset, source, producerIds),
     resetCheckpoint: (held, next, now, reason, position) =>
       store.resetCheckpoint(held, next, now, reason, position),
     release: (held) => store.release(held),

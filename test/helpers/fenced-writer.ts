@@ -14,7 +14,8 @@ import { type InMemoryCluster, keyOf } from "./fake-cluster.js";
 
 /**
  * One worker's writer to a shared InMemoryCluster, with fencing as Kafka's transactional
- * producers give it: fence() (or the first write) takes a new epoch for the partition, and a
+ * producers give it: fence() (or the first write) takes a new epoch for the partition (and a new
+ * producer id when InMemoryCluster.newProducerIdAtNextFence says so), and a
  * write of a writer whose epoch is no longer the partition's lands nothing and rejects with
  * PRODUCER_FENCED. The check is made when the write lands, so a write delayed past a newer
  * writer's fence is refused, as a frozen producer's late request is.
@@ -22,7 +23,8 @@ import { type InMemoryCluster, keyOf } from "./fake-cluster.js";
 export class FencedWriter implements TargetWriter {
   static readonly #registry = new WeakMap<InMemoryCluster, Map<string, number>>();
   readonly #cluster: InMemoryCluster;
-  readonly #mine = new Map<string, number>();
+  /** Per partition: the epoch and producer id of this writer's last fence. */
+  readonly #mine = new Map<string, { readonly epoch: number; readonly producerId: bigint }>();
 
   constructor(cluster: InMemoryCluster) {
     this.#cluster = cluster;
@@ -43,14 +45,19 @@ export class FencedWriter implements TargetWriter {
 
   /** As Kafka keeps a transactional id's producer id across fences: the cluster's, once fenced. */
   producerId(tp: TopicPartition): bigint | null {
-    return this.#mine.has(keyOf(tp)) ? this.#cluster.producerIdOfWrites : null;
+    return this.#mine.get(keyOf(tp))?.producerId ?? null;
   }
 
   async fence(tp: TopicPartition): Promise<void> {
     const epochs = this.#epochs();
     const next = (epochs.get(keyOf(tp)) ?? 0) + 1;
     epochs.set(keyOf(tp), next);
-    this.#mine.set(keyOf(tp), next);
+    const cluster = this.#cluster;
+    if (cluster.newProducerIdAtNextFence) {
+      cluster.producerIdOfWrites += 1000n;
+      cluster.newProducerIdAtNextFence = false;
+    }
+    this.#mine.set(keyOf(tp), { epoch: next, producerId: cluster.producerIdOfWrites });
   }
 
   async write(
@@ -61,7 +68,7 @@ export class FencedWriter implements TargetWriter {
     runDeadline?: number,
   ): Promise<WriteResult> {
     if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
-    if (this.#mine.get(keyOf(tp)) !== this.#epochs().get(keyOf(tp))) {
+    if (this.#mine.get(keyOf(tp))?.epoch !== this.#epochs().get(keyOf(tp))) {
       throw new ReplicatorError("PRODUCER_FENCED", `writer of ${tp.topic}/${tp.partition} was fenced`, {
         details: { ...tp },
       });

@@ -122,6 +122,7 @@ function itemOf(lease: Lease, sourceEpochAt: number | null): Item {
     sourceEpoch: lease.sourceEpoch,
     sourceEpochAt,
     offsetMap: lease.offsetMap,
+    producerIds: lease.producerIds?.map(String),
   };
   const item: Item = {
     topic: lease.topic,

@@ -30,7 +30,11 @@ export function checkpointWrite(
   holder: Holding,
   nextOffset: number,
   now: number,
-  position: { readonly targetOffset: number | undefined; readonly source: SourcePosition | undefined },
+  position: {
+    readonly targetOffset: number | undefined;
+    readonly source: SourcePosition | undefined;
+    readonly producerIds?: readonly bigint[] | undefined;
+  },
 ): ConditionalChanges {
   const changes = new ChangeSet();
   // lastProgressAt moves only with the checkpoint: it is how stalled partitions are found.
@@ -52,7 +56,33 @@ export function checkpointWrite(
     changes.with("offsetMap", withPoint(held.offsetMap ?? [], point));
   }
   if (position.source !== undefined) withSource(changes, "checkpoint", position.source, nextOffset);
+  if (position.producerIds !== undefined) changes.with("producerIds", producerIdList(position.producerIds));
   return { changes, condition: LeaseConditions.checkpoint({ ...held, ...holder }, nextOffset, now) };
+}
+
+/**
+ * Producer ids a lease keeps (Lease.producerIds). Kafka gives a transactional id a new one only
+ * when its epoch is exhausted (32,767 fences) or it expired unused (7 days by default), and the
+ * list need only cover the copies past the stored target position: eight is years of changes.
+ */
+export const MAX_PRODUCER_IDS = 8;
+
+/** `ids` with `id` added as the newest (if absent), the oldest dropped beyond MAX_PRODUCER_IDS. */
+export function withProducerId(ids: readonly bigint[], id: bigint): readonly bigint[] {
+  if (ids.includes(id)) return ids;
+  return [...ids, id].slice(-MAX_PRODUCER_IDS);
+}
+
+function producerIdList(ids: readonly bigint[]): string[] {
+  if (ids.length === 0 || ids.length > MAX_PRODUCER_IDS || ids.some((id) => id < 0n)) {
+    throw invalidArgument(
+      "checkpoint",
+      "producerIds",
+      ids.map(String),
+      `1 to ${MAX_PRODUCER_IDS} non-negative producer ids`,
+    );
+  }
+  return ids.map(String);
 }
 
 /** A reset of `held`'s checkpoint to `nextOffset` (backwards too), with its new positions. */

@@ -20,6 +20,7 @@
  *   sourceEpoch       leader epoch of the source records copied from the checkpoint on
  *   sourceEpochAt     the checkpoint `sourceEpoch` was stored with (see storedEpoch)
  *   offsetMap         past (checkpoint, targetOffset) pairs (offset-map.ts); absent before the first
+ *   producerIds       target producer ids in decimal, oldest first (batches mode); absent before the first
  * Worker item (key `#worker/<workerId>`, one per worker run): workerId, slot, startedAt,
  *   draining, deadline, expiresAt (the heartbeat's: dead after it), all required; assignment
  *   (lease keys the leader assigned, absent before the first), backoff (lease key -> epoch ms
@@ -59,7 +60,18 @@ export function leaseOf(key: string, item: Item): Lease {
     sourceEpoch: storedEpoch(item.sourceEpoch ?? null, item.sourceEpochAt ?? null, checkpoint),
     // Absent rather than empty when not stored.
     ...(item.offsetMap === undefined ? {} : { offsetMap: item.offsetMap.map((p) => ({ ...p })) }),
+    ...(item.producerIds === undefined ? {} : { producerIds: producerIdsOf(key, item.producerIds) }),
   };
+}
+
+/** Decimal int64s, as checkpoint.ts writes them; anything else is LEASE_STORE_INVALID. */
+function producerIdsOf(key: string, stored: readonly string[]): bigint[] {
+  return stored.map((id) => {
+    if (!/^\d{1,19}$/.test(id) || BigInt(id) > 0x7fff_ffff_ffff_ffffn) {
+      throw unreadableItem(key, "producerIds", `holds ${JSON.stringify(id)}, not a producer id (0..2^63-1)`);
+    }
+    return BigInt(id);
+  });
 }
 
 /**

@@ -144,6 +144,7 @@ function split(key: string): [string, number] {
 function copy(item: Item): Item {
   const out: Item = { ...item };
   if (item.assignment !== undefined) out.assignment = [...item.assignment];
+  if (item.producerIds !== undefined) out.producerIds = [...item.producerIds];
   if (item.backoff !== undefined) out.backoff = new Map(item.backoff);
   if (item.offsetMap !== undefined) out.offsetMap = item.offsetMap.map((point) => ({ ...point }));
   return out;

@@ -70,6 +70,15 @@ export interface Lease {
    * Empty or absent before the first exactly-once checkpoint.
    */
   readonly offsetMap?: readonly OffsetMapPoint[];
+  /**
+   * target.copy "batches": the producer ids of this partition's transactional id on the target,
+   * oldest first, at most MAX_PRODUCER_IDS. Kafka keeps an id across fences but gives a new one
+   * when the epoch is exhausted or the transactional id expired unused, and a look tells our
+   * copies from another writer's by producer id only. A holder stores its id (with a checkpoint
+   * that may stay put) before it writes anything under it, so every copy of ours past
+   * `targetOffset` carries one of these. Absent before the first such checkpoint.
+   */
+  readonly producerIds?: readonly bigint[];
 }
 
 /**
@@ -205,6 +214,8 @@ export interface LeaseStore {
     targetOffset?: number,
     /** Stored with the checkpoint when given; omitted, the stored one is kept. */
     source?: SourcePosition,
+    /** Replaces Lease.producerIds when given; omitted, the stored ones are kept. */
+    producerIds?: readonly bigint[],
   ): Promise<Lease>;
   /**
    * Moves the checkpoint to `nextOffset`, backwards too, because the source log it referred to

@@ -166,6 +166,7 @@ export class TableLeaseStore implements LeaseStore {
     now: number,
     targetOffset?: number,
     source?: SourcePosition,
+    producerIds?: readonly bigint[],
   ): Promise<Lease> {
     requireOffset("checkpoint", "nextOffset", nextOffset);
     if (targetOffset !== undefined) requireOffset("checkpoint", "targetOffset", targetOffset);
@@ -174,7 +175,11 @@ export class TableLeaseStore implements LeaseStore {
     if (held.checkpoint !== null && nextOffset < held.checkpoint) {
       throw leaseLost(held, "checkpoint", undefined, nextOffset, "checkpoint-ahead");
     }
-    const { changes, condition } = checkpointWrite(held, holder, nextOffset, now, { targetOffset, source });
+    const { changes, condition } = checkpointWrite(held, holder, nextOffset, now, {
+      targetOffset,
+      source,
+      producerIds,
+    });
     const outcome = await this.#write(held, "checkpoint", changes, condition, BOTH);
     if (outcome.ok) return this.#leaseOf(held, "checkpoint", outcome.item);
     const current = this.#current(held, outcome.current);

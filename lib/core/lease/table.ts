@@ -56,6 +56,8 @@ export interface Attributes {
   /** The checkpoint `sourceEpoch` was stored with (items.ts, storedEpoch). */
   readonly sourceEpochAt: number;
   readonly offsetMap: readonly OffsetMapPoint[];
+  /** Producer ids in decimal (Kafka's are int64): Lease.producerIds. */
+  readonly producerIds: readonly string[];
   readonly workerId: string;
   readonly slot: string;
   readonly startedAt: number;

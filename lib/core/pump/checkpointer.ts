@@ -25,6 +25,7 @@
  *    an outage repeats at most one lease duration of data.
  */
 import { describeError, isReplicatorError } from "../../errors.js";
+import { withProducerId } from "../lease/checkpoint.js";
 import type { Clock, LeaseStore, Logger } from "../ports.js";
 import type { HeldLease, LeaseGuard } from "./held-lease.js";
 import type { Gate } from "./model.js";
@@ -122,6 +123,20 @@ export class Checkpointer {
     }
   }
 
+  /**
+   * Batches mode, after a fence: unless the lease lists the writer's producer id already, stores
+   * it with a checkpoint that stays put (retried while the lease is held). Before anything is
+   * written under a new id: a successor's look tells our copies by the ids the lease lists.
+   */
+  async storeProducerId(): Promise<Gate> {
+    const id = this.#tail?.producerId ?? null;
+    if (id === null || (this.#held.lease.producerIds ?? []).includes(id)) return "ok";
+    const checkpoint = this.#checkpoint;
+    if (checkpoint === null)
+      throw new Error("unreachable: an exactly-once pump pins a checkpoint before writing");
+    return this.storeNow(checkpoint);
+  }
+
   /** After the checkpoint in flight, stores `offset`, retried while the lease is held. */
   async storeNow(offset: number): Promise<Gate> {
     if ((await this.settled()) === "lost") return "lease-lost";
@@ -178,6 +193,15 @@ export class Checkpointer {
     }
   }
 
+  /** The lease's producer ids with the writer's added; undefined when that changes nothing. */
+  #producerIds(): readonly bigint[] | undefined {
+    const id = this.#tail?.producerId ?? null;
+    const stored = this.#held.lease.producerIds;
+    if (id === null) return undefined;
+    const ids = withProducerId(stored ?? [], id);
+    return ids === stored ? undefined : ids;
+  }
+
   /** One store call: "ok", "lost" (the lease is marked lost), or it throws what the store threw. */
   async #attempt(requested: number): Promise<"ok" | "lost"> {
     const held = this.#held;
@@ -192,7 +216,17 @@ export class Checkpointer {
       // Taken now, like the position (see #epoch).
       const source = { topicId: this.sourceTopicId, leaderEpoch: this.#epoch };
       const now = this.#deps.clock.now();
-      held.update(await this.#deps.store.checkpoint(held.lease, offset, now, position ?? undefined, source));
+      const producerIds = this.#producerIds();
+      held.update(
+        await this.#deps.store.checkpoint(
+          held.lease,
+          offset,
+          now,
+          position ?? undefined,
+          source,
+          producerIds,
+        ),
+      );
       this.#checkpoint = offset;
       return "ok";
     } catch (error) {

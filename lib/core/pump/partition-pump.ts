@@ -45,7 +45,8 @@ import { findStart, pinStart } from "./pump-start.js";
 import type { ReadAheadBudget } from "./read-ahead.js";
 import { EpochWatch, epochParts, unexplainedDivergence } from "./source-epochs.js";
 import { SourceFeed } from "./source-feed.js";
-import { type TargetTail, type TargetTailDeps, tailFor } from "./target-tail.js";
+import { tailFor } from "./tail-for.js";
+import type { TargetTail, TargetTailDeps } from "./target-tail.js";
 
 export interface PumpSettings {
   readonly batch: FetchLimits;
@@ -325,6 +326,9 @@ export class PartitionPump {
         if (allowed !== "ok") return allowed;
         await this.#deps.target.fence(this.#held.route.target, () => this.#guard.writeDeadline());
         await tail.refresh();
+        // The fence may have brought a new producer id (Lease.producerIds).
+        const listed = await this.#checkpoints.storeProducerId();
+        if (listed !== "ok") return listed;
       }
       const pending = tail === null ? remaining : await tail.pending(remaining);
       if (pending.length === 0) return [];

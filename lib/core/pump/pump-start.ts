@@ -77,17 +77,21 @@ export async function findStart(p: PumpStart): Promise<Start | LeaseEnd> {
  * recovery, pins what the target tail showed, so the next holder need not read it again. In
  * exactly-once mode a lease without a stored target position gets one before anything is
  * written: otherwise the next holder would not know where to look for our writes, and would
- * copy them again.
+ * copy them again. For the same reason, in batches mode, the lease lists the producer id the
+ * fence gave before anything is written under it.
  */
 export async function pinStart(p: PumpStart, start: Start): Promise<Gate> {
   const { lease } = p.guard.held;
   const unpositioned =
     p.tail !== null && (lease.checkpoint === null || (lease.targetOffset ?? null) === null);
-  if (unpositioned) return p.checkpointer.storeBeforeWriting(start.offset);
+  if (unpositioned) {
+    const pinned = await p.checkpointer.storeBeforeWriting(start.offset);
+    return pinned === "ok" ? p.checkpointer.storeProducerId() : pinned;
+  }
   if (lease.checkpoint === null || start.recovered) {
     if ((await p.checkpointer.store(start.offset)) === "lost") return "lease-lost";
   }
-  return "ok";
+  return p.checkpointer.storeProducerId();
 }
 
 /**

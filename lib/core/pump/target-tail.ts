@@ -20,7 +20,8 @@
  * target.copy "batches" writes no provenance. With fenced writes the same invariant tells what
  * landed all the same: each write is one transaction, committed whole (or its acknowledged
  * prefix, when cut at its deadline) or not at all, and after the fence nothing of an earlier
- * holder's can still commit. So the committed batches of our producer id past the position are
+ * holder's can still commit. So the committed batches of our producer ids (the writer's, and the
+ * earlier ones the lease lists: Lease.producerIds) past the position are
  * copies, one to one and in order, of the source batches from the checkpoint on; the look notes
  * them (`found`) and `pending` matches them to the source batches the pump holds, by record
  * count and content CRC (SourceReader.contentCrc, which leaves out what a copy rewrites): on a
@@ -35,7 +36,6 @@
  */
 import { isReplicatorError, ReplicatorError } from "../../errors.js";
 import {
-  type CopyMode,
   type CopyUnits,
   type FetchLimits,
   type FetchProgress,
@@ -43,10 +43,9 @@ import {
   type SourceBatch,
   type TopicPartition,
 } from "../model.js";
-import type { ClusterAdmin, Logger, ReplicationMetrics, SourceReader, TargetWriter } from "../ports.js";
+import type { ClusterAdmin, Logger, ReplicationMetrics, SourceReader } from "../ports.js";
 import { lastProvenance, type ProvenanceSettings } from "../provenance.js";
 import { sliceUnits, unitsAfter } from "./copy-units.js";
-import type { HeldLease } from "./held-lease.js";
 import { fetchTowards, targetBounds } from "./target-read.js";
 
 export interface TargetTailDeps {
@@ -61,8 +60,10 @@ export interface TargetTailDeps {
 /** How the tail tells our copies in the target: by provenance, or (batches) by producer id and content. */
 export type TailMode =
   | { readonly copy: "records"; readonly provenance: ProvenanceSettings }
-  /** `producerId`: TargetWriter.producerId of the target partition, known once it is fenced. */
-  | { readonly copy: "batches"; readonly producerId: () => bigint | null };
+  /** By the writer's producer id (known once fenced) and earlier ones the lease lists (Lease.producerIds). */
+  | BatchesMode;
+
+type BatchesMode = { copy: "batches"; producerId: () => bigint | null; stored: () => readonly bigint[] };
 
 /** A committed batch of ours past the position, not yet matched to the source batch it copies. */
 interface FoundCopy {
@@ -115,6 +116,11 @@ export class TargetTail {
    */
   get position(): number | null {
     return this.#found[0]?.targetOffset ?? this.#position;
+  }
+
+  /** Batches mode: the producer id our writes carry since the last fence; else null. */
+  get producerId(): bigint | null {
+    return this.#mode.copy === "batches" ? this.#mode.producerId() : null;
   }
 
   /** Highest source offset of this partition seen in the target (-1 when none). */
@@ -253,7 +259,7 @@ export class TargetTail {
     if (mode.copy === "batches") {
       const read = (o: number, limits: FetchLimits) => reader.fetchBatches(target, o, limits);
       const fetched = await fetchTowards(read, target, offset, goal, this.#fields());
-      await this.#noteCopies(fetched.batches, mode.producerId());
+      await this.#noteCopies(fetched.batches, mode);
       return { progress: fetched, records: fetched.batches.reduce((n, b) => n + b.count, 0) };
     }
     const read = (o: number, limits: FetchLimits) => reader.fetch(target, o, limits);
@@ -273,17 +279,19 @@ export class TargetTail {
   }
 
   /** Batches mode: our committed batches are copies to match; another producer's are skipped, said once. */
-  async #noteCopies(batches: readonly SourceBatch[], ours: bigint | null): Promise<void> {
-    if (ours === null) {
+  async #noteCopies(batches: readonly SourceBatch[], mode: BatchesMode): Promise<void> {
+    const current = mode.producerId();
+    if (current === null) {
       throw new ReplicatorError(
         "CONFIG_INVALID",
         'target.copy "batches" needs fenced writes (target.fencing "transactional"): without them the target cannot say what landed',
         { details: this.#fields() },
       );
     }
-    const others = batches.filter((b) => b.producerId !== ours);
+    const ours = new Set([...mode.stored(), current]);
+    const others = batches.filter((b) => !ours.has(b.producerId));
     const found: FoundCopy[] = []; // all or none: a throw leaves the fetch to be read again
-    for (const b of batches.filter((b) => b.producerId === ours)) {
+    for (const b of batches.filter((b) => ours.has(b.producerId))) {
       const contentCrc = await this.#deps.reader.contentCrc(b);
       found.push({ count: b.count, contentCrc, targetOffset: b.baseOffset });
     }
@@ -360,39 +368,4 @@ export class TargetTail {
       targetPartition: this.#target.partition,
     };
   }
-}
-
-/** The target tail of an exactly-once pump (provenance, or batches mode); null at-least-once. */
-export function tailFor(
-  deps: TargetTailDeps | undefined,
-  writer: TargetWriter,
-  held: HeldLease,
-  copy: CopyMode,
-  provenance: ProvenanceSettings | null,
-): TargetTail | null {
-  if (copy === "records" && provenance === null) return null;
-  if (deps === undefined) {
-    throw new ReplicatorError(
-      "CONFIG_INVALID",
-      "exactly-once copies need a reader and admin of the target cluster",
-    );
-  }
-  if (copy === "batches" && !writer.fences) {
-    throw new ReplicatorError(
-      "CONFIG_INVALID",
-      'target.copy "batches" needs target.fencing "transactional": without fenced writes the target cannot say what landed',
-    );
-  }
-  const { lease, route } = held;
-  return new TargetTail(
-    deps,
-    route.source,
-    route.target,
-    provenance === null
-      ? { copy: "batches", producerId: () => writer.producerId(route.target) }
-      : { copy: "records", provenance },
-    // A position is only meaningful with the checkpoint it was stored with.
-    lease.checkpoint === null ? null : (lease.targetOffset ?? null),
-    writer.fences,
-  );
 }

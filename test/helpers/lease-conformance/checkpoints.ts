@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import { OFFSET_MAP_MAX_POINTS } from "../../../lib/core/lease/offset-map.js";
 import { ChangeSet } from "../../../lib/core/lease/table.js";
 import type { Lease } from "../../../lib/core/ports.js";
+import { isReplicatorError } from "../../../lib/errors.js";
 import {
   assertCode,
   type ConformanceBackend,
@@ -103,6 +104,33 @@ export function checkpointCases(backend: ConformanceBackend): void {
     });
 
     offsetMapCases(backend);
+    producerIdCases(backend);
+  });
+}
+
+function producerIdCases(backend: ConformanceBackend): void {
+  it("stores the producer ids given with a checkpoint, keeps them through one without, int64 exact", async () => {
+    const { store, held, now } = await heldAt500(backend);
+    assert.equal(held.producerIds, undefined);
+    const max = 0x7fff_ffff_ffff_ffffn; // beyond a safe N: stored as decimal strings
+    let lease = await store.checkpoint(held, 500, now, 900, source, [7n, max]);
+    lease = await store.checkpoint(lease, 600, now, 950, source);
+    assert.deepEqual(lease.producerIds, [7n, max]);
+    assert.deepEqual((await store.list())[0]?.producerIds, [7n, max]);
+    await assert.rejects(store.checkpoint(lease, 600, now, 950, source, []), assertCode("CONFIG_INVALID"));
+  });
+
+  it("a lease item whose producer ids are not int64 decimals is unreadable, naming the attribute", async () => {
+    const { store, raw } = await heldAt500(backend);
+    for (const bad of ["-1", "0x10", "9223372036854775808", ""]) {
+      const changes = new ChangeSet().with("producerIds", ["5", bad]);
+      assert.ok((await raw.update("orders:0", changes, { operation: "test" })).ok);
+      await assert.rejects(store.lease({ topic: "orders", partition: 0 }), (error: unknown) => {
+        assert.ok(isReplicatorError(error, "LEASE_STORE_INVALID"), String(error));
+        assert.deepEqual(error.details, { leaseKey: "orders:0", attribute: "producerIds" });
+        return true;
+      });
+    }
   });
 }
 

@@ -10,7 +10,8 @@ import type { MirrorRecord } from "../../../../lib/core/model.js";
 import type { LeaseStore } from "../../../../lib/core/ports.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
-import { isReplicatorError } from "../../../../lib/errors.js";
+import { isReplicatorError, ReplicatorError } from "../../../../lib/errors.js";
+import { until } from "../../../helpers/fake-clock.js";
 import { makeRecords } from "../../../helpers/fake-cluster.js";
 import { FencedWriter } from "../../../helpers/fenced-writer.js";
 import {
@@ -35,7 +36,7 @@ async function hold(w: World, owner: string): Promise<HeldLease> {
   return new HeldLease(claimed, { source: src, target: dst }, Number.MAX_SAFE_INTEGER);
 }
 
-function pump(w: World, held: HeldLease, fenced = true): PartitionPump {
+function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10): PartitionPump {
   return new PartitionPump(
     {
       ...pumpDeps(w),
@@ -43,7 +44,7 @@ function pump(w: World, held: HeldLease, fenced = true): PartitionPump {
       targetTail: { reader: w.target, admin: w.target, logger: w.logger, metrics: w.metrics },
     },
     {
-      batch: { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 500 },
+      batch: { maxRecords, maxBytes: 1 << 20, maxWaitMs: 500 },
       startFrom: "earliest",
       writeSafetyMarginMs: 1_000,
       provenance: PROVENANCE,
@@ -140,6 +141,42 @@ describe("PartitionPump, target.copy batches", () => {
     assert.ok(isReplicatorError(status.error, "TARGET_COPY_MISMATCH"), status.error?.message);
     assert.deepEqual(w.metrics.lost, [{ topic: "src", partition: 0, from: 0, to: 15 }]);
     assert.equal(w.target.records(dst).length, 5);
+  });
+
+  it("a new producer id from the fence after an uncertain write is listed before anything is written under it", async () => {
+    // Kafka gives the transactional id a new producer id (epoch exhausted, or expired unused)
+    // twice: at the fence after an uncertain write, and at the next holder's. The second holder
+    // can tell the copies the first wrote under either id only from the ids the lease lists.
+    const w = srcDstWorld();
+    for (const key of [1, 2]) w.source.append(src, makeRecords(5, key));
+    let writes = 0;
+    let frozen = false;
+    w.target.hooks = {
+      beforeWrite: () => {
+        writes++;
+        if (writes !== 1) return;
+        w.target.newProducerIdAtNextFence = true;
+        throw new ReplicatorError("KAFKA_RETRIABLE", "timed out"); // its outcome unknown
+      },
+      afterWrite: () => {
+        if (writes !== 2) return;
+        frozen = true; // the retry under the new id landed; the holder dies before its checkpoint
+        return new Promise<void>(() => {});
+      },
+    };
+    const first = pump(w, await hold(w, "a"), true, 5);
+    void first.run();
+    await until(w.clock, () => frozen);
+    w.target.hooks = {};
+    w.target.newProducerIdAtNextFence = true;
+    w.clock.advance(120_000);
+
+    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b"), true, 5));
+
+    assert.equal(status.error, null);
+    assert.deepEqual(values(w.target.records(dst)), values(w.source.records(src)));
+    // The first holder's two ids (7, then 1007 from its second fence) and the second's.
+    assert.deepEqual(w.store.get(src)?.producerIds, [7n, 1007n, 2007n]);
   });
 
   it("refuses to run without fenced writes", async () => {

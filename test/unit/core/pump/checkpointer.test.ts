@@ -50,9 +50,9 @@ function countCheckpoints(e: Env): { at: number; offset: number }[] {
   const calls: { at: number; offset: number }[] = [];
   const store = e.store;
   e.pumpStore.current = storeWith(store, {
-    checkpoint: (held, next, now, position, source) => {
+    checkpoint: (held, next, now, position, source, producerIds) => {
       calls.push({ at: e.clock.now(), offset: next });
-      return store.checkpoint(held, next, now, position, source);
+      return store.checkpoint(held, next, now, position, source, producerIds);
     },
   });
   return calls;

@@ -5,7 +5,8 @@
  * restart, a preferred-leader election), compaction removes records (the leader epoch cache keeps
  * where epochs began, so an epoch may begin in a gap) and holders meet cut writes (a run's deadline in the
  * middle of a write), kills right after a write landed (the next holder recovers and pins what it
- * finds), uncertain writes, handoffs and releases.
+ * finds), uncertain writes, handoffs and releases; in batches mode, the target's transactional id
+ * also gets a new producer id at random (Lease.producerIds).
  *   - Clean moves only: every source offset is in the target exactly once, in order, and no
  *     RecordsLost is reported.
  *   - With unclean elections too (records removed, the epoch bumped, new records at the reused
@@ -65,6 +66,11 @@ interface Term {
   readonly fault: Fault;
   /** Which write of the term the fault hits. */
   readonly atWrite: number;
+  /**
+   * After that write the transactional id gets a new producer id at its next fence (epoch
+   * exhausted, or expired unused): this holder's after an uncertain write, else the next one's.
+   */
+  readonly newProducerId: boolean;
   readonly ending: Ending;
 }
 
@@ -93,6 +99,7 @@ function termArb(unclean: boolean): fc.Arbitrary<Term> {
     ),
     fault: fc.constantFrom<Fault>("none", "crash-after-landing", "cut-write", "uncertain-write"),
     atWrite: fc.integer({ min: 1, max: 3 }),
+    newProducerId: fc.boolean(),
     ending: fc.constantFrom<Ending>("handoff", "release", "expire"),
   });
 }
@@ -232,6 +239,7 @@ class World {
       },
       afterWrite: () => {
         if (writes !== term.atWrite) return;
+        if (term.newProducerId) this.target.newProducerIdAtNextFence = true;
         if (term.fault === "crash-after-landing") {
           frozen = true;
           return new Promise<void>(() => {});
@@ -343,6 +351,7 @@ async function scenario(copy: CopyMode, terms: readonly Term[]): Promise<void> {
     compaction: null,
     fault: "none",
     atWrite: 0,
+    newProducerId: false,
     ending: "release",
   };
   await runTerm(w, last, true);
@@ -384,6 +393,7 @@ describe("exactly-once through source leader changes: counterexamples found, rep
       compaction: null,
       fault: "crash-after-landing",
       atWrite: 1,
+      newProducerId: false,
       ending: "handoff",
     };
     await scenario("batches", [

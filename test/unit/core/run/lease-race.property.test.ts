@@ -172,8 +172,8 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
       node.call(() => store.claimLeader(observed, owner, expiresAt)),
     claim: (observed, owner, expiresAt) => node.call(() => store.claim(observed, owner, expiresAt)),
     renew: (held, expiresAt) => node.call(() => store.renew(held, expiresAt)),
-    checkpoint: (held, next, now, targetOffset, source) =>
-      node.call(() => store.checkpoint(held, next, now, targetOffset, source)),
+    checkpoint: (held, next, now, targetOffset, source, producerIds) =>
+      node.call(() => store.checkpoint(held, next, now, targetOffset, source, producerIds)),
     resetCheckpoint: (held, next, now, reason, position) =>
       node.call(() => store.resetCheckpoint(held, next, now, reason, position)),
     release: (held) => node.call(() => store.release(held)),
