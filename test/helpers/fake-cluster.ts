@@ -314,13 +314,24 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
    */
   newProducerIdAtNextFence = false;
 
-  async write(
+  write(
     tp: TopicPartition,
     units: CopyUnits,
     stamp?: ProvenanceStamp | null,
     deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
     /** Writes here have no commit that could outlast the run: nothing to bound. */
     _runDeadline?: number,
+  ): Promise<WriteResult> {
+    return this.writeAs(this.producerIdOfWrites, tp, units, stamp, deadline);
+  }
+
+  /** write, its batches carrying `producerId` (FencedWriter: the id of its own fence). */
+  async writeAs(
+    producerId: bigint,
+    tp: TopicPartition,
+    units: CopyUnits,
+    stamp?: ProvenanceStamp | null,
+    deadline: WriteDeadline = () => Number.POSITIVE_INFINITY,
   ): Promise<WriteResult> {
     this.writes++;
     // Each chunk lands as one batch: a source batch as it came, records in groups of writeGroups.
@@ -343,7 +354,7 @@ export class InMemoryCluster implements SourceReader, TargetWriter, ClusterAdmin
         if (this.#clock.now() + this.writeGroups.ms > deadline()) break;
         await this.#clock.sleep(this.writeGroups.ms);
       }
-      this.#log(tp).appendBatch(chunk, this.producerIdOfWrites);
+      this.#log(tp).appendBatch(chunk, producerId);
       for (const _ of chunk) this.landedAt.push(this.#clock.now());
       acknowledged += chunk.length;
     }

@@ -65,15 +65,17 @@ export class FencedWriter implements TargetWriter {
     records: CopyUnits,
     stamp?: ProvenanceStamp | null,
     deadline?: WriteDeadline,
-    runDeadline?: number,
+    /** Writes here have no commit that could outlast the run: nothing to bound. */
+    _runDeadline?: number,
   ): Promise<WriteResult> {
     if (!this.#mine.has(keyOf(tp))) await this.fence(tp);
-    if (this.#mine.get(keyOf(tp))?.epoch !== this.#epochs().get(keyOf(tp))) {
+    const mine = this.#mine.get(keyOf(tp));
+    if (mine === undefined || mine.epoch !== this.#epochs().get(keyOf(tp))) {
       throw new ReplicatorError("PRODUCER_FENCED", `writer of ${tp.topic}/${tp.partition} was fenced`, {
         details: { ...tp },
       });
     }
-    return this.#cluster.write(tp, records, stamp, deadline, runDeadline);
+    return this.#cluster.writeAs(mine.producerId, tp, records, stamp, deadline);
   }
 
   close(): Promise<void> {

@@ -48,6 +48,8 @@ export class Checkpointer {
   readonly #held: HeldLease;
   readonly #tail: TargetTail | null;
   #checkpoint: number | null;
+  /** The highest offset a checkpoint was asked to store, whether or not the store confirmed it. */
+  #asked: number | null = null;
   /** The checkpoint of the last batch written, while it is under way. */
   #pending: Promise<Pending> | null = null;
   readonly #intervalMs: number;
@@ -81,6 +83,7 @@ export class Checkpointer {
   /** Takes the checkpoint anew from the held lease, after start-up may have reset it. */
   reload(): void {
     this.#checkpoint = this.#held.lease.checkpoint;
+    this.#asked = null; // a reset may have moved it back
     this.#epoch = this.#held.lease.sourceEpoch ?? null;
   }
 
@@ -130,11 +133,21 @@ export class Checkpointer {
    */
   async storeProducerId(): Promise<Gate> {
     const id = this.#tail?.producerId ?? null;
-    if (id === null || (this.#held.lease.producerIds ?? []).includes(id)) return "ok";
-    const checkpoint = this.#checkpoint;
-    if (checkpoint === null)
-      throw new Error("unreachable: an exactly-once pump pins a checkpoint before writing");
-    return this.storeNow(checkpoint);
+    // Twice at most: a checkpoint of ours stored with its answer lost makes the first write
+    // find that offset stored, which reads as success (loss.ts) without the id; the second
+    // starts from the lease that answer returned.
+    for (let attempt = 0; id !== null && !(this.#held.lease.producerIds ?? []).includes(id); attempt++) {
+      // The latest offset asked for, not the last confirmed: that lost answer's may lie past
+      // the last record landed (control batches, compaction gaps), and behind it is refused.
+      const offset = this.#asked ?? this.#checkpoint;
+      if (offset === null || attempt === 2)
+        throw new Error(
+          `unreachable: producer id ${id} not stored (checkpoint ${offset}, attempt ${attempt})`,
+        );
+      const stored = await this.storeNow(offset);
+      if (stored !== "ok") return stored;
+    }
+    return "ok";
   }
 
   /** After the checkpoint in flight, stores `offset`, retried while the lease is held. */
@@ -213,6 +226,7 @@ export class Checkpointer {
       // write's): the checkpoint stored with it must be past them too, or the next holder,
       // reading from the position, would copy them again.
       const offset = Math.max(requested, (this.#tail?.landed ?? -1) + 1);
+      this.#asked = Math.max(this.#asked ?? offset, offset);
       // Taken now, like the position (see #epoch).
       const source = { topicId: this.sourceTopicId, leaderEpoch: this.#epoch };
       const now = this.#deps.clock.now();

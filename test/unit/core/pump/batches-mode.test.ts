@@ -13,6 +13,7 @@ import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
 import { isReplicatorError, ReplicatorError } from "../../../../lib/errors.js";
 import { until } from "../../../helpers/fake-clock.js";
 import { makeRecords } from "../../../helpers/fake-cluster.js";
+import { storeWith } from "../../../helpers/fake-leases.js";
 import { FencedWriter } from "../../../helpers/fenced-writer.js";
 import {
   dst,
@@ -36,10 +37,11 @@ async function hold(w: World, owner: string): Promise<HeldLease> {
   return new HeldLease(claimed, { source: src, target: dst }, Number.MAX_SAFE_INTEGER);
 }
 
-function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10): PartitionPump {
+function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10, store?: LeaseStore): PartitionPump {
   return new PartitionPump(
     {
       ...pumpDeps(w),
+      ...(store === undefined ? {} : { store }),
       target: fenced ? new FencedWriter(w.target) : w.target,
       targetTail: { reader: w.target, admin: w.target, logger: w.logger, metrics: w.metrics },
     },
@@ -55,6 +57,56 @@ function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10): Partit
 }
 
 const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value?.toString("hex"));
+
+/**
+ * Kafka gives the transactional id a new producer id (epoch exhausted, or expired unused) twice:
+ * at the fence after the first holder's uncertain second write, and at the next holder's. That
+ * write's retry lands under the new id and the holder dies before its checkpoint; the second
+ * holder can tell those copies for ours only by the ids the lease lists. `lostAnswer`: the
+ * checkpoint after the first write is stored, but its answer lost (deferred). `gapAtEnd`: the
+ * first fetch ends in compacted offsets, so that checkpoint lies past its last record.
+ */
+async function newIdAfterUncertainWrite(options: {
+  lostAnswer: boolean;
+  gapAtEnd?: boolean;
+}): Promise<World> {
+  const w = srcDstWorld();
+  for (const key of [1, 2]) w.source.append(src, makeRecords(5, key));
+  if (options.gapAtEnd === true) w.source.compact(src, 3, 5);
+  let lost = !options.lostAnswer;
+  const store = storeWith(w.store, {
+    checkpoint: async (...args) => {
+      const stored = await w.store.checkpoint(...args);
+      if (lost || args[1] === 0) return stored;
+      lost = true;
+      throw new ReplicatorError("LEASE_STORE_UNAVAILABLE", "the answer was lost (test)");
+    },
+  });
+  let writes = 0;
+  let frozen = false;
+  w.target.hooks = {
+    beforeWrite: () => {
+      if (++writes !== 2) return;
+      w.target.newProducerIdAtNextFence = true;
+      throw new ReplicatorError("KAFKA_RETRIABLE", "timed out"); // its outcome unknown
+    },
+    afterWrite: () => {
+      if (writes !== 3) return;
+      frozen = true; // the retry under the new id landed; the holder dies before its checkpoint
+      return new Promise<void>(() => {});
+    },
+  };
+  const first = pump(w, await hold(w, "a"), true, 5, store);
+  void first.run();
+  await until(w.clock, () => frozen || first.status.stopReason !== null);
+  assert.ok(frozen, `the first holder stopped (${first.status.stopReason}) before its last write`);
+  w.target.hooks = {};
+  w.target.newProducerIdAtNextFence = true;
+  w.clock.advance(120_000);
+  const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b"), true, 5));
+  assert.equal(status.error, null, status.error?.message);
+  return w;
+}
 
 describe("PartitionPump, target.copy batches", () => {
   it("writes each source batch as one target batch, records unchanged and without a provenance header", async () => {
@@ -144,38 +196,25 @@ describe("PartitionPump, target.copy batches", () => {
   });
 
   it("a new producer id from the fence after an uncertain write is listed before anything is written under it", async () => {
-    // Kafka gives the transactional id a new producer id (epoch exhausted, or expired unused)
-    // twice: at the fence after an uncertain write, and at the next holder's. The second holder
-    // can tell the copies the first wrote under either id only from the ids the lease lists.
-    const w = srcDstWorld();
-    for (const key of [1, 2]) w.source.append(src, makeRecords(5, key));
-    let writes = 0;
-    let frozen = false;
-    w.target.hooks = {
-      beforeWrite: () => {
-        writes++;
-        if (writes !== 1) return;
-        w.target.newProducerIdAtNextFence = true;
-        throw new ReplicatorError("KAFKA_RETRIABLE", "timed out"); // its outcome unknown
-      },
-      afterWrite: () => {
-        if (writes !== 2) return;
-        frozen = true; // the retry under the new id landed; the holder dies before its checkpoint
-        return new Promise<void>(() => {});
-      },
-    };
-    const first = pump(w, await hold(w, "a"), true, 5);
-    void first.run();
-    await until(w.clock, () => frozen);
-    w.target.hooks = {};
-    w.target.newProducerIdAtNextFence = true;
-    w.clock.advance(120_000);
-
-    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b"), true, 5));
-
-    assert.equal(status.error, null);
+    const w = await newIdAfterUncertainWrite({ lostAnswer: false });
     assert.deepEqual(values(w.target.records(dst)), values(w.source.records(src)));
     // The first holder's two ids (7, then 1007 from its second fence) and the second's.
+    assert.deepEqual(w.store.get(src)?.producerIds, [7n, 1007n, 2007n]);
+  });
+
+  it("a new id is listed also when the last checkpoint was stored but its answer lost", async () => {
+    // The write that lists the id finds that checkpoint stored, which reads as its own success
+    // (loss.ts), though the item lacks the id: before, the id went unlisted, and its copy twice.
+    const w = await newIdAfterUncertainWrite({ lostAnswer: true });
+    assert.deepEqual(values(w.target.records(dst)), values(w.source.records(src)));
+    assert.deepEqual(w.store.get(src)?.producerIds, [7n, 1007n, 2007n]);
+  });
+
+  it("a new id is listed when that lost checkpoint lies past the last record (a compaction gap)", async () => {
+    // Before, the id was stored with a checkpoint after the last record landed, behind the stored
+    // one: LEASE_LOST "checkpoint-ahead", and the partition stopped.
+    const w = await newIdAfterUncertainWrite({ lostAnswer: true, gapAtEnd: true });
+    assert.deepEqual(values(w.target.records(dst)), values(w.source.records(src)));
     assert.deepEqual(w.store.get(src)?.producerIds, [7n, 1007n, 2007n]);
   });
 

@@ -3,10 +3,11 @@
  * PartitionPumps take turns on one partition over the in-memory fakes, on virtual time, while the
  * source's leader moves at random moments (the epoch bumps, nothing is truncated: a rolling
  * restart, a preferred-leader election), compaction removes records (the leader epoch cache keeps
- * where epochs began, so an epoch may begin in a gap) and holders meet cut writes (a run's deadline in the
- * middle of a write), kills right after a write landed (the next holder recovers and pins what it
- * finds), uncertain writes, handoffs and releases; in batches mode, the target's transactional id
- * also gets a new producer id at random (Lease.producerIds).
+ * where epochs began, so an epoch may begin in a gap) and holders meet cut writes (a run's
+ * deadline in the middle of a write), kills right after a write landed (the next holder recovers
+ * and pins what it finds), uncertain writes (landed, or failed before landing), handoffs and
+ * releases; in batches mode the target's transactional id also gets a new producer id at random,
+ * and no write may go out under an id the lease does not list (Lease.producerIds).
  *   - Clean moves only: every source offset is in the target exactly once, in order, and no
  *     RecordsLost is reported.
  *   - With unclean elections too (records removed, the epoch bumped, new records at the reused
@@ -47,7 +48,8 @@ const RUNS = Number(process.env.LEADER_CHANGE_RUNS ?? 500);
 const SEED =
   process.env.LEADER_CHANGE_SEED === undefined ? {} : { seed: Number(process.env.LEADER_CHANGE_SEED) };
 
-type Fault = "none" | "crash-after-landing" | "cut-write" | "uncertain-write";
+/** "failed-write": a write that fails before anything of it lands, its outcome unknown to the holder. */
+type Fault = "none" | "crash-after-landing" | "cut-write" | "uncertain-write" | "failed-write";
 type Ending = "handoff" | "release" | "expire";
 
 interface Term {
@@ -97,7 +99,13 @@ function termArb(unclean: boolean): fc.Arbitrary<Term> {
       }),
       { nil: null, freq: 3 },
     ),
-    fault: fc.constantFrom<Fault>("none", "crash-after-landing", "cut-write", "uncertain-write"),
+    fault: fc.constantFrom<Fault>(
+      "none",
+      "crash-after-landing",
+      "cut-write",
+      "uncertain-write",
+      "failed-write",
+    ),
     atWrite: fc.integer({ min: 1, max: 3 }),
     newProducerId: fc.boolean(),
     ending: fc.constantFrom<Ending>("handoff", "release", "expire"),
@@ -140,6 +148,8 @@ class World {
   stoppedLoudly = false;
   /** The source's end at the last fetch: what any fetch so far may have read stops below it. */
   readUpTo = 0;
+  /** Batches mode: writes made under a producer id the lease did not list (Lease.producerIds). */
+  readonly unlisted: string[] = [];
   /** Where each value was written in the source (values are unique): a copy's origin without provenance. */
   readonly origin = new Map<string, number>();
 
@@ -167,7 +177,7 @@ class World {
       {
         source: this.source,
         // Batches mode needs fenced writes: each holder is a process with its own producer.
-        target: this.copy === "batches" ? new FencedWriter(this.target) : this.target,
+        target: this.copy === "batches" ? new ListedWriter(this.target, this) : this.target,
         sourceAdmin: this.source,
         store: this.store,
         clock: this.clock,
@@ -236,9 +246,12 @@ class World {
     this.target.hooks = {
       beforeWrite: () => {
         writes++;
+        if (writes !== term.atWrite || term.fault !== "failed-write") return;
+        if (term.newProducerId) this.target.newProducerIdAtNextFence = true;
+        throw new ReplicatorError("KAFKA_RETRIABLE", "timed out");
       },
       afterWrite: () => {
-        if (writes !== term.atWrite) return;
+        if (writes !== term.atWrite || term.fault === "failed-write") return;
         if (term.newProducerId) this.target.newProducerIdAtNextFence = true;
         if (term.fault === "crash-after-landing") {
           frozen = true;
@@ -248,6 +261,25 @@ class World {
       },
     };
     return { frozen: () => frozen };
+  }
+}
+
+/**
+ * A holder's writer that notes every write made under a producer id the lease does not list:
+ * the look could not take it for ours after a crash and a new id (Lease.producerIds).
+ */
+class ListedWriter extends FencedWriter {
+  readonly #world: World;
+  constructor(cluster: InMemoryCluster, world: World) {
+    super(cluster);
+    this.#world = world;
+  }
+
+  override write(...args: Parameters<FencedWriter["write"]>): ReturnType<FencedWriter["write"]> {
+    const id = this.producerId(args[0]);
+    const listed = this.#world.store.get(src)?.producerIds ?? [];
+    if (id !== null && !listed.includes(id)) this.#world.unlisted.push(`${id} not in [${listed.join(", ")}]`);
+    return super.write(...args);
   }
 }
 
@@ -297,6 +329,7 @@ async function runTerm(w: World, term: Term, final: boolean): Promise<void> {
 }
 
 function assertExactlyOnce(w: World): void {
+  assert.deepEqual(w.unlisted, [], "a write under a producer id the lease did not list");
   const copies = w.target.records(dst).map((r) => ({ offset: w.originOf(r), value: r.value }));
   const sourceNow = w.source.records(src);
   const copied = new Map<string, number>();
