@@ -20,12 +20,12 @@
  * target.copy "batches" writes no provenance. With fenced writes the same invariant tells what
  * landed all the same: each write is one transaction, committed whole (or its acknowledged
  * prefix, when cut at its deadline) or not at all, and after the fence nothing of an earlier
- * holder's can still commit. So the committed batches of our producer ids (the writer's, and the
- * earlier ones the lease lists: Lease.producerIds) past the position are
- * copies, one to one and in order, of the source batches from the checkpoint on; the look notes
- * them (`found`) and `pending` matches them to the source batches the pump holds, by record
- * count and content CRC (SourceReader.contentCrc, which leaves out what a copy rewrites): on a
- * mismatch the source changed under the copy, and the partition stops rather than guess.
+ * holder's can still commit. So the committed batches of our producer ids (the writer's, and
+ * the earlier ones the lease lists: Lease.producerIds) past the position are copies, one to one
+ * and in order, of the source batches from the checkpoint on; the look notes them (`found`) and
+ * `pending` matches them to the source batches the pump holds, by record count and content CRC
+ * (SourceReader.contentCrc, which leaves out what a copy rewrites): on a mismatch the source
+ * changed under the copy, and the partition stops rather than guess.
  *
  * The target is read READ_COMMITTED, up to an end fixed when the look starts (target-read.ts):
  * the high watermark then, as nothing of ours can land later without a new writeFailed. It may
