@@ -18,19 +18,6 @@ import { KafkaPartitionWriter } from "../../../lib/kafka/produce/target-writer.j
 import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { answerPool } from "../../../lib/kafka/wire/answer-pool.js";
 import { KafkaErrorCode } from "../../../lib/kafka/wire/error-codes.js";
-import {
-  createKafkaCluster,
-  negotiateVersion,
-  partitionLeader,
-  sendBody,
-} from "../../../lib/kafka/wire/kafkajs-internals.js";
-import {
-  decodeProduceResponse,
-  PRODUCE_API_KEY,
-  PRODUCE_VERSIONS,
-  produceHeadSize,
-  writeProduceHead,
-} from "../../../lib/kafka/wire/produce.js";
 import { stableOffsetReaches } from "../../helpers/kafka-eventually.js";
 import { latestOffset } from "../../helpers/kafka-raw-requests.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
@@ -41,7 +28,7 @@ import {
   kcatReadDetailed,
 } from "../../helpers/kcat.js";
 import { ApiKey } from "../../helpers/mock-kafka.js";
-import { codecIdOf, dataOf, type RawBatch, rawBatches } from "../../helpers/raw-batches.js";
+import { codecIdOf, dataOf, produceRaw, type RawBatch, rawBatches } from "../../helpers/raw-batches.js";
 import { ScriptedProducer, TXN_CLIENT } from "../../helpers/txn-script.js";
 import { KAFKAJS_GZIP, kafkajsEncode } from "../../unit/kafka/codec/kafkajs-record-batch.js";
 
@@ -71,28 +58,6 @@ function kept(bytes: Buffer): Buffer {
 /** What kcat shows of records, offsets aside: key, value, timestamp, headers. */
 function shown(records: readonly KcatDetailedRecord[]) {
   return records.map(({ key, value, timestamp, headers }) => ({ key, value, timestamp, headers }));
-}
-
-/** One Produce of `batch` as laid out, no producer of ours around it: the broker's answer code. */
-async function produceRaw(brokers: readonly string[], tp: TopicPartition, batch: Buffer): Promise<number> {
-  const cluster = createKafkaCluster({ brokers, clientId: "pass-through-raw", requestTimeoutMs: 10_000 });
-  await cluster.connect();
-  try {
-    await cluster.addMultipleTargetTopics([tp.topic]);
-    const broker = await cluster.findBroker({ nodeId: await partitionLeader(cluster, tp) });
-    const topic = Buffer.from(tp.topic);
-    const body = Buffer.alloc(produceHeadSize(topic) + batch.length);
-    batch.copy(body, produceHeadSize(topic));
-    writeProduceHead(body, { acks: -1, timeoutMs: 10_000, topic, partition: tp.partition });
-    const apiVersion = negotiateVersion(broker, "Produce", PRODUCE_API_KEY, PRODUCE_VERSIONS);
-    const api = { apiName: "Produce", apiKey: PRODUCE_API_KEY, apiVersion };
-    const response = await sendBody(broker, api, body, (p) => decodeProduceResponse(apiVersion, p), 10_000);
-    const answer = response.topics[0]?.partitions[0];
-    assert.ok(answer);
-    return answer.errorCode;
-  } finally {
-    await cluster.disconnect();
-  }
 }
 
 /** Offsets 0..5 of which compaction left 0, 2 and 5, gzip, as kafkajs's encoder lays it out. */
