@@ -26,6 +26,7 @@ export const CONTRACT_TESTS = [
   "test/integration/replication.test.ts",
   "test/integration/testbed/fetch-wakeup.test.ts",
   "test/integration/testbed/msgset-find.test.ts",
+  "test/integration/testbed/produce-crc.test.ts",
 ];
 
 // Tests of real Apache Kafka alone (its launcher, MirrorMaker 2, what only a real broker does):

@@ -27,6 +27,10 @@
 # patch-legacy-msgset.pl (upstream refuses compressed v0/v1 message sets), to show that
 # test/integration/testbed/legacy-message-sets.test.ts fails against it
 # (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-legacy/bin/mock-kafka).
+# KAFKA_MIRROR_MOCK_UNPATCHED_PRODUCE_CRC=1 builds .testbed/unpatched-produce-crc/ WITHOUT
+# patch-produce-crc.pl (upstream stores a produced batch whatever its CRC), to show that
+# test/integration/testbed/produce-crc.test.ts fails against it
+# (KAFKA_MIRROR_MOCK_KAFKA_BIN=.testbed/unpatched-produce-crc/bin/mock-kafka).
 set -euo pipefail
 readonly SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/../.."
@@ -50,12 +54,16 @@ readonly UNPATCHED_GROUPS="${KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS:-0}"
 readonly UNPATCHED_LEGACY="${KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY:-0}"
 [[ "$UNPATCHED_LEGACY" == 0 || "$UNPATCHED_LEGACY" == 1 ]] ||
   { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_LEGACY must be 0 or 1, not '${UNPATCHED_LEGACY}'" >&2; exit 1; }
-[[ $((UNPATCHED_TXN + UNPATCHED_CRC + UNPATCHED_GROUPS + UNPATCHED_LEGACY)) -le 1 ]] ||
-  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN, _CRC, _GROUPS and _LEGACY" >&2; exit 1; }
+readonly UNPATCHED_PRODUCE_CRC="${KAFKA_MIRROR_MOCK_UNPATCHED_PRODUCE_CRC:-0}"
+[[ "$UNPATCHED_PRODUCE_CRC" == 0 || "$UNPATCHED_PRODUCE_CRC" == 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: KAFKA_MIRROR_MOCK_UNPATCHED_PRODUCE_CRC must be 0 or 1, not '${UNPATCHED_PRODUCE_CRC}'" >&2; exit 1; }
+[[ $((UNPATCHED_TXN + UNPATCHED_CRC + UNPATCHED_GROUPS + UNPATCHED_LEGACY + UNPATCHED_PRODUCE_CRC)) -le 1 ]] ||
+  { echo "[build-mock-kafka] ERROR: set at most one of KAFKA_MIRROR_MOCK_UNPATCHED_TXN, _CRC, _GROUPS, _LEGACY and _PRODUCE_CRC" >&2; exit 1; }
 if [[ "$UNPATCHED_TXN" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-txn"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-crc"
 elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-groups"
 elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-legacy"
+elif [[ "$UNPATCHED_PRODUCE_CRC" == 1 ]]; then readonly OUT="${TESTBED}/unpatched-produce-crc"
 else readonly OUT="$TESTBED"; fi
 readonly SRC_DIR="${OUT}/librdkafka-${RDKAFKA_VERSION}"
 readonly BIN_DIR="${OUT}/bin"
@@ -68,6 +76,7 @@ readonly GROUPS_PATCH="${ROOT}/testbed/mock-kafka/patch-groups.pl"
 readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly WAKEUP_PATCH="${ROOT}/testbed/mock-kafka/patch-fetch-wakeup.pl"
 readonly MSGSET_FIND_PATCH="${ROOT}/testbed/mock-kafka/patch-msgset-find.pl"
+readonly PRODUCE_CRC_PATCH="${ROOT}/testbed/mock-kafka/patch-produce-crc.pl"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly ADMIN_CLIENT_SRC="${ROOT}/testbed/admin-client/admin-client.c"
 readonly GROUP_CLIENT_SRC="${ROOT}/testbed/group-client/group-client.c"
@@ -161,6 +170,9 @@ build_library() {
   apply_patch "$UNPATCHED_GROUPS" "consumer groups (empty at once, admin commits to Empty groups)" \
     "KAFKA_MIRROR_MOCK_UNPATCHED_GROUPS=1: upstream's slow emptying" \
     "$GROUPS_PATCH" "${SRC_DIR}/src" rdkafka_mock_cgrp.c "kafka-mirror test bed: groups empty out at once"
+  apply_patch "$UNPATCHED_PRODUCE_CRC" "produced batches' CRC checked (CORRUPT_MESSAGE)" \
+    "KAFKA_MIRROR_MOCK_UNPATCHED_PRODUCE_CRC=1: upstream stores any CRC" \
+    "$PRODUCE_CRC_PATCH" "${SRC_DIR}/src/rdkafka_mock.c" rdkafka_mock.c "kafka-mirror test bed: produce CRC"
 
   log "configuring and building librdkafka.a (about 40 s on 2 cores)"
   (
@@ -222,20 +234,23 @@ check_prerequisites
 [[ -f "$CONTROL_PATCH" ]] || die "missing ${CONTROL_PATCH}"
 [[ -f "$GROUPS_PATCH" ]] || die "missing ${GROUPS_PATCH}"
 [[ -f "$LEGACY_PATCH" ]] || die "missing ${LEGACY_PATCH}"
+[[ -f "$PRODUCE_CRC_PATCH" ]] || die "missing ${PRODUCE_CRC_PATCH}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 [[ -f "$ADMIN_CLIENT_SRC" ]] || die "missing ${ADMIN_CLIENT_SRC}"
 [[ -f "$GROUP_CLIENT_SRC" ]] || die "missing ${GROUP_CLIENT_SRC}"
 [[ -f "$GROUP_MEMBER_SRC" ]] || die "missing ${GROUP_MEMBER_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+elif [[ "$UNPATCHED_PRODUCE_CRC" == 1 ]]; then
+  lib_hash="${RDKAFKA_VERSION}-unpatched-produce-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
 elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"
