@@ -14,6 +14,7 @@ import { parseConfig } from "../../lib/config/schema.js";
 import type { Logger, ReplicationMetrics, TargetWriter } from "../../lib/core/ports.js";
 import { isReplicatorError } from "../../lib/errors.js";
 import { createReplicator } from "../../lib/replicator.js";
+import { writerWith } from "../../test/helpers/writer-with.js";
 
 const config = parseConfig(JSON.parse(process.env.CHAOS_CONFIG ?? "{}"));
 const budgetMs = Number(process.env.CHAOS_BUDGET_MS ?? "10000");
@@ -98,33 +99,31 @@ function freezeSoon(tp: { topic: string; partition: number }): void {
   );
 }
 
-const decorateTarget = (writer: TargetWriter): TargetWriter => ({
-  fences: writer.fences,
-  producerId: (tp) => writer.producerId(tp),
-  async write(tp, records, stamp, deadline, runDeadline) {
-    let result: Awaited<ReturnType<TargetWriter["write"]>>;
-    // The driver picks workers that write for the freezes it wants inside a write.
-    process.stdout.write('{"writing":1}\n');
-    try {
-      const writing = writer.write(tp, records, stamp, deadline, runDeadline);
-      if (freezeArmed) freezeSoon(tp);
-      result = await writing;
-    } catch (error) {
-      // A stale holder's write the broker refused: the driver counts them to show freezes reach it.
-      if (isReplicatorError(error, "PRODUCER_FENCED")) {
-        trace("warn", "write refused: another holder fenced this partition", { ...tp, error: error.message });
-        process.stdout.write(`${JSON.stringify({ fenced: { workerId, ...tp } })}\n`);
+const decorateTarget = (writer: TargetWriter): TargetWriter =>
+  writerWith(writer, {
+    async write(tp, records, stamp, deadline, runDeadline) {
+      let result: Awaited<ReturnType<TargetWriter["write"]>>;
+      // The driver picks workers that write for the freezes it wants inside a write.
+      process.stdout.write('{"writing":1}\n');
+      try {
+        const writing = writer.write(tp, records, stamp, deadline, runDeadline);
+        if (freezeArmed) freezeSoon(tp);
+        result = await writing;
+      } catch (error) {
+        // A stale holder's write the broker refused: the driver counts them to show freezes reach it.
+        if (isReplicatorError(error, "PRODUCER_FENCED")) {
+          trace("warn", "write refused: another holder fenced this partition", {
+            ...tp,
+            error: error.message,
+          });
+          process.stdout.write(`${JSON.stringify({ fenced: { workerId, ...tp } })}\n`);
+        }
+        throw error;
       }
-      throw error;
-    }
-    if (++acks === dieAtAck || Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
-    return result;
-  },
-  fence: (tp, deadline) => writer.fence(tp, deadline),
-  endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
-  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
-  close: () => writer.close(),
-});
+      if (++acks === dieAtAck || Math.random() < dieAfterAck) process.kill(process.pid, "SIGKILL");
+      return result;
+    },
+  });
 
 const replicator = createReplicator(config, { dynamodb, logger, metrics, workerId, decorateTarget });
 try {

@@ -21,6 +21,7 @@ import type { LogFields, Logger, ReplicationMetrics, TargetWriter } from "../../
 import { isReplicatorError } from "../../lib/errors.js";
 import { createReplicator } from "../../lib/replicator.js";
 import { clientFor } from "./dynamodb-local.js";
+import { writerWith } from "./writer-with.js";
 
 const config = parseConfig(JSON.parse(process.env.FREEZE_CONFIG ?? "{}"));
 const workerId = process.env.FREEZE_WORKER_ID ?? `frozen-${process.pid}`;
@@ -64,22 +65,17 @@ const metrics: ReplicationMetrics = {
 };
 
 // The pump stops a fenced partition as "lease lost" without naming the refusal: name it here.
-const decorateTarget = (writer: TargetWriter): TargetWriter => ({
-  fences: writer.fences,
-  producerId: (tp) => writer.producerId(tp),
-  async write(tp, records, stamp, deadline, runDeadline) {
-    try {
-      return await writer.write(tp, records, stamp, deadline, runDeadline);
-    } catch (error) {
-      emit({ level: "error", message: "write refused", ...refusal(error) });
-      throw error;
-    }
-  },
-  fence: (tp, deadline) => writer.fence(tp, deadline),
-  endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
-  useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
-  close: () => writer.close(),
-});
+const decorateTarget = (writer: TargetWriter): TargetWriter =>
+  writerWith(writer, {
+    async write(tp, records, stamp, deadline, runDeadline) {
+      try {
+        return await writer.write(tp, records, stamp, deadline, runDeadline);
+      } catch (error) {
+        emit({ level: "error", message: "write refused", ...refusal(error) });
+        throw error;
+      }
+    },
+  });
 
 function refusal(error: unknown): LogFields {
   if (isReplicatorError(error)) return { code: error.code, error: error.message };

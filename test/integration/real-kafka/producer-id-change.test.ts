@@ -26,6 +26,7 @@ import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 import { dataOf, rawBatches } from "../../helpers/raw-batches.js";
 import { type RealKafka, startRealKafka } from "../../helpers/real-kafka.js";
+import { writerWith } from "../../helpers/writer-with.js";
 
 const EXPIRY_MS = 3_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -98,19 +99,14 @@ describe("batches mode across a new producer id of the transactional id (real Ka
     };
     // The first holder's first write commits, and the holder never learns it: it stops there.
     let landed = 0;
-    const lostAnswer = (writer: TargetWriter): TargetWriter => ({
-      fences: writer.fences,
-      producerId: (tp) => writer.producerId(tp),
-      async write(tp, units, stamp, deadline, runDeadline) {
-        const result = await writer.write(tp, units, stamp, deadline, runDeadline);
-        landed += result.acknowledged;
-        throw new ReplicatorError("RECORD_REJECTED", "the answer to a committed write never came (test)");
-      },
-      fence: (tp, deadline) => writer.fence(tp, deadline),
-      endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
-      useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
-      close: () => writer.close(),
-    });
+    const lostAnswer = (writer: TargetWriter): TargetWriter =>
+      writerWith(writer, {
+        async write(tp, units, stamp, deadline, runDeadline) {
+          const result = await writer.write(tp, units, stamp, deadline, runDeadline);
+          landed += result.acknowledged;
+          throw new ReplicatorError("RECORD_REJECTED", "the answer to a committed write never came (test)");
+        },
+      });
     const first = await run(lostAnswer);
     assert.deepEqual(
       first.errors.map((e) => e.code),

@@ -23,6 +23,7 @@ import { latestOffset } from "../../helpers/kafka-raw-requests.js";
 import { type MockKafka, startMockKafka } from "../../helpers/mock-kafka.js";
 import { ClusterView } from "../../helpers/partition-data.js";
 import { type RealKafka, startRealKafka } from "../../helpers/real-kafka.js";
+import { writerWith } from "../../helpers/writer-with.js";
 
 const CAP_MS = 60_000;
 const BROKER = 1;
@@ -243,26 +244,21 @@ describe("fenced writes into a real Kafka target", () => {
         frozenForGood = true;
       }
     };
-    const holdArmedWrite = (writer: TargetWriter): TargetWriter => ({
-      fences: writer.fences,
-      producerId: (tp) => writer.producerId(tp),
-      async write(tp, records, stamp, leaseDeadline, runDeadline) {
-        if (armed !== "waiting" || Date.now() < armAt) {
-          return writer.write(tp, records, stamp, leaseDeadline, runDeadline);
-        }
-        armed = "writing";
-        await sleep(sendAt - Date.now());
-        try {
-          return await writer.write(tp, records, stamp, leaseDeadline, runDeadline);
-        } finally {
-          armed = "done";
-        }
-      },
-      fence: (tp, leaseDeadline) => writer.fence(tp, leaseDeadline),
-      endOpenTransaction: (tp, leaseDeadline) => writer.endOpenTransaction(tp, leaseDeadline),
-      useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
-      close: () => writer.close(),
-    });
+    const holdArmedWrite = (writer: TargetWriter): TargetWriter =>
+      writerWith(writer, {
+        async write(tp, records, stamp, leaseDeadline, runDeadline) {
+          if (armed !== "waiting" || Date.now() < armAt) {
+            return writer.write(tp, records, stamp, leaseDeadline, runDeadline);
+          }
+          armed = "writing";
+          await sleep(sendAt - Date.now());
+          try {
+            return await writer.write(tp, records, stamp, leaseDeadline, runDeadline);
+          } finally {
+            armed = "done";
+          }
+        },
+      });
     const replicator = await replicatorFor(
       topic,
       {

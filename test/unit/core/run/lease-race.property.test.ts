@@ -25,6 +25,7 @@ import { fakeMapping } from "../../../helpers/fake-mapping.js";
 import { CapturingLogger, CapturingMetrics } from "../../../helpers/fake-observability.js";
 import { FencedWriter } from "../../../helpers/fenced-writer.js";
 import { InMemoryLeaseStore } from "../../../helpers/memory-lease-store.js";
+import { writerWith } from "../../../helpers/writer-with.js";
 
 const HEADER = Buffer.from("kafka-mirror.provenance");
 const PROVENANCE: ProvenanceSettings = { header: HEADER, sourceAlias: "A", targetAlias: "B" };
@@ -189,9 +190,7 @@ function storeFor(node: Node, store: LeaseStore): LeaseStore {
  */
 function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): TargetWriter {
   const writer: TargetWriter = fencing ? new FencedWriter(target) : target;
-  return {
-    fences: writer.fences,
-    producerId: (tp) => writer.producerId(tp),
+  return writerWith(writer, {
     write: async (tp: TopicPartition, records: readonly MirrorRecord[], stamp, deadline, runDeadline) => {
       await node.writeDelay();
       return writer.write(tp, records, stamp, deadline, runDeadline);
@@ -200,10 +199,7 @@ function writerFor(node: Node, target: InMemoryCluster, fencing: boolean): Targe
       await node.alive();
       await writer.fence(tp);
     },
-    endOpenTransaction: (tp, deadline) => writer.endOpenTransaction(tp, deadline),
-    useTransactionTimeout: (timeout) => writer.useTransactionTimeout(timeout),
-    close: () => writer.close(),
-  };
+  });
 }
 
 function workerOn(
