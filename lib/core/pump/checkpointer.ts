@@ -132,17 +132,16 @@ export class Checkpointer {
    * written under a new id: a successor's look tells our copies by the ids the lease lists.
    */
   async storeProducerId(): Promise<Gate> {
-    const id = this.#tail?.producerId ?? null;
     // Twice at most: a checkpoint of ours stored with its answer lost makes the first write
     // find that offset stored, which reads as success (loss.ts) without the id; the second
     // starts from the lease that answer returned.
-    for (let attempt = 0; id !== null && !(this.#held.lease.producerIds ?? []).includes(id); attempt++) {
+    for (let attempt = 0; this.#producerIds() !== undefined; attempt++) {
       // The latest offset asked for, not the last confirmed: that lost answer's may lie past
       // the last record landed (control batches, compaction gaps), and behind it is refused.
       const offset = this.#asked ?? this.#checkpoint;
       if (offset === null || attempt === 2)
         throw new Error(
-          `unreachable: producer id ${id} not stored (checkpoint ${offset}, attempt ${attempt})`,
+          `unreachable: producer id ${this.#tail?.producerId} not stored (checkpoint ${offset}, attempt ${attempt})`,
         );
       const stored = await this.storeNow(offset);
       if (stored !== "ok") return stored;
@@ -206,7 +205,7 @@ export class Checkpointer {
     }
   }
 
-  /** The lease's producer ids with the writer's added; undefined when that changes nothing. */
+  /** The lease's producer ids with the writer's added; undefined when it is listed (or unknown). */
   #producerIds(): readonly bigint[] | undefined {
     const id = this.#tail?.producerId ?? null;
     const stored = this.#held.lease.producerIds;

@@ -86,9 +86,8 @@ export async function pinStart(p: PumpStart, start: Start): Promise<Gate> {
     p.tail !== null && (lease.checkpoint === null || (lease.targetOffset ?? null) === null);
   if (unpositioned) {
     const pinned = await p.checkpointer.storeBeforeWriting(start.offset);
-    return pinned === "ok" ? p.checkpointer.storeProducerId() : pinned;
-  }
-  if (lease.checkpoint === null || start.recovered) {
+    if (pinned !== "ok") return pinned;
+  } else if (lease.checkpoint === null || start.recovered) {
     if ((await p.checkpointer.store(start.offset)) === "lost") return "lease-lost";
   }
   return p.checkpointer.storeProducerId();
