@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 
 /** A TCP port on loopback that was free a moment ago (the OS picks it; the caller binds it next). */
 export async function freePort(): Promise<number> {
@@ -22,4 +22,15 @@ export async function canListen(port: number): Promise<boolean> {
     server.once("error", () => resolve(false));
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
+}
+
+/** `server` listening on a port of loopback the OS picks; that port. */
+export async function listenOnLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address !== "object") throw new Error("the listener has no port");
+  return address.port;
 }

@@ -15,6 +15,7 @@ import {
   rewriteMetadata,
 } from "./kafka-rewrite.js";
 import { FrameSplitter, WireReader, WireWriter, withSizePrefix } from "./kafka-wire.js";
+import { listenOnLoopback } from "./net.js";
 import {
   SASL_MECHANISMS,
   type SaslExchange,
@@ -100,13 +101,7 @@ export async function startSaslProxy(opts: SaslProxyOptions): Promise<SaslProxy>
         s.once("close", () => sockets.delete(s));
       }
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
-    });
-    const address = server.address();
-    if (address === null || typeof address !== "object") throw new Error("proxy listener has no port");
-    addresses.set(broker.nodeId, { host: "127.0.0.1", port: address.port });
+    addresses.set(broker.nodeId, { host: "127.0.0.1", port: await listenOnLoopback(server) });
     servers.push(server);
   }
   return {
