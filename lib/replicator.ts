@@ -132,7 +132,8 @@ export function createReplicator(config: MirrorConfig, deps: ReplicatorDependenc
   // One clock for the worker and every adapter, so deadlines and lease expiries agree.
   const sourceSide = clusterSide(config, "source", { logger, security: deps.security?.source, clock });
   const targetSide = clusterSide(config, "target", { logger, security: deps.security?.target, clock });
-  const source = sourceSide.reader();
+  // The pump writes every batch it reads as it came, or checks it (codec/pass-through.ts).
+  const source = sourceSide.reader({ batchCrc: "write" });
   const target = targetSide.writer();
   const targetReader = config.provenance.enabled ? targetSide.reader() : undefined;
   const sourceAdmin = sourceSide.admin();

@@ -29,7 +29,7 @@ import { KafkaClusterAdmin } from "./kafka/admin/cluster-admin.js";
 import { createGroupAdmin } from "./kafka/admin/group-admin.js";
 import { CRC32C_VARIABLE, crc32cChoice } from "./kafka/codec/crc32c.js";
 import { KafkaPartitionWriter, type KafkaPartitionWriterOptions } from "./kafka/produce/target-writer.js";
-import { KafkaPartitionReader } from "./kafka/read/source-reader.js";
+import { KafkaPartitionReader, type KafkaPartitionReaderOptions } from "./kafka/read/source-reader.js";
 import { ANSWER_POOL_VARIABLE } from "./kafka/wire/answer-pool.js";
 import type { KafkaConnectionOptions } from "./kafka/wire/connection.js";
 import type { KafkaSecurityOptions } from "./kafka/wire/security.js";
@@ -86,7 +86,8 @@ export interface ClusterSideOptions {
 export interface ClusterSideAdapters {
   readonly side: Side;
   readonly connection: KafkaConnectionOptions;
-  reader(): KafkaPartitionReader;
+  /** `settings`: the worker's source reader leaves the CRC of batches passing as they came to the target. */
+  reader(settings?: SourceReaderSettings): KafkaPartitionReader;
   /**
    * On the target: its compression, batch limits and fencing. On the source: plain writes, or
    * as `settings` say (sample traffic, the soak's producer).
@@ -95,6 +96,8 @@ export interface ClusterSideAdapters {
   admin(): KafkaClusterAdmin;
   groups(): GroupAdmin;
 }
+
+export type SourceReaderSettings = Pick<KafkaPartitionReaderOptions, "batchCrc">;
 
 export type SourceWriterSettings = Pick<KafkaPartitionWriterOptions, "compression" | "maxBatchRecords">;
 
@@ -108,7 +111,8 @@ export function clusterSide(
   return {
     side,
     connection,
-    reader: () => new KafkaPartitionReader({ ...clocked, batchCodec: batchCodec(config) }),
+    reader: (settings = {}) =>
+      new KafkaPartitionReader({ ...clocked, batchCodec: batchCodec(config), ...settings }),
     writer: (settings = {}) =>
       side === "target"
         ? targetWriter(config, clocked)

@@ -8,6 +8,7 @@ export const CONTRACT_TESTS = [
   "test/integration/kafka/transactions.test.ts",
   "test/integration/kafka/read-transactional.test.ts",
   "test/integration/kafka/pass-through.test.ts",
+  "test/integration/kafka/pass-through-crc.test.ts",
   "test/integration/kafka/held-fetch.test.ts",
   "test/integration/kafka/cluster-admin-configs.test.ts",
   "test/integration/exactly-once/target-position.test.ts",

@@ -1,7 +1,8 @@
 /**
  * A reader may leave SourceBatch.contentCrc null (a batch that passes as it came under a
- * target.compression: its CRC uncompressed costs a decompression). What compares batches by it
- * (translation, verify) reads them through here.
+ * target.compression: its CRC uncompressed costs a decompression; or one whose CRC the worker's
+ * reader left to the target's broker). What compares batches by it (translation, verify) reads
+ * them through here.
  */
 import type { FetchedBatches } from "./model.js";
 import type { SourceReader } from "./ports.js";

@@ -90,7 +90,8 @@ export interface SourceBatch {
    * target matches copies to source batches without reading their records. Null when the reader
    * left it to be computed on demand (SourceReader.contentCrc): with target.compression set it is
    * that of the records uncompressed, which a batch passing as it came would be decompressed for
-   * when only a look, a translation or verify compares it.
+   * when only a look, a translation or verify compares it; and the worker's reader leaves the
+   * batch's own CRC unchecked for the target's broker, so computing it checks that first.
    */
   readonly contentCrc: number | null;
   /** The batch (magic 2) from its baseOffset field to its end: as the source stored it, or encoded again. */

@@ -54,6 +54,10 @@ export function configProblem(error: ReplicatorError, route: PartitionRoute): Co
         key,
         fix: `target topic ${topic} refuses a record's timestamp: let its message.timestamp.* settings accept the source's timestamps`,
       };
+    case "CORRUPT_MESSAGE":
+      // A batch that failed the target's CRC check: changed on the way, or stored so at the
+      // source. No setting is to blame; reading it again may pass (pass-through.ts).
+      return null;
     case "INVALID_RECORD":
       return {
         key,

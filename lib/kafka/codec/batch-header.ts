@@ -55,16 +55,27 @@ export function readSafeInt64(buf: Buffer, pos: number, field: string): number {
 
 /** The batch's baseOffset, once its size, magic and CRC are those of a sound v2 batch. */
 export function checkedBaseOffset(data: Buffer, start: number, size: number): number {
+  const baseOffset = headerBaseOffset(data, start, size);
+  checkBatchCrc(data, start, size, baseOffset);
+  return baseOffset;
+}
+
+/** The batch's baseOffset, once its size and magic are those of a v2 batch; its CRC not checked. */
+export function headerBaseOffset(data: Buffer, start: number, size: number): number {
   const baseOffset = readSafeInt64(data, start, "baseOffset");
   if (size < HEADER_SIZE) throw corrupt("record batch shorter than its header", { baseOffset, size });
   const magic = data.readInt8(start + MAGIC_OFFSET);
   if (magic !== CURRENT_MAGIC) throw corrupt(`unknown record batch magic ${magic}`, { baseOffset, magic });
+  return baseOffset;
+}
+
+/** Throws CORRUPT_BATCH unless the v2 batch's stored CRC-32C is that of its bytes. */
+export function checkBatchCrc(data: Buffer, start: number, size: number, baseOffset: number): void {
   const expectedCrc = data.readUInt32BE(start + CRC_OFFSET);
   const actualCrc = crc32c(data, start + ATTRIBUTES_OFFSET, start + size);
   if (expectedCrc !== actualCrc) {
     throw corrupt("record batch CRC mismatch", { baseOffset, expectedCrc, actualCrc });
   }
-  return baseOffset;
 }
 
 /**

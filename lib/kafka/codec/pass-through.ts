@@ -13,7 +13,11 @@
  * timestamps (a CreateTime target would rewrite its max timestamp), a magic 0/1 message set.
  *
  * Rewriting the producer fields changes only the first 36 bytes of the CRC'd region, so the new
- * CRC comes from the stored one (crc32c-shift.ts): O(1) per batch, not O(bytes).
+ * CRC comes from the stored one (crc32c-shift.ts): O(1) per batch, not O(bytes). A stored CRC
+ * that does not match the bytes gives a new one that does not either, so the target's broker,
+ * which checks every produced batch's CRC before it stores anything (CORRUPT_MESSAGE), refuses
+ * a batch corrupted at the source or on the way. The worker's reader leaves that check to it
+ * (CrcCheck "write"); whatever else acts on a batch checks its CRC itself.
  *
  * With target.compression set, every batch goes in that codec: one that came in another has its
  * records section decompressed and compressed again, nothing else of it changed. Its contentCrc is
@@ -30,9 +34,11 @@ import {
   CODEC_MASK,
   CONTROL_FLAG,
   CRC_OFFSET,
+  checkBatchCrc,
   checkedBaseOffset,
   corrupt,
   HEADER_SIZE,
+  headerBaseOffset,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_APPEND_TIME_FLAG,
   LOG_OVERHEAD,
@@ -57,6 +63,16 @@ import { decodeBatch, encodeRecordBatch } from "./record-batch.js";
 /** The attributes byte of a legacy (magic 0/1) message; its low three bits name the codec. */
 const LEGACY_ATTRIBUTES_OFFSET = 17;
 
+/**
+ * Where a v2 data batch's stored CRC-32C is checked against its bytes. "scan": as it is read.
+ * "write": a batch that passes as it came is checked by the target's broker when it is written
+ * (see above), not read once more here; one that is decoded, recompressed or dropped on its
+ * header's word is checked first (sourceBatchOf, checkScannedCrc), and its contentCrc is left
+ * to be computed on demand (contentCrcOnDemand), which checks it. The worker's reads only:
+ * reading every byte for the CRC was 14% of its CPU in `npm run bench -- --copy batches`.
+ */
+export type CrcCheck = "scan" | "write";
+
 /** One entry of a fetched record set, read as far as pass-through needs. */
 export interface ScannedBatch {
   /** The header's baseOffset (a legacy entry: its first message's offset), as DecodedBatch's. */
@@ -78,15 +94,18 @@ export interface ScannedBatch {
   readonly whole: boolean;
   /** Its records when the scan had to decode it (legacy messages, control batches); else null. */
   readonly records: readonly MirrorRecord[] | null;
+  /** Its CRC matched its bytes in the scan; false when the scan left it (CrcCheck "write"). */
+  readonly crcChecked: boolean;
 }
 
 /**
  * Every complete entry of a Fetch response's record set, in order. v2 data batches are read by
- * their headers only, their CRC checked; control batches and legacy messages are decoded. Throws
- * ReplicatorError CORRUPT_BATCH as decodeRecordBatches does, but finds a malformed record only in
- * what it decodes (the target's broker checks the records of what passes).
+ * their headers only, their CRC checked unless `crc` is "write"; control batches and legacy
+ * messages are decoded. Throws ReplicatorError CORRUPT_BATCH as decodeRecordBatches does, but
+ * finds a malformed record only in what it decodes (the target's broker checks the records of
+ * what passes).
  */
-export async function scanRecordSet(data: Buffer): Promise<ScannedBatch[]> {
+export async function scanRecordSet(data: Buffer, crc: CrcCheck = "scan"): Promise<ScannedBatch[]> {
   const batches: ScannedBatch[] = [];
   for (const entry of recordSetEntries(data)) {
     const magic = entry.length > MAGIC_OFFSET ? entry[MAGIC_OFFSET] : undefined;
@@ -94,14 +113,15 @@ export async function scanRecordSet(data: Buffer): Promise<ScannedBatch[]> {
       const legacy = await decodeLegacyEntry(entry, 0, entry.length);
       batches.push(scannedDecoded(legacy, entry, entry[LEGACY_ATTRIBUTES_OFFSET] as number));
     } else {
-      batches.push(await scanBatch(entry));
+      batches.push(await scanBatch(entry, crc));
     }
   }
   return batches;
 }
 
-async function scanBatch(entry: Buffer): Promise<ScannedBatch> {
-  const baseOffset = checkedBaseOffset(entry, 0, entry.length);
+async function scanBatch(entry: Buffer, crc: CrcCheck): Promise<ScannedBatch> {
+  const crcChecked = crc === "scan";
+  const baseOffset = (crcChecked ? checkedBaseOffset : headerBaseOffset)(entry, 0, entry.length);
   const attributes = entry.readInt16BE(ATTRIBUTES_OFFSET);
   if ((attributes & CONTROL_FLAG) !== 0) {
     return scannedDecoded(await decodeBatch(entry, 0, entry.length), entry, attributes);
@@ -125,7 +145,13 @@ async function scanBatch(entry: Buffer): Promise<ScannedBatch> {
     whole:
       recordCount > 0 && recordCount === lastOffsetDelta + 1 && (attributes & LOG_APPEND_TIME_FLAG) === 0,
     records: null,
+    crcChecked,
   };
+}
+
+/** Throws CORRUPT_BATCH unless `batch`'s CRC matches its bytes; a scan that checked it is believed. */
+export function checkScannedCrc(batch: ScannedBatch): void {
+  if (!batch.crcChecked) checkBatchCrc(batch.bytes, 0, batch.bytes.length, batch.baseOffset);
 }
 
 function codecOf(attributes: number, baseOffset: number): CompressionCodec {
@@ -148,6 +174,7 @@ function scannedDecoded(batch: DecodedBatch, bytes: Buffer, attributes: number):
     bytes,
     whole: false,
     records: batch.records,
+    crcChecked: true, // decoding checked it
   };
 }
 
@@ -155,7 +182,9 @@ function scannedDecoded(batch: DecodedBatch, bytes: Buffer, attributes: number):
  * The data batch `batch` as a SourceBatch of its records at or after `offset`: as it came when it
  * is whole and begins there or later, else those records encoded again; null when it keeps none.
  * `codec` (target.compression) puts it in that codec, its contentCrc over its records uncompressed;
- * undefined keeps the batch's own.
+ * undefined keeps the batch's own. A batch passing as it came whose CRC the scan left has its
+ * contentCrc left null (contentCrcOnDemand checks it); any other is checked here, as decoding
+ * does, before anything is made of its bytes.
  */
 export async function sourceBatchOf(
   batch: ScannedBatch,
@@ -164,6 +193,9 @@ export async function sourceBatchOf(
 ): Promise<SourceBatch | null> {
   if (batch.isControl) throw new RangeError("a control batch is not copied");
   if (batch.whole && batch.baseOffset >= offset) {
+    const asItCame = codec === undefined || batch.codec === codec;
+    // Recompressed, it gets a CRC of its own, which would cover a corrupted source batch.
+    if (!asItCame) checkScannedCrc(batch);
     const sent = await asSent(batch.bytes, codec);
     return {
       baseOffset: batch.baseOffset,
@@ -171,7 +203,7 @@ export async function sourceBatchOf(
       count: batch.lastOffset - batch.baseOffset + 1,
       maxTimestamp: readSafeInt64(sent.bytes, MAX_TIMESTAMP_OFFSET, "maxTimestamp"),
       producerId: batch.producerId,
-      contentCrc: sent.contentCrc,
+      contentCrc: asItCame && !batch.crcChecked ? null : sent.contentCrc,
       bytes: sent.bytes,
     };
   }
@@ -218,6 +250,19 @@ async function asSent(
 /** The codec of the v2 batch `bytes`, whose header the scan read (CRC checked) or our encoder wrote. */
 function batchCodec(bytes: Buffer): CompressionCodec {
   return codecOf(bytes.readInt16BE(ATTRIBUTES_OFFSET), readSafeInt64(bytes, 0, "baseOffset"));
+}
+
+/**
+ * SourceBatch.contentCrc of a batch that a reader left null (SourceReader.contentCrc): the
+ * batch's CRC checked first (CORRUPT_BATCH), as the reader may have left it (CrcCheck "write");
+ * then with a target.compression `codec` over its records uncompressed, else as it lies.
+ */
+export async function contentCrcOnDemand(
+  bytes: Buffer,
+  codec: CompressionCodec | undefined,
+): Promise<number> {
+  checkBatchCrc(bytes, 0, bytes.length, headerBaseOffset(bytes, 0, bytes.length));
+  return codec === undefined ? contentCrc(bytes) : uncompressedContentCrc(bytes);
 }
 
 /**

@@ -169,7 +169,11 @@ function refusedRecordsError(
   const where = `${tp.topic}/${tp.partition}: ${name}`;
   if (isSourceBatch(records)) {
     const { baseOffset, lastOffset } = records;
-    const why = "a batch copied as it came cannot be split to find the record";
+    // The copy's CRC comes from the one the source stored (pass-through.ts): a mismatch is the source's.
+    const why =
+      name === "CORRUPT_MESSAGE"
+        ? "its CRC-32C does not match its bytes: changed at the source or on the way; it is read again after a backoff"
+        : "a batch copied as it came cannot be split to find the record";
     const message = `target refused the source batch of offsets ${baseOffset}..${lastOffset} for ${where} (${why})`;
     return new ReplicatorError("RECORD_REJECTED", message, { details });
   }

@@ -4,10 +4,13 @@
  * to read next. A batch is never split: the limits stop the slice before a batch that would pass
  * them, unless it is the first of the fetch. nextOffset and epochs are slicePartition's: past
  * control batches, aborted transactions and compaction gaps, epochs of every batch covered.
+ * Read with CrcCheck "write", every batch not handed on as it came has its CRC checked here or in
+ * sourceBatchOf; the target's broker checks those handed on when they are written, and a refusal
+ * ends the write, so nothing at or past a corrupted batch is committed on what its header said.
  */
 import type { CompressionCodec } from "../../config/compression.js";
 import type { SourceBatch } from "../../core/model.js";
-import { type ScannedBatch, sourceBatchOf } from "../codec/pass-through.js";
+import { checkScannedCrc, type ScannedBatch, sourceBatchOf } from "../codec/pass-through.js";
 import { epochsOf, type Slice, type SliceRoom } from "./fetch-result.js";
 
 /**
@@ -27,7 +30,12 @@ export async function sliceBatches(
   let bytes = 0;
   let nextOffset: number | null = null;
   for (const [i, batch] of all.entries()) {
-    if (batch.isControl || aborted[i] === true || batch.lastOffset < offset) continue;
+    if (batch.isControl) continue; // decoded, so checked
+    if (aborted[i] === true || batch.lastOffset < offset) {
+      // Dropped on its header's word, which only a checked CRC vouches for.
+      checkScannedCrc(batch);
+      continue;
+    }
     const unit = await sourceBatchOf(batch, offset, codec);
     if (unit === null) continue;
     const fits = records + unit.count <= room.maxRecords && bytes + unit.bytes.length <= room.maxBytes;

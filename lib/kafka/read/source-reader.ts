@@ -18,7 +18,7 @@ import type {
 } from "../../core/model.js";
 import type { Logger, PartitionIdentity, SourceReader } from "../../core/ports.js";
 import { describeError, ReplicatorError } from "../../errors.js";
-import { scanRecordSet, uncompressedContentCrc } from "../codec/pass-through.js";
+import { type CrcCheck, contentCrcOnDemand, scanRecordSet } from "../codec/pass-through.js";
 import { decodeRecordBatches } from "../codec/record-batch.js";
 import { answerPool } from "../wire/answer-pool.js";
 import {
@@ -53,6 +53,13 @@ export interface KafkaPartitionReaderOptions extends ClusterClientOptions {
    * target.compression, on both sides, so a copy matches its source. @default each batch's own
    */
   readonly batchCodec?: CompressionCodec | undefined;
+  /**
+   * Where fetchBatches checks a batch's CRC (codec/pass-through.ts): "write" leaves a batch that
+   * passes as it came to the target's broker, for the worker's reads, which write every such
+   * batch or compute its contentCrc (contentCrc checks it); nothing else may read with it.
+   * @default "scan"
+   */
+  readonly batchCrc?: CrcCheck;
 }
 
 export type SourceIsolationLevel = "read_committed" | "read_uncommitted";
@@ -65,6 +72,7 @@ export class KafkaPartitionReader implements SourceReader {
   readonly #logger: Logger | undefined;
   readonly #readCommitted: boolean;
   readonly #batchCodec: CompressionCodec | undefined;
+  readonly #batchCrc: CrcCheck;
   #closed = false;
 
   constructor(options: KafkaPartitionReaderOptions) {
@@ -81,6 +89,7 @@ export class KafkaPartitionReader implements SourceReader {
     );
     this.#logger = options.logger;
     this.#batchCodec = options.batchCodec;
+    this.#batchCrc = options.batchCrc ?? "scan";
   }
 
   /**
@@ -108,11 +117,13 @@ export class KafkaPartitionReader implements SourceReader {
   }
 
   /**
-   * Left null only by a reader with a batchCodec, for a batch already in it: its CRC uncompressed.
-   * Asked before the batch is written, while its bytes are still its answer's (answer-pool.ts).
+   * Left null for a batch passing as it came that a reader with a batchCodec would have to
+   * decompress for it, or whose CRC a reader with batchCrc "write" left unchecked: computed here,
+   * the CRC checked first. Asked before the batch is written, while its bytes are still its
+   * answer's (answer-pool.ts).
    */
   async contentCrc(batch: SourceBatch): Promise<number> {
-    return batch.contentCrc ?? uncompressedContentCrc(batch.bytes);
+    return batch.contentCrc ?? contentCrcOnDemand(batch.bytes, this.#batchCodec);
   }
 
   /** fetch's and fetchBatches' one loop: the first fetch, then the follow-ups (see fetch). */
@@ -259,7 +270,7 @@ export class KafkaPartitionReader implements SourceReader {
 
   /** A response as source batches: headers scanned, aborted transactions told by header alone. */
   readonly #batchesOf: Shape<SourceBatch> = async (response, offset, room) => {
-    const all = await scanRecordSet(response.records);
+    const all = await scanRecordSet(response.records, this.#batchCrc);
     const aborted = abortedBatches(all, this.#readCommitted ? response.abortedTransactions : []);
     const slice = await sliceBatches(all, aborted, offset, room, this.#batchCodec);
     // Of the answer only these batches' bytes are read from here on, until they are written.

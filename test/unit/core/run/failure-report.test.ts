@@ -38,6 +38,7 @@ describe("configProblem", () => {
       new ReplicatorError("KAFKA_FATAL", `EndTxn failed: ${kafkaError}`, { details: { kafkaError } });
     assert.equal(configProblem(fatal("INVALID_TXN_STATE"), route), null);
     assert.equal(configProblem(fatal("UNKNOWN_SERVER_ERROR"), route), null);
+    assert.equal(configProblem(rejected("CORRUPT_MESSAGE"), route), null, "a batch changed on the way");
     assert.equal(configProblem(new ReplicatorError("CORRUPT_BATCH", "bad crc"), route), null);
   });
 });

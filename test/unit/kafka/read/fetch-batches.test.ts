@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CompressionCodec } from "../../../../lib/config/compression.js";
 import type { MirrorRecord, SourceBatch } from "../../../../lib/core/model.js";
+import { isReplicatorError } from "../../../../lib/errors.js";
 import { crc32c } from "../../../../lib/kafka/codec/crc32c.js";
-import { scanRecordSet } from "../../../../lib/kafka/codec/pass-through.js";
+import { type CrcCheck, scanRecordSet } from "../../../../lib/kafka/codec/pass-through.js";
 import { decodeRecordBatches, encodeRecordBatch } from "../../../../lib/kafka/codec/record-batch.js";
 import { sliceBatches } from "../../../../lib/kafka/read/fetch-batches.js";
 import { epochsOf, slicePartition } from "../../../../lib/kafka/read/fetch-result.js";
@@ -86,7 +87,12 @@ async function gappedAt11(): Promise<Buffer> {
  * 16-18 data (epoch 3, zstd).
  */
 async function recordSet(): Promise<Buffer> {
-  return Buffer.concat([
+  return Buffer.concat(await recordSetBatches());
+}
+
+/** recordSet's batches, one buffer each. */
+async function recordSetBatches(): Promise<Buffer[]> {
+  return [
     await batchAt(0, 5, { producerId: 42n, epoch: 1, codec: "gzip" }),
     await batchAt(5, 2, { producerId: 7n, epoch: 1, transactional: true }),
     await batchAt(7, 1, { producerId: 7n, epoch: 1, control: "abort" }),
@@ -94,7 +100,7 @@ async function recordSet(): Promise<Buffer> {
     await batchAt(10, 1, { producerId: 8n, epoch: 2, control: "commit" }),
     await gappedAt11(),
     await batchAt(16, 3, { producerId: 42n, epoch: 3, codec: "zstd" }),
-  ]);
+  ];
 }
 
 const ABORTED = [{ producerId: 7n, firstOffset: 5 }];
@@ -104,8 +110,14 @@ function content(rs: readonly MirrorRecord[]) {
   return rs.map(({ timestamp, key, value, headers }) => ({ timestamp, key, value, headers }));
 }
 
-async function sliced(data: Buffer, aborted: typeof ABORTED, offset: number, room = NO_LIMIT) {
-  const all = await scanRecordSet(data);
+async function sliced(
+  data: Buffer,
+  aborted: typeof ABORTED,
+  offset: number,
+  room = NO_LIMIT,
+  crc: CrcCheck = "scan",
+) {
+  const all = await scanRecordSet(data, crc);
   return sliceBatches(all, abortedBatches(all, aborted), offset, room);
 }
 
@@ -227,5 +239,42 @@ describe("sliceBatches", () => {
 
     assert.deepEqual(slice.units, []);
     assert.equal(slice.nextOffset, 8);
+  });
+
+  it("with the CRC left to the target, checks every batch it does not pass as it came", async () => {
+    const batches = await recordSetBatches();
+    /** recordSet with a value byte of batch `i` changed after the broker stored it. */
+    const corruptedAt = (i: number) =>
+      Buffer.concat(
+        batches.map((b, j) => {
+          if (j !== i) return b;
+          const bad = Buffer.from(b);
+          bad[bad.length - 2] = (bad[bad.length - 2] as number) ^ 0x01;
+          return bad;
+        }),
+      );
+    const outcome = async (i: number, offset: number, aborted: typeof ABORTED) => {
+      try {
+        const slice = await sliced(corruptedAt(i), aborted, offset, NO_LIMIT, "write");
+        const base = Number(batches[i]?.readBigInt64BE(0));
+        const unit = slice.units.find((u) => u.baseOffset === base);
+        return unit?.contentCrc === null ? "passed unchecked" : "not passed";
+      } catch (error) {
+        if (isReplicatorError(error, "CORRUPT_BATCH") && /CRC/.test(error.message)) return "refused";
+        throw error;
+      }
+    };
+    const cases: [number, number, typeof ABORTED, string, string][] = [
+      [0, 0, ABORTED, "passed unchecked", "a whole batch from its first offset"],
+      [0, 2, ABORTED, "refused", "begins before the offset: decoded"],
+      [0, 5, ABORTED, "refused", "dropped as before the offset"],
+      [1, 0, ABORTED, "refused", "dropped as aborted"],
+      [1, 0, [], "passed unchecked", "read_uncommitted passes it"],
+      [2, 0, ABORTED, "refused", "a control batch: decoded"],
+      [5, 0, ABORTED, "refused", "compaction gaps: decoded"],
+    ];
+    for (const [i, offset, aborted, expected, why] of cases) {
+      assert.equal(await outcome(i, offset, aborted), expected, `batch ${i} from ${offset}: ${why}`);
+    }
   });
 });
