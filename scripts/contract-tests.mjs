@@ -14,6 +14,7 @@ export const CONTRACT_TESTS = [
   "test/integration/exactly-once/target-position.test.ts",
   "test/integration/exactly-once/active-active.test.ts",
   "test/integration/exactly-once/retention-loss.test.ts",
+  "test/integration/exactly-once/corrupt-source.test.ts",
   "test/integration/exactly-once/source-divergence.test.ts",
   "test/integration/cli/run-verify.test.ts",
   "test/integration/cli/topic-sync.test.ts",

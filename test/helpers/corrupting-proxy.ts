@@ -1,9 +1,9 @@
 // A proxy in front of a Kafka cluster (the mock or real brokers) that can change one byte of the
 // record batches a Fetch answer carries, as a faulty link or disk would: one listener per broker,
 // every request relayed, Metadata answers naming the proxy's listeners so clients stay on it.
-// When armed, a Fetch answer (v4-v11, the versions before flexible encoding) for the chosen topic
-// has a byte inside the last record of its first batch flipped: the batch's stored CRC no longer
-// matches it. Nothing else is parsed or changed.
+// When armed, a Fetch answer (v4-v11, the versions before flexible encoding) that carries the
+// chosen batch (topic and base offset) whole has a byte inside that batch's last record flipped:
+// its stored CRC no longer matches it. Nothing else is parsed or changed.
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { metadata } from "./kafka-raw-requests.js";
 import { type AddressMap, API, rewriteMetadata } from "./kafka-rewrite.js";
@@ -14,8 +14,8 @@ const FETCH = 1;
 
 export interface CorruptingProxy {
   readonly bootstrapServers: string[];
-  /** The next `count` Fetch answers with a batch of `topic` have that batch changed. */
-  corruptFetches(topic: string, count: number): void;
+  /** The next `count` Fetch answers that carry the batch of `topic` at `baseOffset` have it changed. */
+  corruptBatch(topic: string, baseOffset: number, count: number): void;
   /** Batches changed so far. */
   corrupted(): number;
   stop(): Promise<void>;
@@ -24,6 +24,7 @@ export interface CorruptingProxy {
 interface Context {
   readonly addresses: AddressMap;
   topic: string | null;
+  baseOffset: bigint;
   left: number;
   corrupted: number;
 }
@@ -32,7 +33,7 @@ interface Context {
 export async function startCorruptingProxy(bootstrap: string): Promise<CorruptingProxy> {
   const { brokers } = await metadata(bootstrap, []);
   const addresses = new Map<number, { host: string; port: number }>();
-  const ctx: Context = { addresses, topic: null, left: 0, corrupted: 0 };
+  const ctx: Context = { addresses, topic: null, baseOffset: -1n, left: 0, corrupted: 0 };
   const sockets = new Set<Socket>();
   const servers: Server[] = [];
   for (const broker of brokers) {
@@ -49,8 +50,9 @@ export async function startCorruptingProxy(bootstrap: string): Promise<Corruptin
   }
   return {
     bootstrapServers: [...addresses.values()].map((a) => `${a.host}:${a.port}`),
-    corruptFetches: (topic, count) => {
+    corruptBatch: (topic, baseOffset, count) => {
       ctx.topic = topic;
+      ctx.baseOffset = BigInt(baseOffset);
       ctx.left = count;
     },
     corrupted: () => ctx.corrupted,
@@ -84,7 +86,7 @@ function relay(client: Socket, upstream: Socket, ctx: Context): void {
       asked.delete(frame.readInt32BE(0));
       let payload = frame;
       if (request?.apiKey === API.Metadata) payload = rewriteMetadata(frame, request.version, ctx.addresses);
-      if (request?.apiKey === FETCH && ctx.left > 0 && corruptFirstBatch(frame, request.version, ctx)) {
+      if (request?.apiKey === FETCH && ctx.left > 0 && corruptChosenBatch(frame, request.version, ctx)) {
         ctx.left--;
         ctx.corrupted++;
       }
@@ -97,8 +99,8 @@ function relay(client: Socket, upstream: Socket, ctx: Context): void {
   }
 }
 
-/** Flips a byte in the last record of the first batch `ctx.topic` has in the answer; whether it did. */
-function corruptFirstBatch(payload: Buffer, version: number, ctx: Context): boolean {
+/** Flips a byte in the last record of the chosen batch, if the answer carries it whole; whether it did. */
+function corruptChosenBatch(payload: Buffer, version: number, ctx: Context): boolean {
   if (version < 4 || version > 11) throw new Error(`Fetch v${version}: the proxy reads v4-v11 only`);
   const r = new WireReader(payload);
   r.int32(); // correlation id
@@ -113,12 +115,14 @@ function corruptFirstBatch(payload: Buffer, version: number, ctx: Context): bool
       if (aborted > 0) r.offset += aborted * 16;
       if (version >= 11) r.offset += 4; // preferred_read_replica
       const records = r.bytes(false);
-      // A whole first batch: baseOffset, length, then length bytes.
-      if (topic !== ctx.topic || records.length < 12) continue;
-      const size = 12 + records.readInt32BE(8);
-      if (size > records.length) continue;
-      records[size - 2] = (records[size - 2] as number) ^ 0x01;
-      return true;
+      if (topic !== ctx.topic) continue;
+      // Entries: baseOffset int64, length int32, then length bytes; a cut last one is left.
+      for (let at = 0; at + 12 <= records.length; at += 12 + records.readInt32BE(at + 8)) {
+        const end = at + 12 + records.readInt32BE(at + 8);
+        if (records.readBigInt64BE(at) !== ctx.baseOffset || end > records.length) continue;
+        records[end - 2] = (records[end - 2] as number) ^ 0x01;
+        return true;
+      }
     }
   }
   return false;

@@ -161,8 +161,10 @@ export class TargetTail {
     for (const batch of left) {
       const found = this.#found[0];
       if (found === undefined) break;
-      if (found.count !== batch.count || found.contentCrc !== (await this.#deps.reader.contentCrc(batch)))
-        throw this.#mismatch(found, batch);
+      // Asked first: the reader may check the batch's CRC here, so a batch corrupted on its way
+      // is told as such rather than by a count its header got wrong.
+      const contentCrc = await this.#deps.reader.contentCrc(batch);
+      if (found.count !== batch.count || found.contentCrc !== contentCrc) throw this.#mismatch(found, batch);
       this.#found.shift();
       this.#landed = batch.lastOffset;
       matched++;

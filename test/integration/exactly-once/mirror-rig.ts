@@ -107,11 +107,19 @@ export class MirrorRig {
     return table;
   }
 
-  /** A replicator from one cluster to another (a lease table per mirror), run until caught up. */
+  /**
+   * A replicator from one cluster to another (a lease table per mirror), run until caught up.
+   * `config.target` adds to the rig's target settings (with copy "batches", no alias);
+   * `sourceBrokers` reads the source through other listeners (a proxy in front of it).
+   */
   async replicate(
     from: string,
     to: string,
-    config: Partial<MirrorConfigInput> & { topics: MirrorConfigInput["topics"] },
+    config: Omit<Partial<MirrorConfigInput>, "target"> & {
+      topics: MirrorConfigInput["topics"];
+      target?: Partial<MirrorConfigInput["target"]>;
+    },
+    sourceBrokers: readonly string[] = this.cluster(from).bootstrapServers,
   ): Promise<{ summary: RunSummary; logger: CapturingLogger; metrics: CapturingMetrics }> {
     // One table per mirror (direction and whitelist), kept across runs: a later run of the same
     // mirror resumes from its checkpoints, and two mirrors of one rig never share leases.
@@ -128,8 +136,13 @@ export class MirrorRig {
     const replicator = createReplicator(
       parseConfig({
         ...config,
-        source: { brokers: this.cluster(from).bootstrapServers, alias: from, requestTimeoutMs: 5_000 },
-        target: { brokers: this.cluster(to).bootstrapServers, alias: to, requestTimeoutMs: 2_000 },
+        source: { brokers: [...sourceBrokers], alias: from, requestTimeoutMs: 5_000 },
+        target: {
+          brokers: this.cluster(to).bootstrapServers,
+          ...(config.target?.copy === "batches" ? {} : { alias: to }),
+          requestTimeoutMs: 2_000,
+          ...config.target,
+        },
         batch: { maxWaitMs: 100, ...config.batch },
         leases: { table, durationMs: 6_000, renewIntervalMs: 1_000, rebalanceIntervalMs: 300 },
       }),

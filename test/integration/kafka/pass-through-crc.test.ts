@@ -1,8 +1,8 @@
 // target.copy "batches" with the source batch's CRC left to the target's broker, as the worker
 // reads (KafkaPartitionReader batchCrc "write", codec/pass-through.ts), on the mock or on real
 // Kafka (KAFKA_TESTBED): a batch changed on its way from the source (a proxy flips a byte of a
-// record) is refused by the target's broker as CORRUPT_MESSAGE, nothing of that write is
-// committed, and the next read, sound, is copied byte for byte. Red if the copy's CRC were
+// record), written behind sound ones, is refused by the target's broker as CORRUPT_MESSAGE,
+// nothing of that write is committed, and the next read, sound, is copied byte for byte. Red if the copy's CRC were
 // computed from its bytes instead of from the source's stored CRC: the changed record would land.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -14,9 +14,25 @@ import { KafkaPartitionReader } from "../../../lib/kafka/read/source-reader.js";
 import { type CorruptingProxy, startCorruptingProxy } from "../../helpers/corrupting-proxy.js";
 import { startTestKafka, type TestKafka } from "../../helpers/kafka-testbed.js";
 import { kcatProduce, kcatReadDetailed } from "../../helpers/kcat.js";
-import { dataOf, rawBatches } from "../../helpers/raw-batches.js";
+import { dataOf, type RawBatch, rawBatches } from "../../helpers/raw-batches.js";
 
 const LIMITS = { maxRecords: 1000, maxBytes: 1 << 20, maxWaitMs: 0 };
+
+/** The data batches a read_committed consumer sees, for a log of transactional writers. */
+function committedData(batches: readonly RawBatch[]): RawBatch[] {
+  const open = new Map<bigint, RawBatch[]>();
+  const committed: RawBatch[] = [];
+  for (const b of batches) {
+    const { producerId, isControl, isTransactional, controlType } = b.batch;
+    if (!isControl && !isTransactional) committed.push(b);
+    else if (!isControl) open.set(producerId, [...(open.get(producerId) ?? []), b]);
+    else {
+      if (controlType === "commit") committed.push(...(open.get(producerId) ?? []));
+      open.delete(producerId);
+    }
+  }
+  return committed;
+}
 
 describe("target.copy batches: a source batch changed on the way is refused by the target's broker", () => {
   let kafka: TestKafka;
@@ -77,15 +93,19 @@ describe("target.copy batches: a source batch changed on the way is refused by t
     );
     await writer.fence(target);
 
-    // Act: the first read comes changed; then read again, sound, and copy to the end.
-    proxy.corruptFetches(source.topic, 1);
+    const sourceBatches = dataOf(await rawBatches(kafka.bootstrapServers, source.topic));
+    const last = sourceBatches.at(-1)?.batch.baseOffset ?? -1;
+
+    // Act: the first read comes with the last batch changed, behind sound ones in the same
+    // write; then read again, sound, and copy to the end.
+    proxy.corruptBatch(source.topic, last, 1);
     const changed = await reader.fetchBatches(source, 0, LIMITS);
     assert.equal(proxy.corrupted(), 1, "the proxy changed a batch");
     const refusal = await writer.write(target, changed.batches).then(
       () => null,
       (error: unknown) => error,
     );
-    const lookRefusal = await reader.contentCrc(changed.batches[0] as (typeof changed.batches)[0]).then(
+    const lookRefusal = await reader.contentCrc(changed.batches.at(-1) as (typeof changed.batches)[0]).then(
       () => null,
       (error: unknown) => error,
     );
@@ -98,7 +118,11 @@ describe("target.copy batches: a source batch changed on the way is refused by t
     }
 
     // Assess
-    assert.ok(changed.batches.length > 0 && changed.batches[0]?.contentCrc === null, "passed unchecked");
+    assert.equal(changed.batches.length, sourceBatches.length, "the changed batch behind sound ones");
+    assert.ok(
+      changed.batches.every((b) => b.contentCrc === null),
+      "every batch passed unchecked",
+    );
     assert.ok(
       isReplicatorError(refusal, "RECORD_REJECTED") && /CORRUPT_MESSAGE/.test(refusal.message),
       `the target refused the write: ${String(refusal)}`,
@@ -107,18 +131,22 @@ describe("target.copy batches: a source batch changed on the way is refused by t
       isReplicatorError(lookRefusal, "CORRUPT_BATCH"),
       `a look's contentCrc checks the CRC: ${String(lookRefusal)}`,
     );
+    // Read committed; and a prefix committed by the refused write would be read twice below.
     assert.deepEqual(afterRefusal, [], "nothing of the refused write is committed");
     const [sourceRecords, targetRecords] = [await read(source.topic), await read(target.topic)];
     assert.equal(targetRecords.length, 6);
     const shown = (rs: typeof sourceRecords) =>
       rs.map(({ key, value, timestamp }) => ({ key, value, timestamp }));
     assert.deepEqual(shown(targetRecords), shown(sourceRecords), "every record once, as the source holds it");
-    const records = async (topic: string) => dataOf(await rawBatches(kafka.bootstrapServers, topic));
+    const targetBatches = await rawBatches(kafka.bootstrapServers, target.topic);
+    const committed = committedData(targetBatches);
+    const aborted = dataOf(targetBatches).length - committed.length;
+    assert.ok(aborted >= 1, "the sound batches before the changed one were written, then aborted");
     const kept = (bytes: Buffer) => bytes.subarray(57); // record count and records: untouched by a copy
     assert.deepEqual(
-      (await records(target.topic)).map((b) => kept(b.bytes)),
-      (await records(source.topic)).map((b) => kept(b.bytes)),
-      "each batch's records as the source stored them",
+      committed.map((b) => kept(b.bytes)),
+      sourceBatches.map((b) => kept(b.bytes)),
+      "each committed batch's records as the source stored them",
     );
   });
 });

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MirrorRecord } from "../../../../lib/core/model.js";
+import type { MirrorRecord, SourceBatch } from "../../../../lib/core/model.js";
 import type { LeaseStore } from "../../../../lib/core/ports.js";
 import { HeldLease } from "../../../../lib/core/pump/held-lease.js";
 import { PartitionPump } from "../../../../lib/core/pump/partition-pump.js";
@@ -37,13 +37,21 @@ async function hold(w: World, owner: string): Promise<HeldLease> {
   return new HeldLease(claimed, { source: src, target: dst }, Number.MAX_SAFE_INTEGER);
 }
 
-function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10, store?: LeaseStore): PartitionPump {
+function pump(
+  w: World,
+  held: HeldLease,
+  fenced = true,
+  maxRecords = 10,
+  store?: LeaseStore,
+  readers: { readonly source?: World["source"]; readonly tail?: World["target"] } = {},
+): PartitionPump {
   return new PartitionPump(
     {
       ...pumpDeps(w),
       ...(store === undefined ? {} : { store }),
+      ...(readers.source === undefined ? {} : { source: readers.source }),
       target: fenced ? new FencedWriter(w.target) : w.target,
-      targetTail: { reader: w.target, admin: w.target, logger: w.logger, metrics: w.metrics },
+      targetTail: { reader: readers.tail ?? w.target, admin: w.target, logger: w.logger, metrics: w.metrics },
     },
     {
       batch: { maxRecords, maxBytes: 1 << 20, maxWaitMs: 500 },
@@ -54,6 +62,24 @@ function pump(w: World, held: HeldLease, fenced = true, maxRecords = 10, store?:
     },
     held,
   );
+}
+
+/**
+ * Three source records copied past the checkpoint by a holder that then died, and the source
+ * batch compacted under the copy since; the lease expired.
+ */
+async function copiedThenCompacted(): Promise<World> {
+  const w = srcDstWorld();
+  w.source.append(src, makeRecords(3, 1));
+  const first = await hold(w, "a");
+  await w.store.checkpoint(first.lease, 0, w.clock.now(), 0, { topicId: null, leaderEpoch: 0 });
+  const writer = new FencedWriter(w.target);
+  await writer.fence(dst);
+  const source = await w.source.fetchBatches(src, 0, { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 0 });
+  await writer.write(dst, source.batches);
+  w.source.compact(src, 0, 1);
+  w.clock.advance(120_000);
+  return w;
 }
 
 const values = (records: readonly MirrorRecord[]) => records.map((r) => r.value?.toString("hex"));
@@ -152,19 +178,39 @@ describe("PartitionPump, target.copy batches", () => {
   });
 
   it("a copy the source batch no longer matches stops the partition, writing nothing", async () => {
-    const w = srcDstWorld();
-    w.source.append(src, makeRecords(3, 1));
-    const first = await hold(w, "a");
-    await w.store.checkpoint(first.lease, 0, w.clock.now(), 0, { topicId: null, leaderEpoch: 0 });
-    const writer = new FencedWriter(w.target);
-    await writer.fence(dst);
-    const source = await w.source.fetchBatches(src, 0, { maxRecords: 10, maxBytes: 1 << 20, maxWaitMs: 0 });
-    await writer.write(dst, source.batches);
-    w.source.compact(src, 0, 1); // the copied batch changes under the copy
-    w.clock.advance(120_000);
+    const w = await copiedThenCompacted();
     const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b")));
     assert.ok(isReplicatorError(status.error, "TARGET_COPY_MISMATCH"), status.error?.message);
     assert.equal(status.error.retryable, false);
+    assert.equal(w.target.records(dst).length, 3);
+  });
+
+  it("a source batch that fails its CRC when the look matches it stops the partition as CORRUPT_BATCH, whatever its count says", async () => {
+    // Prepare: the source batch comes with another record count (compaction standing in for a
+    // changed header) and a CRC that fails when the reader checks it (KafkaPartitionReader's
+    // contentCrc, CrcCheck "write").
+    const w = await copiedThenCompacted();
+    const fromSource = new WeakSet<SourceBatch>();
+    const sourceReader = delegate(w.source, {
+      fetchBatches: async (...args: Parameters<typeof w.source.fetchBatches>) => {
+        const fetched = await w.source.fetchBatches(...args);
+        for (const b of fetched.batches) fromSource.add(b);
+        return fetched;
+      },
+    });
+    const tailReader = delegate(w.target, {
+      contentCrc: async (b: SourceBatch) => {
+        if (fromSource.has(b)) throw new ReplicatorError("CORRUPT_BATCH", "record batch CRC mismatch");
+        return w.target.contentCrc(b);
+      },
+    });
+
+    // Act
+    const readers = { source: sourceReader, tail: tailReader };
+    const status = await runUntilCaughtUp(w.clock, pump(w, await hold(w, "b"), true, 10, undefined, readers));
+
+    // Assess
+    assert.ok(isReplicatorError(status.error, "CORRUPT_BATCH"), status.error?.message);
     assert.equal(w.target.records(dst).length, 3);
   });
 
@@ -224,3 +270,14 @@ describe("PartitionPump, target.copy batches", () => {
     assert.throws(() => pump(w, held, false), /target\.fencing "transactional"/);
   });
 });
+
+/** `target` with some methods replaced; the rest called on `target` itself (its private fields). */
+function delegate<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get: (t, name) => {
+      if (name in overrides) return overrides[name as keyof T];
+      const value = Reflect.get(t, name, t);
+      return typeof value === "function" ? value.bind(t) : value;
+    },
+  });
+}

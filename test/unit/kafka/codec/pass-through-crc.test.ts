@@ -79,6 +79,22 @@ describe("pass-through with the CRC left to the target (CrcCheck write)", () => 
     assert.equal(crcHolds(rewriteForProduce(good, FIELDS)), true, "a sound batch's copy");
   });
 
+  it("carries a change of any bit of the CRC'd region into the copy, the rewritten fields' too", async () => {
+    const good = await stored();
+    for (const transactional of [true, false]) {
+      for (let bit = 21 * 8; bit < good.length * 8; bit++) {
+        const bad = Buffer.from(good);
+        bad[bit >> 3] = (bad[bit >> 3] as number) ^ (0x80 >> (bit & 7));
+        const copy = rewriteForProduce(bad, { ...FIELDS, transactional });
+        assert.equal(
+          crcHolds(copy),
+          false,
+          `bit ${bit & 7} of byte ${bit >> 3}, transactional ${transactional}`,
+        );
+      }
+    }
+  });
+
   it("checks the CRC before a contentCrc is computed on demand", async () => {
     const good = await stored();
     await assert.rejects(contentCrcOnDemand(corrupted(good), undefined), corruptBatch);
