@@ -71,28 +71,42 @@ function relay(client: Socket, upstream: Socket, ctx: Context): void {
     client.destroy();
     upstream.destroy();
   };
-  client.on("data", (chunk: Buffer) => {
-    for (const frame of fromClient.push(chunk)) {
-      const apiKey = frame.readInt16BE(0);
-      if (apiKey === API.Metadata || apiKey === FETCH) {
-        asked.set(frame.readInt32BE(4), { apiKey, version: frame.readInt16BE(2) });
-      }
-      upstream.write(withSizePrefix(frame));
+  // A frame the proxy cannot read drops the connection (the client sees a broker go away)
+  // rather than throw out of the socket's event handler.
+  const guarded = (work: () => void) => {
+    try {
+      work();
+    } catch {
+      close();
     }
-  });
-  upstream.on("data", (chunk: Buffer) => {
-    for (const frame of fromUpstream.push(chunk)) {
-      const request = asked.get(frame.readInt32BE(0));
-      asked.delete(frame.readInt32BE(0));
-      let payload = frame;
-      if (request?.apiKey === API.Metadata) payload = rewriteMetadata(frame, request.version, ctx.addresses);
-      if (request?.apiKey === FETCH && ctx.left > 0 && corruptChosenBatch(frame, request.version, ctx)) {
-        ctx.left--;
-        ctx.corrupted++;
+  };
+  client.on("data", (chunk: Buffer) =>
+    guarded(() => {
+      for (const frame of fromClient.push(chunk)) {
+        const apiKey = frame.readInt16BE(0);
+        if (apiKey === API.Metadata || apiKey === FETCH) {
+          asked.set(frame.readInt32BE(4), { apiKey, version: frame.readInt16BE(2) });
+        }
+        upstream.write(withSizePrefix(frame));
       }
-      client.write(withSizePrefix(payload));
-    }
-  });
+    }),
+  );
+  upstream.on("data", (chunk: Buffer) =>
+    guarded(() => {
+      for (const frame of fromUpstream.push(chunk)) {
+        const request = asked.get(frame.readInt32BE(0));
+        asked.delete(frame.readInt32BE(0));
+        let payload = frame;
+        if (request?.apiKey === API.Metadata)
+          payload = rewriteMetadata(frame, request.version, ctx.addresses);
+        if (request?.apiKey === FETCH && ctx.left > 0 && corruptChosenBatch(frame, request.version, ctx)) {
+          ctx.left--;
+          ctx.corrupted++;
+        }
+        client.write(withSizePrefix(payload));
+      }
+    }),
+  );
   for (const s of [client, upstream]) {
     s.on("error", close);
     s.on("close", close);

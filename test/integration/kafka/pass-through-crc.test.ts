@@ -60,7 +60,7 @@ describe("target.copy batches: a source batch changed on the way is refused by t
     });
 
   it("refuses the changed batch, commits nothing of that write, then copies the sound one byte for byte", async () => {
-    // Prepare: two kcat batches in the source; the worker's reader behind the proxy.
+    // Prepare: two kcat calls (two batches or more) in the source; the worker's reader behind the proxy.
     const source: TopicPartition = { topic: `crc-source-${randomUUID()}`, partition: 0 };
     const target: TopicPartition = { topic: `crc-target-${randomUUID()}`, partition: 0 };
     await kafka.createTopic(source.topic, 1);
