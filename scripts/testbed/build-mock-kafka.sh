@@ -77,6 +77,8 @@ readonly LEGACY_PATCH="${ROOT}/testbed/mock-kafka/patch-legacy-msgset.pl"
 readonly WAKEUP_PATCH="${ROOT}/testbed/mock-kafka/patch-fetch-wakeup.pl"
 readonly MSGSET_FIND_PATCH="${ROOT}/testbed/mock-kafka/patch-msgset-find.pl"
 readonly PRODUCE_CRC_PATCH="${ROOT}/testbed/mock-kafka/patch-produce-crc.pl"
+# What the single-file patch scripts share (read, replace once, write): in every library hash.
+readonly PATCH_MODULE="${ROOT}/testbed/mock-kafka/SourcePatch.pm"
 readonly TXN_CLIENT_SRC="${ROOT}/testbed/txn-client/txn-client.c"
 readonly ADMIN_CLIENT_SRC="${ROOT}/testbed/admin-client/admin-client.c"
 readonly GROUP_CLIENT_SRC="${ROOT}/testbed/group-client/group-client.c"
@@ -235,22 +237,23 @@ check_prerequisites
 [[ -f "$GROUPS_PATCH" ]] || die "missing ${GROUPS_PATCH}"
 [[ -f "$LEGACY_PATCH" ]] || die "missing ${LEGACY_PATCH}"
 [[ -f "$PRODUCE_CRC_PATCH" ]] || die "missing ${PRODUCE_CRC_PATCH}"
+[[ -f "$PATCH_MODULE" ]] || die "missing ${PATCH_MODULE}"
 [[ -f "$TXN_CLIENT_SRC" ]] || die "missing ${TXN_CLIENT_SRC}"
 [[ -f "$ADMIN_CLIENT_SRC" ]] || die "missing ${ADMIN_CLIENT_SRC}"
 [[ -f "$GROUP_CLIENT_SRC" ]] || die "missing ${GROUP_CLIENT_SRC}"
 [[ -f "$GROUP_MEMBER_SRC" ]] || die "missing ${GROUP_MEMBER_SRC}"
 if [[ "$UNPATCHED_TXN" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-txn-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 elif [[ "$UNPATCHED_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-crc-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 elif [[ "$UNPATCHED_GROUPS" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-groups-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 elif [[ "$UNPATCHED_PRODUCE_CRC" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-produce-crc-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-produce-crc-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH")"
 elif [[ "$UNPATCHED_LEGACY" == 1 ]]; then
-  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-unpatched-legacy-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 else
-  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
+  lib_hash="${RDKAFKA_VERSION}-$(hash_of "$PATCH_MODULE" "$PATCH_SCRIPT" "$IDEMPOTENCE_PATCH" "$TXN_PATCH" "$CONTROL_PATCH" "$GROUPS_PATCH" "$LEGACY_PATCH" "$WAKEUP_PATCH" "$MSGSET_FIND_PATCH" "$PRODUCE_CRC_PATCH")"
 fi
 mkdir -p "$OUT"
 build_library "$lib_hash"

@@ -14,24 +14,16 @@
 # Dies when the source does not match the pinned version. Idempotent: a patched file is left alone.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch replace_once write_patched);
 
 my $file = shift or die "usage: patch-control-batch.pl <librdkafka>/src/rdkafka_mock.c\n";
 my $marker = "kafka-mirror test bed: control batch";
 
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-exit 0 if $src =~ /\Q$marker\E/;
+my $src = source_to_patch($file, $marker);
 
-# Replaces exactly one occurrence of $old in $src.
-sub replace_once {
-    my ($old, $new, $what) = @_;
-    my $n = () = $src =~ /\Q$old\E/g;
-    die "patch-control-batch: $what not found exactly once (found $n)\n" unless $n == 1;
-    $src =~ s/\Q$old\E/$new/;
-}
-
-replace_once(<<'OLD', <<'NEW', "the includes");
+replace_once(\$src, <<'OLD', <<'NEW', "the includes");
 #include "rdkafka_mock.h"
 #include "rdunittest.h"
 OLD
@@ -40,7 +32,7 @@ OLD
 #include "crc32c.h" /* kafka-mirror test bed: control batch CRC */
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the layout comment's CRC, timestamps and BaseSequence");
+replace_once(\$src, <<'OLD', <<'NEW', "the layout comment's CRC, timestamps and BaseSequence");
          * 17: CRC                     (i32) = 0 (mock doesn't validate CRC)
 OLD
          * 17: CRC                     (u32) = CRC-32C of bytes 21..end
@@ -49,13 +41,13 @@ OLD
          *     = now and BaseSequence = -1 below, as Kafka writes them.)
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the CRC placeholder");
+replace_once(\$src, <<'OLD', <<'NEW', "the CRC placeholder");
         /* CRC = 0 (mock doesn't validate) */
 OLD
         /* CRC: computed last, below. */
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the zero timestamps");
+replace_once(\$src, <<'OLD', <<'NEW', "the zero timestamps");
         /* BaseTimestamp = 0, MaxTimestamp = 0 (already zeroed) */
 OLD
         /* BaseTimestamp = MaxTimestamp = now (ms): Kafka stamps a marker
@@ -65,7 +57,7 @@ OLD
         memcpy(buf + 35, &i64val, 8);
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the zero BaseSequence");
+replace_once(\$src, <<'OLD', <<'NEW', "the zero BaseSequence");
         /* BaseSequence = 0 (already zeroed) */
 OLD
         /* BaseSequence = -1 (RecordBatch.NO_SEQUENCE), as on Kafka */
@@ -73,7 +65,7 @@ OLD
         memcpy(buf + 53, &i32val, 4);
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the end of the control batch");
+replace_once(\$src, <<'OLD', <<'NEW', "the end of the control batch");
         /* Record: HeadersCount=0 (already zeroed at 77) */
 
         bytes.len  = sizeof(buf);
@@ -88,6 +80,4 @@ OLD
         bytes.len  = sizeof(buf);
 NEW
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out) or die "cannot write $file: $!\n";
+write_patched($file, $src);

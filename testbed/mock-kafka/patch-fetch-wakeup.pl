@@ -17,15 +17,14 @@
 # Dies when the source does not match the pinned version. Idempotent: a patched file is left alone.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch write_patched);
 
 my $file = shift or die "usage: patch-fetch-wakeup.pl <librdkafka>/src/rdkafka_mock.c\n";
 my $marker = "kmirror_wake_held_fetches";
 
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-
-exit 0 if index($src, $marker) >= 0;
+my $src = source_to_patch($file, $marker);
 
 my $declaration = <<'C';
 /* kafka-mirror test bed: held Fetch answers released when the log changes. */
@@ -76,6 +75,4 @@ C
 $n = ($src =~ s/(static void rd_kafka_mock_connection_write_out_tmr_cb\(rd_kafka_timers_t \*rkts,\n\s+void \*arg\) \{\n.*?\n\}\n)/$1$function/s);
 die "patch-fetch-wakeup: rd_kafka_mock_connection_write_out_tmr_cb not found in $file\n" unless $n == 1;
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out);
+write_patched($file, $src);

@@ -8,13 +8,12 @@
 # version, so a version bump cannot silently skip the patch.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch write_patched);
 
 my $file = shift or die "usage: patch-idempotence.pl src/rdkafka_mock.c\n";
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-
-exit 0 if $src =~ /kafka-mirror test bed: idempotent producers/;
+my $src = source_to_patch($file, "kafka-mirror test bed: idempotent producers");
 
 my $old_guard = <<'C';
         if (!TransactionalId || RD_KAFKAP_STR_LEN(TransactionalId) < 1)
@@ -58,6 +57,4 @@ my $new_window = "        /* kafka-mirror test bed: a duplicate leaves the windo
 $n = ($src =~ s/\Q$old_window\E/$new_window/);
 die "patch-idempotence: the sequence window update was not found in $file\n" unless $n == 1;
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out);
+write_patched($file, $src);

@@ -22,24 +22,16 @@
 # Dies when the source does not match the pinned version. Idempotent: a patched file is left alone.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch replace_once write_patched);
 
 my $file = shift or die "usage: patch-legacy-msgset.pl <librdkafka>/src/rdkafka_mock.c\n";
 my $marker = "kafka-mirror test bed: legacy message sets";
 
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-exit 0 if $src =~ /\Q$marker\E/;
+my $src = source_to_patch($file, $marker);
 
-# Replaces exactly one occurrence of $old in $src.
-sub replace_once {
-    my ($old, $new, $what) = @_;
-    my $n = () = $src =~ /\Q$old\E/g;
-    die "patch-legacy-msgset: $what not found exactly once (found $n)\n" unless $n == 1;
-    $src =~ s/\Q$old\E/$new/;
-}
-
-replace_once(<<'OLD', <<'NEW', "the includes");
+replace_once(\$src, <<'OLD', <<'NEW', "the includes");
 #include "rdunittest.h"
 OLD
 #include "rdunittest.h"
@@ -50,7 +42,7 @@ OLD
 NEW
 
 # msgset_new no longer numbers legacy messages one by one: the caller has assigned every offset.
-replace_once(<<'OLD', <<'NEW', "msgset_new's legacy offset loop");
+replace_once(\$src, <<'OLD', <<'NEW', "msgset_new's legacy offset loop");
                 size_t of      = 0;
                 int64_t offset = mset->first_offset;
                 char *data     = (char *)mset->bytes.data;
@@ -73,7 +65,7 @@ OLD
                  * assigned by kmirror_legacy_assign() before the copy. */
 NEW
 
-replace_once(<<'OLD', <<'NEW', "log_append's legacy branch");
+replace_once(\$src, <<'OLD', <<'NEW', "log_append's legacy branch");
                 err = rd_kafka_mock_msgset_legacy_count(
                     rkbuf, RD_KAFKAP_BYTES_LEN(records), &legacy_msgcnt);
                 if (err)
@@ -435,7 +427,7 @@ kmirror_legacy_assign(rd_kafka_mock_partition_t *mpart,
 
 C
 
-replace_once(<<'OLD', $helpers . <<'OLD', "log_append's definition");
+replace_once(\$src, <<'OLD', $helpers . <<'OLD', "log_append's definition");
 /**
  * @brief Append the MessageSets in \p bytes to the \p mpart partition log.
 OLD
@@ -443,6 +435,4 @@ OLD
  * @brief Append the MessageSets in \p bytes to the \p mpart partition log.
 OLD
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out);
+write_patched($file, $src);

@@ -14,15 +14,14 @@
 # Dies when the source does not match the pinned version. Idempotent: a patched file is left alone.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch write_patched);
 
 my $file = shift or die "usage: patch-msgset-find.pl <librdkafka>/src/rdkafka_mock.c\n";
 my $marker = "kafka-mirror test bed: msgset_find from the nearer end";
 
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-
-exit 0 if index($src, $marker) >= 0;
+my $src = source_to_patch($file, $marker);
 
 my $old = <<'C';
         /* FIXME: Maintain an index */
@@ -48,6 +47,4 @@ C
 my $n = ($src =~ s/\Q$old\E/$new/);
 die "patch-msgset-find: the linear search of rd_kafka_mock_msgset_find not found in $file\n" unless $n == 1;
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out);
+write_patched($file, $src);

@@ -10,31 +10,23 @@
 # Dies when the source does not match the pinned version. Idempotent: a patched file is left alone.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch replace_once write_patched);
 
 my $file = shift or die "usage: patch-produce-crc.pl <librdkafka>/src/rdkafka_mock.c\n";
 my $marker = "kafka-mirror test bed: produce CRC";
 
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-exit 0 if $src =~ /\Q$marker\E/;
+my $src = source_to_patch($file, $marker);
 
-# Replaces exactly one occurrence of $old in $src.
-sub replace_once {
-    my ($old, $new, $what) = @_;
-    my $n = () = $src =~ /\Q$old\E/g;
-    die "patch-produce-crc: $what not found exactly once (found $n)\n" unless $n == 1;
-    $src =~ s/\Q$old\E/$new/;
-}
-
-replace_once(<<'OLD', <<'NEW', "the includes");
+replace_once(\$src, <<'OLD', <<'NEW', "the includes");
 #include "rdunittest.h"
 OLD
 #include "rdunittest.h"
 #include "crc32c.h" /* kafka-mirror test bed: produce CRC */
 NEW
 
-replace_once(<<'OLD', <<'NEW', "the sequence check in log_append");
+replace_once(\$src, <<'OLD', <<'NEW', "the sequence check in log_append");
         if ((err = rd_kafka_mock_validate_records(
                  mpart, rkbuf, (size_t)RecordCount, TransactionalId, &is_dup)))
                 goto err;
@@ -62,6 +54,4 @@ OLD
                 goto err;
 NEW
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out);
+write_patched($file, $src);

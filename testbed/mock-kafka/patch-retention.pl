@@ -6,13 +6,12 @@
 # match the pinned version, so a version bump cannot silently skip the patch.
 use strict;
 use warnings;
+use FindBin qw($Bin);
+use lib $Bin;
+use SourcePatch qw(source_to_patch write_patched);
 
 my $file = shift or die "usage: patch-retention.pl src/rdkafka_mock.c\n";
-open(my $in, "<", $file) or die "cannot read $file: $!\n";
-my $src = do { local $/; <$in> };
-close($in);
-
-exit 0 if $src =~ /MOCK_KAFKA_PARTITION_MAX_BYTES/;
+my $src = source_to_patch($file, "MOCK_KAFKA_PARTITION_MAX_BYTES");
 
 my $helper = <<'C';
 /* kafka-mirror test bed: per-partition retention from the environment. */
@@ -41,6 +40,4 @@ die "patch-retention: 'mpart->max_size = 1024 * 1024 * 5;' not found in $file\n"
 $n = ($src =~ s/mpart->max_cnt  = 100000;/mpart->max_cnt  = mock_kafka_env_size("MOCK_KAFKA_PARTITION_MAX_BATCHES", (size_t)1000000000000ULL);/);
 die "patch-retention: 'mpart->max_cnt  = 100000;' not found in $file\n" unless $n == 1;
 
-open(my $out, ">", $file) or die "cannot write $file: $!\n";
-print $out $src;
-close($out) or die "cannot write $file: $!\n";
+write_patched($file, $src);
